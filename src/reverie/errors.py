@@ -1,0 +1,82 @@
+"""One exception tree for everything Reverie raises.
+
+Expected outcomes (a gate rejecting a candidate, a check refusing a rewrite) are not
+exceptions: they are ``Accepted | Rejected`` values from :mod:`reverie.results`.
+"""
+
+from __future__ import annotations
+
+
+class ReverieError(Exception):
+    """Base class of every error Reverie raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(ReverieError):
+    """A setting, config file or environment variable has a bad value."""
+
+    exit_code = 2
+
+
+class WorkspaceError(ReverieError):
+    """The workspace is missing, not initialised, or a path escapes it."""
+
+    exit_code = 3
+
+
+class PathEscapeError(WorkspaceError):
+    """A path points outside the workspace (``..``, absolute, or a symlink out)."""
+
+
+class IndexError_(ReverieError):
+    """The SQLite index is unusable (corrupt, locked, wrong schema)."""
+
+    exit_code = 4
+
+
+class ProviderError(ReverieError):
+    """An explicitly configured provider (embedder or LLM) failed.
+
+    ``provider`` names it; the message never contains secrets.
+    """
+
+    exit_code = 5
+
+    def __init__(self, provider: str, message: str, *, transient: bool = False) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
+        self.transient = transient
+
+
+class ProviderUnavailable(ProviderError):
+    """The provider could not be reached or refused us (bad URL, bad key)."""
+
+
+class ProviderTimeout(ProviderError):
+    """The provider did not answer within its timeout."""
+
+
+class ParseError(ReverieError):
+    """Input could not be parsed; names the file and line."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(where + message)
+        self.path = path
+        self.line = line
+
+
+__all__ = [
+    "ConfigError",
+    "IndexError_",
+    "ParseError",
+    "PathEscapeError",
+    "ProviderError",
+    "ProviderTimeout",
+    "ProviderUnavailable",
+    "ReverieError",
+    "WorkspaceError",
+]
