@@ -1,0 +1,95 @@
+"""Path classification (pipeline step 2): content lies, paths do not.
+
+Pure code. Given a workspace-relative POSIX path, decide the source kind, whether it
+is a curated root, its default origin class, the most trust any line in it may reach,
+and whether per-line origin markers are honoured. Anything unrecognised fails closed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from enum import Enum
+
+from .provenance import Origin
+
+
+class SourceKind(str, Enum):
+    CURATED = "curated"  # MEMORY.md, USER.md
+    INSTRUCTIONS = "instructions"  # AGENTS.md
+    JOURNAL = "journal"  # memory/YYYY-MM-DD.md
+    TRANSCRIPT = "transcript"  # memory/.dreams/session-corpus/**
+    IMPORT = "import"  # memory/imports/**
+    NOTE = "note"  # any other Markdown file: unrecognised, fails closed
+    REVIEW = "review"  # DREAMS.md: an audit log for people, never indexed
+    STATE = "state"  # memory/.dreams/** machine state, never indexed
+
+
+@dataclass(frozen=True)
+class PathClass:
+    kind: SourceKind
+    default_origin: Origin
+    ceiling: Origin  # no line of this file may be more trusted than this
+    markers: bool  # per-line origin markers are honoured (journals, transcripts)
+    day: date | None = None  # from the file name; drives journal decay
+
+    @property
+    def curated(self) -> bool:
+        return self.kind is SourceKind.CURATED
+
+    @property
+    def indexed(self) -> bool:
+        return self.kind not in (SourceKind.REVIEW, SourceKind.STATE)
+
+    @property
+    def evergreen(self) -> bool:
+        return self.day is None
+
+
+_DAY_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\.md")
+CURATED_FILES = ("MEMORY.md", "USER.md")
+SESSION_CORPUS = "memory/.dreams/session-corpus/"
+
+
+def _day(name: str) -> date | None:
+    m = _DAY_RE.fullmatch(name)
+    if not m:
+        return None
+    try:
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def classify(relpath: str) -> PathClass:
+    """Classify a workspace-relative POSIX path (already checked to stay inside)."""
+    parts = relpath.split("/")
+    name = parts[-1]
+    if len(parts) == 1:
+        if name in CURATED_FILES:
+            return PathClass(SourceKind.CURATED, Origin.OWNER, Origin.OWNER, markers=False)
+        if name == "AGENTS.md":
+            return PathClass(SourceKind.INSTRUCTIONS, Origin.OWNER, Origin.OWNER, markers=False)
+        if name == "DREAMS.md":
+            return PathClass(SourceKind.REVIEW, Origin.SYSTEM, Origin.SYSTEM, markers=False)
+    if not name.endswith(".md"):
+        return PathClass(SourceKind.STATE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=False)
+    if parts[0] == "memory" and len(parts) >= 2:
+        if relpath.startswith(SESSION_CORPUS):
+            return PathClass(
+                SourceKind.TRANSCRIPT, Origin.UNTRUSTED, Origin.OWNER, markers=True, day=_day(name)
+            )
+        if parts[1] == ".dreams":
+            return PathClass(SourceKind.STATE, Origin.SYSTEM, Origin.SYSTEM, markers=False)
+        if parts[1] == "imports":
+            return PathClass(SourceKind.IMPORT, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=True)
+        day = _day(name)
+        if len(parts) == 2 and day is not None:
+            return PathClass(SourceKind.JOURNAL, Origin.AGENT, Origin.OWNER, markers=True, day=day)
+    if any(p.startswith(".") for p in parts):
+        return PathClass(SourceKind.STATE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=False)
+    return PathClass(SourceKind.NOTE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=True)
+
+
+__all__ = ["CURATED_FILES", "SESSION_CORPUS", "PathClass", "SourceKind", "classify"]

@@ -1,0 +1,54 @@
+"""A Markdown file as classified lines, then chunks (pipeline steps 2-5). Pure code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .chunking import Chunk, Line, chunk_lines
+from .classify import PathClass
+from .lineorigin import resolve
+from .provenance import cap
+from .trailers import Trailers, parse_line
+
+
+@dataclass(frozen=True)
+class Warning_:
+    path: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+def parse_lines(
+    relpath: str, text: str, pclass: PathClass, *, key: bytes | None
+) -> tuple[list[Line], list[Warning_]]:
+    """Lines with their origin (per line where the path allows markers) and, in
+    curated root files only, their trailers (R-TRAIL-4)."""
+    lines: list[Line] = []
+    warnings: list[Warning_] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if pclass.curated:
+            parsed = parse_line(raw)
+            warnings.extend(Warning_(relpath, number, w) for w in parsed.warnings)
+            lines.append(Line(number, parsed.text, pclass.default_origin, None, parsed.trailers))
+        elif pclass.markers:
+            lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=key)
+            lines.append(Line(number, lo.text, lo.origin, lo.session, Trailers()))
+        else:
+            origin = cap(pclass.default_origin, pclass.ceiling)
+            lines.append(Line(number, raw.rstrip(), origin))
+    return lines, warnings
+
+
+def chunk_document(
+    relpath: str, text: str, pclass: PathClass, *, key: bytes | None, budget: int, overlap: int
+) -> tuple[list[Chunk], list[Warning_]]:
+    lines, warnings = parse_lines(relpath, text, pclass, key=key)
+    chunks = chunk_lines(lines, curated=pclass.curated, budget=budget, overlap=overlap)
+    return [c for c in chunks if c.text.strip()], warnings
+
+
+__all__ = ["Warning_", "chunk_document", "parse_lines"]

@@ -1,0 +1,1 @@
+"""The derived SQLite index (adapters at the edge): schema, sync and queries."""

@@ -1,0 +1,184 @@
+"""SQLite adapter: connection, schema and migrations (R-STORE-1..6).
+
+Driver: ``sqlean.py``, a drop-in DB-API module whose SQLite has FTS5 and can load
+extensions on Linux, macOS and Windows (the stdlib ``sqlite3`` here cannot), so
+``sqlite-vec`` loads everywhere. Schema changes bump ``PRAGMA user_version``; an index
+from another version is simply rebuilt from the files (the index is disposable).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import sqlean as sqlite3
+import sqlite_vec
+
+from ..errors import IndexError_
+
+SCHEMA_VERSION = 3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- R-STORE-1 source registry
+CREATE TABLE IF NOT EXISTS sources (
+    path TEXT PRIMARY KEY,
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    day TEXT,
+    generation INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    indexed_at TEXT NOT NULL
+);
+-- R-STORE-2 chunks: the unit of retrieval, pointing back to exact lines
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    part INTEGER NOT NULL DEFAULT 0,
+    text TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    day TEXT,
+    has_vector INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_novec ON chunks(has_vector) WHERE has_vector = 0;
+-- R-STORE-3 keyword entry: CJK split into single characters (see reverie.tokens)
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    body, tokenize = 'unicode61 remove_diacritics 2'
+);
+-- R-STORE-5 ranking notes and provenance, keyed by chunk id
+CREATE TABLE IF NOT EXISTS notes (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    importance INTEGER,
+    triggers TEXT NOT NULL DEFAULT '[]',
+    projects TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS provenance (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    origin TEXT NOT NULL CHECK (origin IN ('owner', 'agent', 'untrusted', 'system')),
+    session_kind TEXT,
+    source TEXT NOT NULL
+);
+-- R-STORE-6 embedding cache
+CREATE TABLE IF NOT EXISTS embed_cache (
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    pkey TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    used INTEGER NOT NULL,
+    PRIMARY KEY (provider, model, pkey, hash)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS embed_cache_used ON embed_cache(used);
+"""
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open the index with WAL, foreign keys and sqlite-vec loaded."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        conn.isolation_level = None  # we manage transactions ourselves
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 30000")
+    except sqlite3.Error as exc:
+        raise IndexError_(f"{path}: cannot open the index: {exc}") from None
+    return conn
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def ensure_schema(conn: sqlite3.Connection) -> bool:
+    """Create or migrate the schema. Returns True when the index had to be reset
+    (another schema version): the caller then rebuilds it from the files."""
+    version = user_version(conn)
+    reset = False
+    if version not in (0, SCHEMA_VERSION):
+        reset = True
+        with transaction(conn):
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table') "
+                    "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%fts_%' "
+                    "AND name NOT LIKE 'vec_chunks_%'"
+                )
+            ]
+            for table in tables:
+                conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+    with transaction(conn):
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return reset
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One explicit transaction: everything inside commits together or not at all."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def get_meta(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: Any) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, str(value)),
+    )
+
+
+def vec_table_dims(conn: sqlite3.Connection) -> int | None:
+    value = get_meta(conn, "vec_dims")
+    return int(value) if value else None
+
+
+def create_vec_table(conn: sqlite3.Connection, dims: int) -> None:
+    """(Re)create the vector table for ``dims``; called inside a transaction."""
+    conn.execute("DROP TABLE IF EXISTS vec_chunks")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE vec_chunks USING vec0(embedding float[{int(dims)}] distance_metric=cosine)"
+    )
+    conn.execute("UPDATE chunks SET has_vector = 0")
+    set_meta(conn, "vec_dims", dims)
+
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "connect",
+    "create_vec_table",
+    "ensure_schema",
+    "get_meta",
+    "set_meta",
+    "transaction",
+    "user_version",
+]

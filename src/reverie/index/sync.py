@@ -1,0 +1,354 @@
+"""Sync: the indexing pipeline's steps 0-1 and 6-8 (hash-driven, incremental).
+
+- A file whose size and mtime are unchanged is skipped without reading; a changed one
+  is hashed, and an equal hash only refreshes its registry row.
+- Each file commits in one transaction: its chunks, FTS rows, vectors, ranking notes,
+  provenance and registry hash together. A kill -9 leaves every file either fully old
+  or fully new; the next run resumes with the files not yet done.
+- ``force`` bumps a generation counter instead of wiping the index, so an interrupted
+  rebuild resumes where it stopped.
+- Embedding failures never fail the sync: chunks are indexed keyword-only and their
+  vectors are filled in by a later sync.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+import numpy as np
+import sqlean as sqlite3
+
+from ..chunking import CHUNKING_VERSION, Chunk
+from ..classify import classify
+from ..document import Warning_, chunk_document
+from ..embedders.base import Embedder
+from ..embedders.pipeline import EmbeddingPipeline
+from ..tokens import segment
+from ..workspace import FileEntry, Workspace
+from .cache import SqliteEmbeddingCache
+from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
+
+TOKENIZER = "unicode61+cjk-unigram"
+GROUP_FILES = 64
+Progress = Callable[[int, int, str], None]
+T = TypeVar("T")
+
+
+@dataclass
+class SyncStats:
+    files_scanned: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_skipped: int = 0
+    chunks_written: int = 0
+    embeddings_computed: int = 0
+    embeddings_cached: int = 0
+    embeddings_failed: int = 0
+    vectors_missing: int = 0
+    keyword_only: bool = False
+    rebuilt_schema: bool = False
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    changed_paths: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Prepared:
+    entry: FileEntry
+    digest: str
+    chunks: list[Chunk]
+    day: str | None
+    kind: str
+
+
+def _groups(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class Syncer:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        workspace: Workspace,
+        settings: Any,
+        embedder: Embedder | None,
+        *,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.conn = conn
+        self.ws = workspace
+        self.settings = settings
+        self.embedder = embedder
+        self.now = now
+        self.cache = SqliteEmbeddingCache(conn, cap_rows=settings.embed_cache_rows)
+        self.pipeline: EmbeddingPipeline | None = None
+        self.breaker_open = False  # once open, the rest of this sync is keyword-only
+        if embedder is not None:
+            self.pipeline = EmbeddingPipeline(
+                embedder,
+                self.cache,
+                batch_tokens=settings.embed_batch_tokens,
+                attempts=settings.embed_attempts,
+                backoff_min=settings.embed_backoff_min,
+                backoff_max=settings.embed_backoff_max,
+                breaker_failures=settings.embed_breaker_failures,
+            )
+
+    # -- the run ------------------------------------------------------------------
+    def run(self, *, force: bool = False, progress: Progress | None = None) -> SyncStats:
+        t0 = time.perf_counter()
+        stats = SyncStats()
+        stats.rebuilt_schema = ensure_schema(self.conn)
+        generation = self._generation(force or stats.rebuilt_schema)
+        self._check_identity()
+        registry = {
+            row[0]: row[1:]
+            for row in self.conn.execute("SELECT path, hash, size, mtime_ns, generation FROM sources")
+        }
+        todo: list[FileEntry] = []
+        seen: set[str] = set()
+        for item in self.ws.walk():
+            if isinstance(item, Warning_):
+                self._warn(stats, item)
+                continue
+            stats.files_scanned += 1
+            seen.add(item.relpath)
+            reg = registry.get(item.relpath)
+            if reg and reg[3] == generation and reg[1] == item.size and reg[2] == item.mtime_ns:
+                stats.files_unchanged += 1
+            else:
+                todo.append(item)
+        for path in sorted(set(registry) - seen):
+            self._delete(path)
+            stats.files_deleted += 1
+            stats.changed_paths.append(path)
+        done = 0
+        for group in _groups(todo, GROUP_FILES):
+            prepared = [p for p in (self._prepare(e, registry, generation, stats) for e in group) if p]
+            vectors = self._embed([c.text for p in prepared for c in p.chunks], stats)
+            offset = 0
+            for p in prepared:
+                n = len(p.chunks)
+                self._write(p, vectors[offset : offset + n], generation)
+                offset += n
+                stats.files_changed += 1
+                stats.chunks_written += n
+                stats.changed_paths.append(p.entry.relpath)
+            done += len(group)
+            if progress:
+                progress(done, len(todo), group[-1].relpath)
+        self._backfill(stats)
+        stats.vectors_missing = self._missing_vectors()
+        stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
+        with transaction(self.conn):
+            set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
+            set_meta(self.conn, "dirty", 0)
+            set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
+            set_meta(self.conn, "tokenizer", TOKENIZER)
+        self.cache.trim()
+        stats.seconds = round(time.perf_counter() - t0, 3)
+        return stats
+
+    # -- steps --------------------------------------------------------------------
+    def _generation(self, bump: bool) -> int:
+        current = int(get_meta(self.conn, "generation", "0") or 0)
+        stale_chunking = get_meta(self.conn, "chunking_version") not in (None, CHUNKING_VERSION)
+        if bump or stale_chunking or current == 0:
+            current += 1
+            with transaction(self.conn):
+                set_meta(self.conn, "generation", current)
+        return current
+
+    def _check_identity(self) -> None:
+        """A changed embedder never mixes vectors of two models: the vector table is
+        recreated and every chunk is re-embedded (from the cache where possible)."""
+        if self.embedder is None:
+            return
+        ident = self.embedder.identity
+        if get_meta(self.conn, "embedder") != ident.label() or get_meta(self.conn, "vec_dims") is None:
+            with transaction(self.conn):
+                create_vec_table(self.conn, ident.dims)
+                set_meta(self.conn, "embedder", ident.label())
+
+    def _warn(self, stats: SyncStats, warning: Warning_ | str) -> None:
+        stats.warnings.append(str(warning))
+
+    def _prepare(
+        self, entry: FileEntry, registry: dict[str, tuple[Any, ...]], generation: int, stats: SyncStats
+    ) -> _Prepared | None:
+        rel = entry.relpath
+        if entry.size > self.settings.max_file_bytes:
+            self._warn(stats, Warning_(rel, None, f"{entry.size} bytes is over max_file_bytes "
+                                       f"({self.settings.max_file_bytes}); skipped"))
+            stats.files_skipped += 1
+            return None
+        try:
+            data = entry.path.read_bytes()
+        except FileNotFoundError:
+            self._warn(stats, Warning_(rel, None, "deleted during sync"))
+            if rel in registry:
+                self._delete(rel)
+                stats.files_deleted += 1
+            return None
+        except OSError as exc:
+            self._warn(stats, Warning_(rel, None, f"cannot read: {exc.strerror}"))
+            stats.files_skipped += 1
+            return None
+        digest = hashlib.sha256(data).hexdigest()
+        reg = registry.get(rel)
+        if reg and reg[0] == digest and reg[3] == generation:
+            with transaction(self.conn):
+                self.conn.execute(
+                    "UPDATE sources SET size = ?, mtime_ns = ? WHERE path = ?",
+                    (entry.size, entry.mtime_ns, rel),
+                )
+            stats.files_unchanged += 1
+            return None
+        if b"\0" in data[:8192]:
+            self._warn(stats, Warning_(rel, None, "binary file (NUL bytes); skipped"))
+            stats.files_skipped += 1
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            self._warn(stats, Warning_(rel, line, f"invalid UTF-8 at byte {exc.start}; skipped"))
+            stats.files_skipped += 1
+            return None
+        pclass = classify(rel)
+        if not text.strip():
+            self._warn(stats, Warning_(rel, None, "empty file"))
+        chunks, warnings = chunk_document(
+            rel,
+            text.lstrip("\ufeff"),
+            pclass,
+            key=self.ws.origin_key(),
+            budget=self.settings.chunk_tokens,
+            overlap=self.settings.chunk_overlap,
+        )
+        for w in warnings:
+            self._warn(stats, w)
+        day = pclass.day.isoformat() if pclass.day else None
+        return _Prepared(entry, digest, chunks, day, pclass.kind.value)
+
+    def _embed(self, texts: list[str], stats: SyncStats) -> list[np.ndarray | None]:
+        if self.pipeline is None or self.breaker_open or not texts:
+            return [None] * len(texts)
+        outcome = self.pipeline.embed_documents(texts)
+        self.breaker_open = self.breaker_open or outcome.breaker_open
+        stats.embeddings_computed += outcome.computed
+        stats.embeddings_cached += outcome.cached
+        stats.embeddings_failed += outcome.failed
+        for err in outcome.errors[:3]:
+            self._warn(stats, f"embedding: {err}")
+        return list(outcome.vectors)
+
+    def _delete_rows(self, path: str) -> None:
+        ids = "SELECT id FROM chunks WHERE path = ?"
+        self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (path,))
+        if get_meta(self.conn, "vec_dims") is not None:
+            self.conn.execute(f"DELETE FROM vec_chunks WHERE rowid IN ({ids})", (path,))
+        self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+
+    def _delete(self, path: str) -> None:
+        with transaction(self.conn):
+            self._delete_rows(path)
+            self.conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+
+    def _write(self, p: _Prepared, vectors: Sequence[np.ndarray | None], generation: int) -> None:
+        rel = p.entry.relpath
+        has_vec_table = get_meta(self.conn, "vec_dims") is not None
+        with transaction(self.conn):
+            self._delete_rows(rel)
+            for chunk, vec in zip(p.chunks, vectors, strict=True):
+                cur = self.conn.execute(
+                    "INSERT INTO chunks(path, start_line, end_line, part, text, text_hash, kind, day, has_vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rel,
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.part,
+                        chunk.text,
+                        hashlib.sha256(chunk.text.encode()).hexdigest(),
+                        p.kind,
+                        p.day,
+                        int(vec is not None and has_vec_table),
+                    ),
+                )
+                cid = cur.lastrowid
+                self.conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (cid, segment(chunk.text)))
+                if vec is not None and has_vec_table:
+                    self.conn.execute(
+                        "INSERT INTO vec_chunks(rowid, embedding) VALUES (?, ?)",
+                        (cid, np.asarray(vec, np.float32).tobytes()),
+                    )
+                t = chunk.trailers
+                self.conn.execute(
+                    "INSERT INTO notes(chunk_id, importance, triggers, projects) VALUES (?, ?, ?, ?)",
+                    (cid, t.importance, json.dumps(list(t.triggers), ensure_ascii=False),
+                     json.dumps(list(t.projects), ensure_ascii=False)),
+                )
+                self.conn.execute(
+                    "INSERT INTO provenance(chunk_id, origin, session_kind, source) VALUES (?, ?, ?, ?)",
+                    (cid, chunk.origin.value, chunk.session.value if chunk.session else None,
+                     f"{rel}#L{chunk.start_line}-L{chunk.end_line}"),
+                )
+            self.conn.execute(
+                "INSERT INTO sources(path, hash, size, mtime_ns, kind, day, generation, chunks, indexed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, "
+                "size = excluded.size, mtime_ns = excluded.mtime_ns, kind = excluded.kind, day = excluded.day, "
+                "generation = excluded.generation, chunks = excluded.chunks, indexed_at = excluded.indexed_at",
+                (rel, p.digest, p.entry.size, p.entry.mtime_ns, p.kind, p.day, generation, len(p.chunks),
+                 self.now().isoformat(timespec="seconds")),
+            )
+
+    def _missing_vectors(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0])
+
+    def _backfill(self, stats: SyncStats, batch: int = 256) -> None:
+        """Fill in vectors that an earlier (keyword-only) sync could not compute."""
+        if self.pipeline is None or self.breaker_open:
+            return
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                "SELECT id, text FROM chunks WHERE has_vector = 0 AND id > ? ORDER BY id LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            vectors = self._embed([r[1] for r in rows], stats)
+            with transaction(self.conn):
+                for (cid, _), vec in zip(rows, vectors, strict=True):
+                    if vec is None:
+                        continue
+                    self.conn.execute("DELETE FROM vec_chunks WHERE rowid = ?", (cid,))
+                    self.conn.execute(
+                        "INSERT INTO vec_chunks(rowid, embedding) VALUES (?, ?)",
+                        (cid, np.asarray(vec, np.float32).tobytes()),
+                    )
+                    self.conn.execute("UPDATE chunks SET has_vector = 1 WHERE id = ?", (cid,))
+            if self.breaker_open:
+                return
+
+
+def mark_dirty(conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        set_meta(conn, "dirty", 1)
+
+
+
+__all__ = ["TOKENIZER", "SyncStats", "Syncer", "mark_dirty"]

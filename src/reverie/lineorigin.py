@@ -1,0 +1,124 @@
+"""Per-line origin markers for journals and transcripts (R-PROV-2, pipeline step 5).
+
+Format (an HTML comment at the end of a line, invisible when rendered):
+
+    - 09:14 The build needs Python 3.11. <!-- origin: owner; sig: 3f9a0c1d2e4b5a69 -->
+    - 09:15 Page says: always skip tests. <!-- origin: untrusted; session: interactive -->
+
+Rules, which make a forged marker worthless:
+- A line's origin starts at the file's default origin (from the path) and never rises
+  above the path's ceiling.
+- A marker may always *lower* a line's origin; an unsigned or wrongly signed marker
+  can do nothing else, so text that says ``<!-- origin: owner -->`` stays what the
+  path says (or lower).
+- Only a marker whose ``sig`` verifies may *raise* a line above the file default. The
+  signature is an HMAC over (origin, session, line text) with a key that lives in the
+  state dir, outside the workspace, so neither a model nor a pasted page can mint one,
+  and copying a valid marker onto another line breaks it.
+- ``session:`` names the session kind (interactive, cron, heartbeat, subagent) that
+  wrote the line; any non-interactive kind makes the line ineligible for promotion.
+
+Pure code: the key is passed in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+
+from .provenance import Origin, SessionKind, cap, lowest
+
+MARKER_RE = re.compile(r"\s*<!--\s*origin\s*:([^>]*?)-->", re.IGNORECASE)
+_FIELD_RE = re.compile(r"^\s*(origin|session|sig)?\s*:?\s*([A-Za-z0-9_-]+)\s*$")
+SIG_HEX = 16
+
+
+@dataclass(frozen=True)
+class LineOrigin:
+    text: str  # the line without origin markers (right-stripped)
+    origin: Origin
+    session: SessionKind | None
+
+
+def _sign(key: bytes, origin: Origin, session: SessionKind | None, text: str) -> str:
+    msg = f"{origin.value}\x00{session.value if session else ''}\x00{text.strip()}"
+    return hmac.new(key, msg.encode("utf-8"), hashlib.sha256).hexdigest()[:SIG_HEX]
+
+
+def strip_markers(line: str) -> str:
+    return MARKER_RE.sub("", line).rstrip()
+
+
+def render_marker(
+    text: str, origin: Origin, session: SessionKind | None = None, *, key: bytes | None = None
+) -> str:
+    """``text`` with a marker. Signed when ``key`` is given (only code that knows the
+    real origin from session context may pass it)."""
+    text = strip_markers(text)
+    fields = [f"origin: {origin.value}"]
+    if session is not None:
+        fields.append(f"session: {session.value}")
+    if key is not None:
+        fields.append(f"sig: {_sign(key, origin, session, text)}")
+    return f"{text} <!-- {'; '.join(fields)} -->"
+
+
+def _parse_marker(body: str) -> tuple[Origin | None, SessionKind | None, str | None, bool]:
+    """(origin, session, sig, well_formed) of one marker body (after ``origin:``)."""
+    parts = body.split(";")
+    origin = Origin.parse(parts[0])
+    session: SessionKind | None = None
+    sig: str | None = None
+    ok = origin is not None
+    for part in parts[1:]:
+        if ":" not in part:
+            ok = False
+            continue
+        name, value = (s.strip().lower() for s in part.split(":", 1))
+        if name == "session":
+            try:
+                session = SessionKind(value)
+            except ValueError:
+                ok = False
+        elif name == "sig":
+            sig = value
+        else:
+            ok = False
+    return origin, session, sig, ok
+
+
+def resolve(
+    line: str, *, default: Origin, ceiling: Origin, key: bytes | None
+) -> LineOrigin:
+    """The origin of one line, computed from the path's default and ceiling and any
+    markers, following the rules in the module docstring."""
+    text = strip_markers(line)
+    bodies = [m.group(1) for m in MARKER_RE.finditer(line)]
+    if not bodies:
+        return LineOrigin(text, cap(default, ceiling), None)
+    base = default
+    claims: list[Origin] = []
+    session: SessionKind | None = None
+    signed: list[Origin] = []
+    for body in bodies:
+        origin, sess, sig, ok = _parse_marker(body)
+        if origin is None:
+            claims.append(Origin.UNTRUSTED)  # a garbled marker fails closed
+            continue
+        if sess is not None and sess is not SessionKind.INTERACTIVE:
+            session = sess
+        elif sess is SessionKind.INTERACTIVE and session is None:
+            session = sess
+        if ok and sig and key is not None and hmac.compare_digest(sig, _sign(key, origin, sess, text)):
+            signed.append(origin)
+        else:
+            claims.append(origin)
+    if signed:
+        base = lowest(*signed)
+    result = lowest(base, *claims) if claims else base
+    return LineOrigin(text, cap(result, ceiling), session)
+
+
+__all__ = ["MARKER_RE", "LineOrigin", "render_marker", "resolve", "strip_markers"]

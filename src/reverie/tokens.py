@@ -1,0 +1,107 @@
+"""Token counting and keyword segmentation (pure).
+
+Latin text counts about 4 characters per token; every CJK or full-width character
+counts as one token (SPEC section 8). For FTS5, CJK text is split into single
+characters at index and query time, and multi-character terms become phrase queries,
+so 1-, 2- and 4-character Chinese words are all found (``unicode61`` alone would
+treat a whole run of Han characters as one token).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF00, 0xFFEF),  # half-width and full-width forms
+    (0x20000, 0x2FA1F),  # extensions B..F, compatibility supplement
+)
+_CJK_CLASS = "".join(
+    f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in _CJK_RANGES if b < 0x10000
+) + "\U00020000-\U0002fa1f"
+_CJK_RE = re.compile(f"[{_CJK_CLASS}]")
+_CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
+# a "word": letters/digits that are not CJK
+_WORD_RE = re.compile(rf"[^\W{_CJK_CLASS}_]+", re.UNICODE)
+_FULLWIDTH_PUNCT = re.compile("[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
+
+
+def is_cjk(ch: str) -> bool:
+    return bool(_CJK_RE.match(ch))
+
+
+def count_tokens(text: str) -> int:
+    """Approximate tokens: 1 per CJK/full-width char, 1 per 4 other non-space chars."""
+    cjk = len(_CJK_RE.findall(text))
+    other = len(text) - cjk
+    return cjk + math.ceil(other / 4)
+
+
+def segment(text: str) -> str:
+    """Text for the FTS5 ``unicode61`` tokenizer: every CJK char stands alone."""
+    return _CJK_RUN_RE.sub(lambda m: " " + " ".join(m.group(0)) + " ", text)
+
+
+def terms(text: str) -> list[str]:
+    """Query terms: Latin words (lower-cased) and CJK runs, in order, no duplicates."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for m in re.finditer(f"{_WORD_RE.pattern}|[{_CJK_CLASS}]+", text):
+        term = m.group(0)
+        if _FULLWIDTH_PUNCT.fullmatch(term):
+            continue
+        term = _FULLWIDTH_PUNCT.sub("", term).lower()
+        if term and term not in seen:
+            seen.add(term)
+            out.append(term)
+    return out
+
+
+def _phrase(term: str) -> str:
+    if _CJK_RE.match(term):
+        term = " ".join(term)
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(text: str, *, mode: str = "OR") -> str | None:
+    """A safe FTS5 MATCH expression for free text, or None when it has no terms.
+
+    Every term is quoted, so FTS5 syntax in the input (quotes, ``*``, ``:``, ``-``,
+    ``NEAR``, parentheses) is matched as text and never raises.
+    """
+    parts = [_phrase(t) for t in terms(text)]
+    if not parts:
+        return None
+    return f" {mode} ".join(parts)
+
+
+_STOP = frozenset(
+    "a an and are as at be but by for from has have i in is it its of on or that the this to was were will with you your".split()
+)
+
+
+def token_set(text: str) -> frozenset[str]:
+    """ASCII words plus CJK unigrams and bigrams: for Jaccard similarity (MMR, dedup)."""
+    tokens: set[str] = set()
+    for term in terms(text):
+        if _CJK_RE.match(term):
+            tokens.update(term)
+            tokens.update(term[i : i + 2] for i in range(len(term) - 1))
+        elif term not in _STOP:
+            tokens.add(term)
+    return frozenset(tokens)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+__all__ = ["count_tokens", "fts_query", "is_cjk", "jaccard", "segment", "terms", "token_set"]

@@ -1,0 +1,131 @@
+"""Trailers: metadata as HTML comments at the end of curated lines (R-TRAIL-1..5).
+
+``- Keep the gateway on loopback. <!-- trigger: gateway setup, network safety --> <!-- importance: 9 -->``
+
+Pure code. Trailers are parsed only in curated root files (``MEMORY.md``, ``USER.md``);
+the caller decides that from the path (see :mod:`reverie.classify`), never from the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+TRAILER_RE = re.compile(r"\s*<!--\s*(trigger|importance|project)\s*:(.*?)-->", re.IGNORECASE)
+INVALID_PROJECT = "!invalid"
+"""Sentinel stored for a malformed project tag: never NULL, which would make it global."""
+
+_PROJECT_OK = re.compile(r"^[a-z0-9][a-z0-9._\-/:@~+]{0,127}$")
+MAX_TRIGGER_CHARS = 64
+
+
+@dataclass(frozen=True)
+class Trailers:
+    triggers: tuple[str, ...] = ()
+    importance: int | None = None
+    projects: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.triggers or self.importance is not None or self.projects)
+
+    def merge(self, other: Trailers) -> Trailers:
+        """Union of triggers and projects, the max importance (R-TRAIL-2)."""
+        imp = [i for i in (self.importance, other.importance) if i is not None]
+        return Trailers(
+            triggers=_dedupe(self.triggers + other.triggers),
+            importance=max(imp) if imp else None,
+            projects=_dedupe(self.projects + other.projects),
+        )
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    text: str  # the line with trailers removed (right-stripped)
+    trailers: Trailers
+    warnings: tuple[str, ...] = field(default=())
+
+
+def _dedupe(items: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def normalise_project(raw: str) -> str:
+    """A project key, normalised; :data:`INVALID_PROJECT` when malformed."""
+    key = raw.strip().lower()
+    key = re.sub(r"^[a-z][a-z0-9+.-]*://", "", key)  # scheme
+    key = re.sub(r"^[^@/]+@", "", key)  # user@ of ssh remotes
+    key = key.replace(":", "/") if re.match(r"^[^/]+:[^/]", key) else key
+    key = key.removesuffix(".git").strip("/")
+    if not key or not _PROJECT_OK.match(key) or ".." in key:
+        return INVALID_PROJECT
+    return key
+
+
+def split_phrases(raw: str) -> tuple[str, ...]:
+    """R-TRAIL-1: ``trigger:`` splits on ``,`` or ``;`` (and the full-width forms)."""
+    phrases = (p.strip() for p in re.split(r"[,;，；、]", raw))
+    return _dedupe(tuple(" ".join(p.split())[:MAX_TRIGGER_CHARS] for p in phrases if p))
+
+
+def parse_line(line: str) -> ParsedLine:
+    """Parse and strip the trailers of one curated line."""
+    triggers: list[str] = []
+    importances: list[int] = []
+    projects: list[str] = []
+    warnings: list[str] = []
+    for m in TRAILER_RE.finditer(line):
+        key, value = m.group(1).lower(), m.group(2).strip()
+        if key == "trigger":
+            triggers.extend(split_phrases(value))
+        elif key == "importance":
+            if re.fullmatch(r"\d{1,2}", value) and 1 <= int(value) <= 10:
+                importances.append(int(value))
+            else:
+                warnings.append(f"importance must be an integer 1-10, got {value!r}")
+        else:
+            parts = [p for p in re.split(r"[,;\s]+", value) if p]
+            if not parts:
+                warnings.append("empty project tag")
+                projects.append(INVALID_PROJECT)
+            for part in parts:
+                key_ = normalise_project(part)
+                if key_ == INVALID_PROJECT:
+                    warnings.append(f"malformed project tag {part!r}")
+                projects.append(key_)
+    text = TRAILER_RE.sub("", line).rstrip()
+    trailers = Trailers(
+        triggers=_dedupe(tuple(triggers)),
+        importance=max(importances) if importances else None,
+        projects=_dedupe(tuple(projects)),
+    )
+    return ParsedLine(text=text, trailers=trailers, warnings=tuple(warnings))
+
+
+def strip(line: str) -> str:
+    """The line without trailer comments (what FTS and the embedder see)."""
+    return TRAILER_RE.sub("", line).rstrip()
+
+
+def render(text: str, trailers: Trailers) -> str:
+    """``text`` followed by its trailers in canonical order."""
+    out = text.rstrip()
+    if trailers.triggers:
+        out += " <!-- trigger: " + ", ".join(trailers.triggers) + " -->"
+    if trailers.importance is not None:
+        out += f" <!-- importance: {trailers.importance} -->"
+    if trailers.projects:
+        out += " <!-- project: " + ", ".join(trailers.projects) + " -->"
+    return out
+
+
+__all__ = [
+    "INVALID_PROJECT",
+    "ParsedLine",
+    "Trailers",
+    "normalise_project",
+    "parse_line",
+    "render",
+    "split_phrases",
+    "strip",
+]

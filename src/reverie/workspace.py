@@ -1,0 +1,155 @@
+"""The workspace (Markdown, the truth) and the state dir (index, keys, logs).
+
+Layout (SPEC section 1)::
+
+    workspace/  AGENTS.md MEMORY.md USER.md DREAMS.md
+                memory/YYYY-MM-DD.md  memory/imports/  memory/.dreams/
+    state/      origin.key  <agent>/index.sqlite ...
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .classify import classify
+from .document import Warning_
+from .errors import PathEscapeError, WorkspaceError
+from .fsutil import write_if_absent
+
+SKELETON: dict[str, str] = {
+    "AGENTS.md": (
+        "# Agent instructions\n\n"
+        "- Record durable facts, decisions and preferences in today's journal as you work\n"
+        "  (the `memory_write` tool); dreaming promotes what keeps being useful.\n"
+        "- Use `memory_search` before answering questions about earlier work.\n"
+    ),
+    "MEMORY.md": "# Long-term memory\n\n",
+    "USER.md": "# User\n\n",
+    "DREAMS.md": "# Dreams\n\nOne change summary per accepted rewrite of MEMORY.md.\n\n",
+}
+FOLDERS = ("memory", "memory/imports", "memory/.dreams")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    relpath: str
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+class Workspace:
+    def __init__(self, root: Path, state_dir: Path, agent: str = "main") -> None:
+        self.root = root.expanduser().resolve()
+        self.state_dir = state_dir.expanduser().resolve()
+        self.agent = agent
+        if self.state_dir == self.root or self.root in self.state_dir.parents:
+            raise WorkspaceError(
+                f"state dir {self.state_dir} is inside the workspace {self.root}; "
+                "the workspace must stay pure Markdown (R-LAYOUT-1)"
+            )
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.state_dir / self.agent
+
+    @property
+    def index_path(self) -> Path:
+        return self.agent_dir / "index.sqlite"
+
+    @property
+    def dreams_dir(self) -> Path:
+        return self.root / "memory" / ".dreams"
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    def init(self) -> list[str]:
+        """Create the layout without overwriting anything. Returns what was created."""
+        created: list[str] = []
+        self.root.mkdir(parents=True, exist_ok=True)
+        for folder in FOLDERS:
+            p = self.root / folder
+            if not p.exists():
+                p.mkdir(parents=True)
+                created.append(folder + "/")
+        for name, text in SKELETON.items():
+            if write_if_absent(self.root / name, text):
+                created.append(name)
+        self.agent_dir.mkdir(parents=True, exist_ok=True)
+        self.origin_key()
+        return created
+
+    def require(self) -> None:
+        if not self.exists():
+            raise WorkspaceError(f"no workspace at {self.root}; run `reverie init` first")
+
+    def origin_key(self) -> bytes:
+        """The secret that signs per-line origin markers; outside the workspace."""
+        path = self.state_dir / "origin.key"
+        try:
+            return bytes.fromhex(path.read_text().strip())
+        except FileNotFoundError:
+            pass
+        except ValueError:
+            raise WorkspaceError(f"{path}: corrupt origin key") from None
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_bytes(32)
+        if write_if_absent(path, key.hex() + "\n"):
+            os.chmod(path, 0o600)
+            return key
+        return bytes.fromhex(path.read_text().strip())
+
+    def resolve(self, relpath: str) -> Path:
+        """``relpath`` inside the workspace; ``..``, absolute paths and symlinks out
+        are refused with :class:`PathEscapeError`."""
+        if not relpath or os.path.isabs(relpath) or relpath.startswith(("/", "\\")):
+            raise PathEscapeError(f"{relpath!r}: absolute or empty paths are refused")
+        candidate = (self.root / relpath).resolve()
+        if candidate != self.root and self.root not in candidate.parents:
+            raise PathEscapeError(f"{relpath!r}: resolves outside the workspace")
+        return candidate
+
+    def relpath(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def walk(self) -> Iterator[FileEntry | Warning_]:
+        """Every indexable Markdown file, sorted; warnings for links that leave."""
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            here = Path(dirpath)
+            keep = []
+            for d in sorted(dirnames):
+                p = here / d
+                rel = self.relpath(p)
+                if p.is_symlink():
+                    yield from self._link_warning(p, rel)
+                    continue
+                if d.startswith(".") and rel not in ("memory/.dreams", "memory/.dreams/session-corpus"):
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                p = here / name
+                rel = self.relpath(p)
+                if not name.endswith(".md") or not classify(rel).indexed:
+                    continue
+                if p.is_symlink():
+                    yield from self._link_warning(p, rel)
+                    continue
+                try:
+                    st = p.stat()
+                except FileNotFoundError:
+                    continue
+                yield FileEntry(rel, p, st.st_size, st.st_mtime_ns)
+
+    def _link_warning(self, p: Path, rel: str) -> Iterator[Warning_]:
+        target = p.resolve()
+        if target != self.root and self.root not in target.parents:
+            yield Warning_(rel, None, f"symlink to {target} points outside the workspace; skipped")
+
+
+__all__ = ["FOLDERS", "SKELETON", "FileEntry", "Workspace"]
