@@ -130,8 +130,8 @@ _SECRET_TOKENS = re.compile(
 _BEARER = re.compile(r"(?<![A-Za-z])[Bb]earer\s+(?P<v>[A-Za-z0-9\-._~+/]+=*)")
 
 # A bare assigned value: printable ASCII up to whitespace, quotes, separators or brackets,
-# not ending in "." ":" or "?" (a trailing "!" is more often part of a password). Starting with "[" is excluded, so a placeholder is
-# never redacted again.
+# not ending in "." ":" or "?" (a trailing "!" is more often part of a password than prose).
+# "[" is a stop character, so a placeholder is never redacted again.
 _STOP = r"[\"'`,;&()\[\]{}<>]"
 _BARE = rf"(?:(?!{_STOP})[\x21-\x7e])*(?:(?!{_STOP}|[.:?])[\x21-\x7e])"
 _PASSWORD_LABEL = re.compile(r"pass|pwd|密码|口令", re.IGNORECASE)

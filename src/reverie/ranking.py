@@ -1,0 +1,220 @@
+"""Hybrid ranking (R-RECALL-2..3): pure code, no I/O.
+
+Score chain, in this order:
+  vector lane cosine -> calibrated 0..1; keyword lane BM25 rank r -> |r| / (1 + |r|);
+  merge by chunk id; hybrid = w_vec * v + w_text * t;
+  x journal decay x importance multiplier x project multiplier = final;
+  exact path tiers (full path > basename > stem) sort above every content match;
+  min score; MMR re-rank inside each tier (reorders, never rescores); max results.
+
+Cosine ranges differ by embedder (multilingual-e5's sit in 0.7-0.9, USE's in
+0.0-0.7), so a raw mix lets one lane drown the other. The vector score is calibrated
+against the corpus's own noise floor (the cosine of unrelated chunk pairs, measured at
+sync) so that an unrelated hit scores near 0 and the min score keeps its meaning, then
+spread within the query by min-max so the best vector hit is not crushed by BM25.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from .provenance import Origin
+from .tokens import jaccard, token_set
+from .trailers import INVALID_PROJECT
+
+LN2 = math.log(2)
+TIER_NAMES = {3: "full path", 2: "basename", 1: "stem", 0: ""}
+
+
+@dataclass(frozen=True)
+class RankConfig:
+    max_results: int = 6
+    min_score: float = 0.35
+    w_vec: float = 0.7
+    w_text: float = 0.3
+    half_life_days: float = 30.0
+    mmr_lambda: float = 0.7
+    vector_floor: float = 0.0  # cosine of unrelated pairs for this embedder and corpus
+    vector_scaling: str = "calibrated"  # calibrated | minmax | raw
+    keyword_only: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    kind: str
+    day: date | None
+    origin: Origin
+    importance: int | None = None
+    projects: tuple[str, ...] = ()
+    cosine: float | None = None
+    bm25: float | None = None  # FTS5 rank (negative; more negative is better)
+    path_tier: int = 0
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    vector: float = 0.0
+    text: float = 0.0
+    hybrid: float = 0.0
+    decay: float = 1.0
+    importance_mult: float = 1.0
+    project_mult: float = 1.0
+    final: float = 0.0
+    below_min: bool = False
+    mmr_rank: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def tier(self) -> int:
+        return self.candidate.path_tier
+
+    def explain(self) -> dict[str, object]:
+        c = self.candidate
+        return {
+            "cosine": None if c.cosine is None else round(c.cosine, 4),
+            "vector": round(self.vector, 4),
+            "bm25_rank": None if c.bm25 is None else round(c.bm25, 4),
+            "text": round(self.text, 4),
+            "hybrid": round(self.hybrid, 4),
+            "decay": round(self.decay, 4),
+            "importance": c.importance,
+            "importance_mult": round(self.importance_mult, 4),
+            "project_mult": round(self.project_mult, 4),
+            "path_tier": TIER_NAMES[c.path_tier] or None,
+            "final": round(self.final, 4),
+            "below_min_score": self.below_min,
+        }
+
+
+def bm25_normalise(rank: float) -> float:
+    r = abs(rank)
+    return r / (1.0 + r)
+
+
+def decay_factor(day: date | None, today: date, half_life_days: float) -> float:
+    """Journal decay from the file-name date; undated and curated files are evergreen."""
+    if day is None:
+        return 1.0
+    age = max(0, (today - day).days)
+    return math.exp(-LN2 * age / half_life_days)
+
+
+def importance_multiplier(importance: int | None) -> float:
+    if importance is None:
+        return 1.0
+    return 0.75 + 0.05 * min(10, max(1, importance))
+
+
+def project_multiplier(projects: Sequence[str], active: frozenset[str]) -> float:
+    """x1.15 when all the entry's keys are active, x0.9 when tagged elsewhere, else 1."""
+    if not projects:
+        return 1.0
+    if INVALID_PROJECT not in projects and all(p in active for p in projects):
+        return 1.15
+    return 0.9
+
+
+def vector_scores(cosines: dict[int, float], cfg: RankConfig) -> dict[int, float]:
+    if not cosines:
+        return {}
+    if cfg.vector_scaling == "raw":
+        return {k: max(0.0, v) for k, v in cosines.items()}
+    floor = cfg.vector_floor
+    calibrated = {k: max(0.0, min(1.0, (v - floor) / max(1e-6, 1.0 - floor))) for k, v in cosines.items()}
+    lo, hi = min(cosines.values()), max(cosines.values())
+    spread = hi - lo
+    minmax = {k: ((v - lo) / spread if spread > 1e-9 else 1.0) for k, v in cosines.items()}
+    if cfg.vector_scaling == "minmax":
+        return minmax
+    # calibrated: absolute meaning from the floor, spread from the query's own range;
+    # the top hit keeps its calibrated-and-stretched value.
+    top = max(calibrated.values())
+    return {k: calibrated[k] * 0.5 + top * minmax[k] * 0.5 for k in cosines}
+
+
+def score(
+    candidates: Iterable[Candidate],
+    cfg: RankConfig,
+    *,
+    today: date,
+    active_projects: frozenset[str] = frozenset(),
+) -> list[Scored]:
+    """Every candidate scored (unsorted)."""
+    cands = list(candidates)
+    vecs = vector_scores({c.chunk_id: c.cosine for c in cands if c.cosine is not None}, cfg)
+    w_vec, w_text = (0.0, 1.0) if cfg.keyword_only else (cfg.w_vec, cfg.w_text)
+    out = []
+    for c in cands:
+        v = vecs.get(c.chunk_id, 0.0)
+        t = bm25_normalise(c.bm25) if c.bm25 is not None else 0.0
+        hybrid = w_vec * v + w_text * t
+        d = decay_factor(c.day, today, cfg.half_life_days) if c.kind in ("journal", "transcript") else 1.0
+        im = importance_multiplier(c.importance)
+        pm = project_multiplier(c.projects, active_projects)
+        final = hybrid * d * im * pm
+        out.append(Scored(c, v, t, hybrid, d, im, pm, final))
+    return out
+
+
+def _mmr(items: list[Scored], lam: float) -> list[Scored]:
+    """Maximal marginal relevance: reorder to avoid near-duplicates; scores unchanged."""
+    if len(items) <= 2:
+        return items
+    sets = {s.candidate.chunk_id: token_set(s.candidate.text) for s in items}
+    remaining = sorted(items, key=lambda s: -s.final)
+    chosen: list[Scored] = [remaining.pop(0)]
+    while remaining:
+        best_i, best_v = 0, -math.inf
+        for i, s in enumerate(remaining):
+            sim = max(jaccard(sets[s.candidate.chunk_id], sets[c.candidate.chunk_id]) for c in chosen)
+            value = lam * s.final - (1 - lam) * sim
+            if value > best_v:
+                best_i, best_v = i, value
+        chosen.append(remaining.pop(best_i))
+    return chosen
+
+
+def rank(
+    candidates: Iterable[Candidate],
+    cfg: RankConfig,
+    *,
+    today: date,
+    active_projects: frozenset[str] = frozenset(),
+) -> list[Scored]:
+    """The final result list (at most ``cfg.max_results``)."""
+    scored = score(candidates, cfg, today=today, active_projects=active_projects)
+    tiered = [s for s in scored if s.tier > 0]
+    content = [s for s in scored if s.tier == 0]
+    passing = [s for s in content if s.final >= cfg.min_score]
+    if not passing and not tiered:
+        # nothing passes: keyword hits under the min score, flagged as such
+        passing = [replace(s, below_min=True) for s in content if s.candidate.bm25 is not None]
+    result: list[Scored] = []
+    for tier in (3, 2, 1):
+        group = [s for s in tiered if s.tier == tier]
+        result.extend(_mmr(group, cfg.mmr_lambda))
+    result.extend(_mmr(passing, cfg.mmr_lambda))
+    return [replace(s, mmr_rank=i + 1) for i, s in enumerate(result[: cfg.max_results])]
+
+
+__all__ = [
+    "Candidate",
+    "RankConfig",
+    "Scored",
+    "bm25_normalise",
+    "decay_factor",
+    "importance_multiplier",
+    "project_multiplier",
+    "rank",
+    "score",
+    "vector_scores",
+]
