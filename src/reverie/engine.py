@@ -9,7 +9,11 @@ from typing import Any
 
 import sqlean as sqlite3
 
+from .bootstrap import Bootstrap, Bootstrapper
 from .clock import Clock
+from .context import TriggerIndex, TurnContext, render_block, trigger_hits
+from .recall_log import RecallHit, RecallLog
+from .search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .embedders.base import Embedder
 from .embedders.factory import make_embedder
 from .index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
@@ -36,6 +40,10 @@ class Reverie:
         self._embedder = embedder
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._searcher: Searcher | None = None
+        self._bootstrapper: Bootstrapper | None = None
+        self._triggers = TriggerIndex()
+        self._recall_log: RecallLog | None = None
 
     @classmethod
     def open(
@@ -73,11 +81,27 @@ class Reverie:
                 ensure_schema(self._conn)
             return self._conn
 
+    @property
+    def searcher(self) -> Searcher:
+        if self._searcher is None:
+            self._searcher = Searcher(self.settings, self.embedder)
+        return self._searcher
+
+    @property
+    def recall_log(self) -> RecallLog:
+        with self._lock:
+            if self._recall_log is None:
+                self._recall_log = RecallLog(self.workspace.agent_dir / "recall.sqlite")
+            return self._recall_log
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            if self._recall_log is not None:
+                self._recall_log.close()
+                self._recall_log = None
 
     def __enter__(self) -> Reverie:
         return self
@@ -99,6 +123,79 @@ class Reverie:
         with FileLock(str(self.workspace.agent_dir / "sync.lock")), self._lock:
             syncer = Syncer(self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now)
             return syncer.run(force=force, progress=progress)
+
+    # -- recall, lane 1 ---------------------------------------------------------------
+    def warm(self) -> None:
+        """Load the vectors into memory (long-running processes: MCP server, daemon)."""
+        self.searcher.vectors.load(self.conn)
+        self._triggers.refresh(self.conn)
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        active_projects: frozenset[str] | set[str] | tuple[str, ...] = (),
+        lanes: Lanes = "hybrid",
+        decay: bool = True,
+        record: bool = True,
+    ) -> SearchResponse:
+        """memory_search: hybrid search; agent-facing calls are recorded in the recall
+        log (dreaming's evidence) unless ``record`` is False."""
+        self.workspace.require()
+        with self._lock:
+            response = self.searcher.search(
+                self.conn, query, today=self.clock.today(), max_results=max_results,
+                active_projects=frozenset(active_projects), lanes=lanes, decay=decay,
+            )
+        if record and self.settings.dreaming:
+            self.recall_log.record(
+                query,
+                [
+                    RecallHit(h.path, h.start_line, h.end_line, h.score, h.snippet, h.origin, h.kind,
+                              h.session_kind, h.day)
+                    for h in response.hits
+                ],
+                now=self.clock.now(),
+            )
+        return response
+
+    def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
+        """memory_get: lines of a workspace file (never outside the workspace)."""
+        self.workspace.require()
+        return memory_get(
+            self.workspace, path, from_line=from_line, lines=lines,
+            max_lines=self.settings.get_max_lines, max_chars=self.settings.get_max_chars,
+        )
+
+    def bootstrap(self) -> Bootstrap:
+        if self._bootstrapper is None:
+            self._bootstrapper = Bootstrapper(self.workspace.root)
+        s = self.settings
+        return self._bootstrapper.load(
+            file_chars=s.bootstrap_file_chars, total_chars=s.bootstrap_total_chars,
+            user_chars=s.bootstrap_user_chars,
+        )
+
+    def context(
+        self, message: str, *, active_projects: frozenset[str] | set[str] | tuple[str, ...] = ()
+    ) -> TurnContext:
+        """What to inject for one message: bootstrap plus the trigger block. Never
+        raises for a memory failure: a broken index only drops the triggers (P5)."""
+        self.workspace.require()
+        ctx = TurnContext(message, self.bootstrap())
+        s = self.settings
+        try:
+            with self._lock:
+                hits = trigger_hits(
+                    self.conn, self._triggers, message, active_projects=frozenset(active_projects),
+                    max_candidates=s.trigger_candidates, threshold=s.trigger_threshold, top=s.trigger_top,
+                )
+            ctx.trigger_hits = hits
+            ctx.trigger_block = render_block(hits, s.trigger_block_chars)
+        except Exception as exc:  # P5: memory failure never blocks a reply
+            ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+        return ctx
 
     def mark_dirty(self) -> None:
         mark_dirty(self.conn)

@@ -57,6 +57,7 @@ class Candidate:
     cosine: float | None = None
     bm25: float | None = None  # FTS5 rank (negative; more negative is better)
     path_tier: int = 0
+    session_kind: str | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ class RecallStats:
 
     ``origin`` is ``None`` when the store does not know where the text came from; the
     provenance gate then rejects it (fail closed, never default to trusted).
+    ``total_score`` sums the scores of every counted signal (recall, daily, grounded),
+    so that relevance = total_score / signals is a mean quality.
     """
 
     key: str  # "path:start:end"

@@ -33,6 +33,7 @@ from ..tokens import segment
 from ..workspace import FileEntry, Workspace
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
+from .query import measure_vector_floor
 
 TOKENIZER = "unicode61+cjk-unigram"
 GROUP_FILES = 64
@@ -150,12 +151,18 @@ class Syncer:
                 progress(done, len(todo), group[-1].relpath)
         self._backfill(stats)
         stats.vectors_missing = self._missing_vectors()
+        changed = bool(stats.files_changed or stats.files_deleted or stats.rebuilt_schema)
+        floor = measure_vector_floor(self.conn) if (changed or stats.embeddings_computed) else None
         stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
         with transaction(self.conn):
             set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
             set_meta(self.conn, "dirty", 0)
             set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
             set_meta(self.conn, "tokenizer", TOKENIZER)
+            if changed or stats.embeddings_computed or stats.embeddings_cached:
+                set_meta(self.conn, "index_version", int(get_meta(self.conn, "index_version", "0") or 0) + 1)
+            if floor is not None:
+                set_meta(self.conn, "vector_floor", round(floor, 4))
         self.cache.trim()
         stats.seconds = round(time.perf_counter() - t0, 3)
         return stats

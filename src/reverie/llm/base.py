@@ -185,7 +185,7 @@ def safe_url(url: str) -> str:
     except (httpx.InvalidURL, TypeError, ValueError):
         return "<invalid url>"
     port = f":{parsed.port}" if parsed.port else ""
-    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}"
+    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path}".rstrip("/")
 
 
 # --- HTTP -----------------------------------------------------------------------------------
@@ -347,7 +347,7 @@ class HttpLLM:
         self.policy = RetryPolicy(retries=retries, retry_after_cap=retry_after_cap)
         self._api_key = api_key
         self._sleep = sleep
-        self._client = client or httpx.Client()
+        self._client = client
         self._owns_client = client is None
 
     def __repr__(self) -> str:
@@ -358,8 +358,16 @@ class HttpLLM:
         )
 
     def close(self) -> None:
-        if self._owns_client:
+        if self._owns_client and self._client is not None:
             self._client.close()
+            self._client = None
+
+    def _http(self) -> httpx.Client:
+        """The HTTP client, created on first use: building one loads TLS certificates,
+        which is wasted work for an engine that never calls the LLM."""
+        if self._client is None:
+            self._client = httpx.Client()
+        return self._client
 
     def __enter__(self) -> HttpLLM:
         return self
@@ -380,7 +388,7 @@ class HttpLLM:
             check_schema(json_schema)
         url, headers, body = self._request(messages, system, json_schema, max_tokens)
         data = post_json(
-            self._client,
+            self._http(),
             self.name,
             url,
             headers=headers,

@@ -45,14 +45,14 @@ def make_llm(
         env = os.environ if environ is None else environ
         return ScriptedLLM(script_from_env(env), model=model or "scripted", timeout=timeout)
     if not model:
-        raise ConfigError(f"llm_model must be set when llm = {kind}")
+        raise ConfigError(f"llm {kind} needs llm_model (REVERIE_LLM_MODEL)")
     base_url = str(settings["llm_base_url"])
     api_key = str(settings["llm_api_key"])
     if kind == "openai":
         if not base_url:
             raise ConfigError(
-                "llm_base_url must be set when llm = openai "
-                "(e.g. https://api.openai.com/v1 or http://localhost:11434/v1)"
+                "llm openai needs llm_base_url (REVERIE_LLM_BASE_URL), "
+                "e.g. https://api.openai.com/v1 or http://localhost:11434/v1"
             )
         return OpenAIChatLLM(model=model, base_url=base_url, api_key=api_key, timeout=timeout)
     if kind == "anthropic":

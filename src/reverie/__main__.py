@@ -1,0 +1,8 @@
+"""``python -m reverie``: the same command line as the ``reverie`` script."""
+
+from __future__ import annotations
+
+from reverie.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Bootstrap (R-RECALL-1): AGENTS.md, MEMORY.md and USER.md injected at the start of
+every turn, within their budgets. Re-read each turn, cheaply: a file whose size and
+mtime are unchanged is served from memory. Over budget, only the injected copy is
+cut, and the cut is visible to the model and reported to the caller."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .trailers import strip
+
+FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
+CURATED = ("MEMORY.md", "USER.md")
+
+
+@dataclass(frozen=True)
+class BootstrapFile:
+    path: str
+    chars: int
+    injected: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    text: str
+    files: tuple[BootstrapFile, ...]
+
+    @property
+    def truncated(self) -> bool:
+        return any(f.truncated for f in self.files)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"truncated": self.truncated, "files": [f.__dict__ for f in self.files]}
+
+
+def truncation_notice(path: str, shown: int, total: int) -> str:
+    return (
+        f"[… {path} truncated: {shown:,} of {total:,} characters shown. The file on disk "
+        f"is complete; read the rest with memory_get(path=\"{path}\").]"
+    )
+
+
+class Bootstrapper:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[int, int, str]] = {}
+        self.reads = 0  # how many times a file was actually read (for tests)
+
+    def _read(self, name: str) -> str | None:
+        path = self.root / name
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            self._cache.pop(name, None)
+            return None
+        cached = self._cache.get(name)
+        if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            return cached[2]
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        self.reads += 1
+        text = "\n".join(strip(line) for line in raw.splitlines()) if name in CURATED else raw
+        self._cache[name] = (st.st_mtime_ns, st.st_size, text)
+        return text
+
+    def load(self, *, file_chars: int, total_chars: int, user_chars: int) -> Bootstrap:
+        parts: list[str] = []
+        files: list[BootstrapFile] = []
+        left = total_chars
+        for name in FILES:
+            text = self._read(name)
+            if text is None or not text.strip():
+                continue
+            budget = min(file_chars, left, user_chars if name == "USER.md" else file_chars)
+            body = text.strip("\n")
+            truncated = len(body) > budget
+            if truncated:
+                notice = truncation_notice(name, 0, len(body))
+                keep = max(0, budget - len(notice) - 8)
+                cut = body[:keep]
+                if "\n" in cut[keep // 2 :]:
+                    cut = cut[: cut.rfind("\n")]  # end on a whole line
+                body = cut + "\n" + truncation_notice(name, len(cut), len(text.strip(chr(10))))
+            parts.append(f'<workspace-file path="{name}">\n{body}\n</workspace-file>')
+            files.append(BootstrapFile(name, len(text.strip("\n")), len(body), truncated))
+            left -= len(body)
+        return Bootstrap("\n\n".join(parts), tuple(files))
+
+
+__all__ = ["Bootstrap", "BootstrapFile", "Bootstrapper", "truncation_notice"]

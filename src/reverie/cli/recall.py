@@ -1,0 +1,53 @@
+"""Recall commands: search, get, context."""
+
+from __future__ import annotations
+
+import click
+
+from .app import Ctx, cli, emit, handles_errors, json_option
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-n", "--max-results", type=int, help="Results to return [search_max_results].")
+@click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
+@click.option("--lanes", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid")
+@click.option("--no-decay", is_flag=True, help="Switch journal decay off.")
+@click.option("--explain", is_flag=True, help="Show the whole score chain per hit.")
+@click.option("--record", is_flag=True, help="Record the hits in the recall log (as an agent's search).")
+@json_option
+@click.pass_obj
+@handles_errors
+def search(obj: Ctx, query: str, max_results: int | None, projects: tuple[str, ...], lanes: str,
+           no_decay: bool, explain: bool, record: bool, as_json: bool) -> None:
+    """memory_search: hybrid vector + keyword search over the workspace."""
+    response = obj.engine.search(
+        query, max_results=max_results, active_projects=projects, lanes=lanes,  # type: ignore[arg-type]
+        decay=not no_decay, record=record,
+    )
+    emit(response.as_dict(), as_json, lambda _: response.render(explain))
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--from", "from_line", type=int, default=1, help="First line (1-based).")
+@click.option("--lines", type=int, help="How many lines (at most get_max_lines).")
+@json_option
+@click.pass_obj
+@handles_errors
+def get(obj: Ctx, path: str, from_line: int, lines: int | None, as_json: bool) -> None:
+    """memory_get: read lines of a workspace file."""
+    result = obj.engine.get(path, from_line=from_line, lines=lines)
+    emit(result.as_dict(), as_json, lambda _: result.render())
+
+
+@cli.command()
+@click.argument("message")
+@click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
+@json_option
+@click.pass_obj
+@handles_errors
+def context(obj: Ctx, message: str, projects: tuple[str, ...], as_json: bool) -> None:
+    """The context to inject for MESSAGE: bootstrap files plus fired triggers."""
+    ctx = obj.engine.context(message, active_projects=projects)
+    emit(ctx.as_dict(), as_json, lambda _: ctx.text)

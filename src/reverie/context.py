@@ -1,0 +1,125 @@
+"""Turn context: what to inject for one message (bootstrap + trigger block).
+
+Zero model calls. Trigger entries are loaded once per index version and kept with a
+word index, so each message costs one FTS query plus a few dictionary look-ups.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlean as sqlite3
+
+from .bootstrap import Bootstrap
+from .index.query import index_version, keyword_lane
+from .provenance import Origin
+from .ranking import bm25_normalise
+from .tokens import is_cjk, terms
+from .triggers import Message, TriggerEntry, TriggerHit, entry_score, render_block, select
+
+
+class TriggerIndex:
+    def __init__(self) -> None:
+        self._version: str | None = None
+        self.entries: dict[int, TriggerEntry] = {}
+        self._by_word: dict[str, list[int]] = defaultdict(list)
+        self._cjk_terms: dict[str, list[int]] = defaultdict(list)
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        version = index_version(conn)
+        if version == self._version:
+            return
+        entries: dict[int, TriggerEntry] = {}
+        by_word: dict[str, list[int]] = defaultdict(list)
+        cjk: dict[str, list[int]] = defaultdict(list)
+        rows = conn.execute(
+            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
+            "n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id JOIN provenance p "
+            "ON p.chunk_id = c.id WHERE c.kind = 'curated' AND n.triggers != '[]'"
+        )
+        for r in rows:
+            entry = TriggerEntry(
+                chunk_id=r[0], path=r[1], start_line=r[2], end_line=r[3], text=r[4], kind=r[5],
+                origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
+                phrases=tuple(json.loads(r[7])), projects=tuple(json.loads(r[8])),
+            )
+            entries[entry.chunk_id] = entry
+            for phrase in entry.phrases:
+                for t in terms(phrase):
+                    (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
+        self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk
+        self._version = version
+
+    def prefilter(self, message: str) -> set[int]:
+        msg = Message.of(message)
+        ids: set[int] = set()
+        for w in msg.words:
+            ids.update(self._by_word.get(w, ()))
+        for t, cids in self._cjk_terms.items():
+            if t in msg.lower:
+                ids.update(cids)
+        return ids
+
+
+@dataclass
+class TurnContext:
+    message: str
+    bootstrap: Bootstrap
+    trigger_hits: list[TriggerHit] = field(default_factory=list)
+    trigger_block: str = ""
+    degraded: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p for p in (self.bootstrap.text, self.trigger_block) if p)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            "text": self.text,
+            "bootstrap": self.bootstrap.as_dict(),
+            "trigger_block": self.trigger_block,
+            "triggers": [
+                {
+                    "source": f"{h.entry.path}#L{h.entry.start_line}-L{h.entry.end_line}",
+                    "text": h.entry.text,
+                    "phrase": h.phrase,
+                    "trigger_score": round(h.trigger_score, 4),
+                    "relevance": round(h.relevance, 4),
+                    "combined": round(h.combined, 4),
+                }
+                for h in self.trigger_hits
+            ],
+            "degraded": self.degraded,
+        }
+
+
+def trigger_hits(
+    conn: sqlite3.Connection,
+    index: TriggerIndex,
+    message: str,
+    *,
+    active_projects: frozenset[str],
+    max_candidates: int,
+    threshold: float,
+    top: int,
+) -> list[TriggerHit]:
+    """R-TRIG-1..6: lexical-only candidates unioned with trigger-carrying curated
+    entries (at most ``max_candidates``), then eligibility, scoring, threshold, top."""
+    index.refresh(conn)
+    lexical = {cid: bm25_normalise(r) for cid, r in keyword_lane(conn, message, max_candidates).items()}
+    ids = [cid for cid in lexical if cid in index.entries]
+    msg = Message.of(message)
+    extra = sorted(
+        (cid for cid in index.prefilter(message) if cid not in lexical),
+        key=lambda cid: -entry_score(index.entries[cid], msg)[0],
+    )
+    ids = (ids + extra)[:max_candidates]
+    candidates = [(index.entries[cid], lexical.get(cid, 0.0)) for cid in ids]
+    return select(candidates, message, active_projects=active_projects, threshold=threshold, top=top)
+
+
+__all__ = ["TriggerIndex", "TurnContext", "render_block", "trigger_hits"]

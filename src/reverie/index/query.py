@@ -1,0 +1,219 @@
+"""Query adapters over the index: the keyword lane (FTS5), the vector lane (vec0 KNN
+or an in-memory numpy matrix in a warm process), exact path matches, and candidate
+rows with their ranking notes and provenance."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import date
+
+import numpy as np
+import sqlean as sqlite3
+
+from ..provenance import Origin
+from ..ranking import Candidate
+from ..tokens import fts_query
+from .db import get_meta
+
+_MARKS = 900
+
+
+def index_version(conn: sqlite3.Connection) -> str:
+    return get_meta(conn, "index_version", "0") or "0"
+
+
+def keyword_lane(conn: sqlite3.Connection, text: str, k: int) -> dict[int, float]:
+    """chunk id -> FTS5 bm25 rank (negative), best first; never raises on syntax."""
+    match = fts_query(text)
+    if match is None:
+        return {}
+    try:
+        rows = conn.execute(
+            "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY r LIMIT ?",
+            (match, k),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+class VectorLane:
+    """Top-k cosine. vec0 KNN needs no loading (best for a one-shot CLI call); a warm
+    process loads the vectors once into a numpy matrix (reloaded when the index
+    changes), which answers several times faster."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._ids: np.ndarray | None = None
+        self._matrix: np.ndarray | None = None
+
+    @property
+    def warm(self) -> bool:
+        return self._matrix is not None
+
+    def load(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            version = index_version(conn)
+            if self._matrix is not None and version == self._version:
+                return
+            rows = conn.execute("SELECT rowid, embedding FROM vec_chunks").fetchall()
+            if rows:
+                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                matrix = matrix.reshape(len(rows), -1)
+            else:
+                ids, matrix = np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
+            self._ids, self._matrix, self._version = ids, matrix, version
+
+    def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
+        if get_meta(conn, "vec_dims") is None:
+            return {}
+        if self._matrix is not None:
+            if index_version(conn) != self._version:
+                self.load(conn)
+            return self._top_numpy(qvec, k)
+        rows = conn.execute(
+            "SELECT rowid, distance FROM vec_chunks WHERE embedding MATCH ? AND k = ?",
+            (np.asarray(qvec, np.float32).tobytes(), k),
+        ).fetchall()
+        return {int(r[0]): 1.0 - float(r[1]) for r in rows}
+
+    def _top_numpy(self, qvec: np.ndarray, k: int) -> dict[int, float]:
+        assert self._matrix is not None and self._ids is not None
+        if len(self._ids) == 0:
+            return {}
+        sims = self._matrix @ np.asarray(qvec, np.float32)
+        k = min(k, len(sims))
+        idx = np.argpartition(-sims, k - 1)[:k]
+        idx = idx[np.argsort(-sims[idx])]
+        return {int(self._ids[i]): float(sims[i]) for i in idx}
+
+
+class PathLane:
+    """Exact path matches: full path (3) > basename (2) > stem (1)."""
+
+    def __init__(self) -> None:
+        self._version: str | None = None
+        self._maps: tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]] = ({}, {}, {})
+
+    def _refresh(self, conn: sqlite3.Connection) -> None:
+        version = index_version(conn)
+        if version == self._version:
+            return
+        full: dict[str, str] = {}
+        base: dict[str, list[str]] = {}
+        stem: dict[str, list[str]] = {}
+        for (path,) in conn.execute("SELECT path FROM sources"):
+            name = posixpath.basename(path)
+            full[path.lower()] = path
+            base.setdefault(name.lower(), []).append(path)
+            stem.setdefault(posixpath.splitext(name)[0].lower(), []).append(path)
+        self._maps = (full, base, stem)
+        self._version = version
+
+    def match(self, conn: sqlite3.Connection, query: str) -> dict[str, int]:
+        self._refresh(conn)
+        full, base, stem = self._maps
+        tiers: dict[str, int] = {}
+        words = {w.strip("`'\"()[]<>,;") for w in query.lower().split()} | {query.strip().lower()}
+        for w in words:
+            if not w:
+                continue
+            if w in full:
+                tiers[full[w]] = max(tiers.get(full[w], 0), 3)
+            for p in base.get(w, ()):
+                tiers[p] = max(tiers.get(p, 0), 2)
+            for p in stem.get(w, ()):
+                tiers[p] = max(tiers.get(p, 0), 1)
+        return tiers
+
+
+def path_chunks(conn: sqlite3.Connection, tiers: dict[str, int], k: int) -> dict[int, int]:
+    """chunk id -> tier, the first ``k`` chunks of each matched file."""
+    out: dict[int, int] = {}
+    for path, tier in tiers.items():
+        for (cid,) in conn.execute(
+            "SELECT id FROM chunks WHERE path = ? ORDER BY start_line, part LIMIT ?", (path, k)
+        ):
+            out[int(cid)] = tier
+    return out
+
+
+def fetch_candidates(
+    conn: sqlite3.Connection,
+    ids: Iterable[int],
+    *,
+    cosines: dict[int, float],
+    bm25: dict[int, float],
+    tiers: dict[int, int],
+) -> list[Candidate]:
+    out: list[Candidate] = []
+    id_list = list(dict.fromkeys(ids))
+    for i in range(0, len(id_list), _MARKS):
+        part = id_list[i : i + _MARKS]
+        rows = conn.execute(
+            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, c.day, p.origin, "
+            "n.importance, n.projects, p.session_kind FROM chunks c JOIN provenance p ON p.chunk_id = c.id "
+            f"JOIN notes n ON n.chunk_id = c.id WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        ).fetchall()
+        for r in rows:
+            cid = int(r[0])
+            out.append(
+                Candidate(
+                    chunk_id=cid,
+                    path=r[1],
+                    start_line=r[2],
+                    end_line=r[3],
+                    text=r[4],
+                    kind=r[5],
+                    day=date.fromisoformat(r[6]) if r[6] else None,
+                    origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
+                    importance=r[8],
+                    projects=tuple(json.loads(r[9])),
+                    cosine=cosines.get(cid),
+                    bm25=bm25.get(cid),
+                    path_tier=tiers.get(cid, 0),
+                    session_kind=r[10],
+                )
+            )
+    return out
+
+
+def measure_vector_floor(conn: sqlite3.Connection, sample: int = 256) -> float | None:
+    """Median cosine of random chunk pairs: this embedder's noise floor on this corpus."""
+    rows = conn.execute(
+        "SELECT embedding FROM vec_chunks WHERE rowid IN "
+        "(SELECT rowid FROM vec_chunks ORDER BY random() LIMIT ?)",
+        (sample,),
+    ).fetchall()
+    if len(rows) < 8:
+        return None
+    m = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    sims = m @ m.T
+    upper = sims[np.triu_indices(len(rows), k=1)]
+    return float(np.median(upper))
+
+
+def chunk_by_key(conn: sqlite3.Connection, path: str, start: int, end: int) -> Sequence[object] | None:
+    return conn.execute(
+        "SELECT c.id, c.text, p.origin FROM chunks c JOIN provenance p ON p.chunk_id = c.id "
+        "WHERE c.path = ? AND c.start_line = ? AND c.end_line = ?",
+        (path, start, end),
+    ).fetchone()
+
+
+__all__ = [
+    "PathLane",
+    "VectorLane",
+    "fetch_candidates",
+    "index_version",
+    "keyword_lane",
+    "measure_vector_floor",
+    "path_chunks",
+]

@@ -1,0 +1,191 @@
+"""The recall log (R-RECALL-5): the short-term recall store that dreaming's signals
+are made of. It lives in the state dir (SQLite, WAL), not in the index, so rebuilding
+the index never loses it; every update is one transaction, so concurrent searches from
+several processes never lose an event.
+
+Only hits on episodic chunks (journals, transcripts) are recorded: curated entries are
+already long-term memory. Bounded as in SPEC section 8: per key at most 32 query
+hashes, 16 recall days, 8 concept tags and an 800-char snippet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+import sqlean as sqlite3
+
+from .dreaming.signals import RecallStats, concept_tags
+from .index.db import transaction
+from .provenance import Origin, SessionKind
+
+MAX_QUERIES = 32
+MAX_DAYS = 16
+MAX_TAGS = 8
+MAX_SNIPPET = 800
+MAX_EVENTS = 200_000
+EPISODIC = ("journal", "transcript")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS recall_events (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    query_hash TEXT NOT NULL,
+    score REAL NOT NULL,
+    day TEXT NOT NULL,
+    ts TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS recall_store (
+    key TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    recall_count INTEGER NOT NULL,
+    total_score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    first_recalled TEXT NOT NULL,
+    last_recalled TEXT NOT NULL,
+    query_hashes TEXT NOT NULL,
+    recall_days TEXT NOT NULL,
+    concept_tags TEXT NOT NULL,
+    snippet TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    session_kind TEXT,
+    observed TEXT
+);
+"""
+
+
+def query_hash(query: str) -> str:
+    norm = " ".join(query.lower().split())
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    origin: str
+    kind: str
+    session_kind: str | None = None
+    observed: date | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.start_line}:{self.end_line}"
+
+
+class RecallLog:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self.conn.isolation_level = None
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA busy_timeout = 30000")
+        with transaction(self.conn):
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self.conn.execute(statement)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
+        """Record the episodic hits of one search. Returns how many were recorded."""
+        episodic = [h for h in hits if h.kind in EPISODIC]
+        if not episodic:
+            return 0
+        qh = query_hash(query)
+        day = now.date().isoformat()
+        ts = now.isoformat(timespec="seconds")
+        with transaction(self.conn):
+            for h in episodic:
+                self.conn.execute(
+                    "INSERT INTO recall_events(key, query_hash, score, day, ts) VALUES (?, ?, ?, ?, ?)",
+                    (h.key, qh, h.score, day, ts),
+                )
+                self._aggregate(h, qh, day, ts)
+            (count,) = self.conn.execute("SELECT count(*) FROM recall_events").fetchone()
+            if count > MAX_EVENTS:
+                self.conn.execute(
+                    "DELETE FROM recall_events WHERE id IN (SELECT id FROM recall_events ORDER BY id LIMIT ?)",
+                    (count - MAX_EVENTS,),
+                )
+        return len(episodic)
+
+    def _aggregate(self, h: RecallHit, qh: str, day: str, ts: str) -> None:
+        row = self.conn.execute(
+            "SELECT recall_count, total_score, max_score, query_hashes, recall_days, concept_tags "
+            "FROM recall_store WHERE key = ?",
+            (h.key,),
+        ).fetchone()
+        snippet = h.snippet[:MAX_SNIPPET]
+        if row is None:
+            self.conn.execute(
+                "INSERT INTO recall_store VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (h.key, h.path, h.start_line, h.end_line, h.score, h.score, ts, ts,
+                 json.dumps([qh]), json.dumps([day]),
+                 json.dumps(list(concept_tags(snippet)[:MAX_TAGS]), ensure_ascii=False),
+                 snippet, h.origin, h.session_kind,
+                 h.observed.isoformat() if h.observed else None),
+            )
+            return
+        count, total, best, qhs, days, _tags = row
+        queries = _bounded(json.loads(qhs), qh, MAX_QUERIES)
+        recall_days = _bounded(json.loads(days), day, MAX_DAYS)
+        self.conn.execute(
+            "UPDATE recall_store SET recall_count = ?, total_score = ?, max_score = ?, last_recalled = ?, "
+            "query_hashes = ?, recall_days = ?, snippet = ?, origin = ? WHERE key = ?",
+            (count + 1, total + h.score, max(best, h.score), ts, json.dumps(queries),
+             json.dumps(recall_days), snippet, h.origin, h.key),
+        )
+
+    def stats(self, keys: Sequence[str] | None = None) -> list[RecallStats]:
+        """The aggregated store as dreaming reads it."""
+        sql = (
+            "SELECT key, path, start_line, end_line, snippet, recall_count, total_score, max_score, "
+            "query_hashes, recall_days, concept_tags, first_recalled, last_recalled, origin, "
+            "session_kind, observed FROM recall_store"
+        )
+        rows = self.conn.execute(sql).fetchall()
+        out = []
+        wanted = set(keys) if keys is not None else None
+        for r in rows:
+            if wanted is not None and r[0] not in wanted:
+                continue
+            out.append(
+                RecallStats(
+                    key=r[0], path=r[1], start_line=r[2], end_line=r[3], snippet=r[4],
+                    recall_count=r[5], daily_count=0, grounded_count=0,
+                    total_score=r[6], max_score=r[7],
+                    query_hashes=frozenset(json.loads(r[8])),
+                    recall_days=frozenset(date.fromisoformat(d) for d in json.loads(r[9])),
+                    concept_tags=tuple(json.loads(r[10])),
+                    first_recalled=datetime.fromisoformat(r[11]),
+                    last_recalled=datetime.fromisoformat(r[12]),
+                    origin=Origin.parse(r[13]),
+                    session_kind=SessionKind(r[14]) if r[14] else None,
+                    observed=date.fromisoformat(r[15]) if r[15] else None,
+                )
+            )
+        return out
+
+    def count_events(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])
+
+
+def _bounded(items: list[str], new: str, cap: int) -> list[str]:
+    if new in items:
+        return items
+    items = [*items, new]
+    return items[-cap:]
+
+
+__all__ = ["RecallHit", "RecallLog", "query_hash"]

@@ -1,0 +1,173 @@
+"""Trigger injection (R-TRIG-1..6): pure scoring and selection, no I/O.
+
+Runs on every inbound message, so it is cheap, local and deterministic:
+eligibility (trusted curated entries only; project-tagged ones only when all their
+keys are active), per-phrase lexical score (one-word trigger hit 0.85, a whole
+multi-word phrase as a contiguous hit 1.0, otherwise 0.85 x coverage),
+``combined = 0.8 x trigger + 0.2 x retrieval relevance``, threshold 0.65, top 3, one
+hidden block of at most 1,800 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .provenance import Origin
+from .tokens import is_cjk, terms
+from .trailers import INVALID_PROJECT
+
+SINGLE_WORD = 0.85
+WHOLE_PHRASE = 1.0
+TRIGGER_WEIGHT = 0.8
+RELEVANCE_WEIGHT = 0.2
+TRUSTED = frozenset({Origin.OWNER, Origin.AGENT})
+
+
+@dataclass(frozen=True)
+class TriggerEntry:
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    phrases: tuple[str, ...]
+    origin: Origin
+    kind: str
+    projects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TriggerHit:
+    entry: TriggerEntry
+    phrase: str
+    trigger_score: float
+    relevance: float
+    combined: float
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message prepared once for scoring against many phrases."""
+
+    lower: str
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> Message:
+        return cls(text.lower(), frozenset(terms(text)))
+
+
+def eligible(entry: TriggerEntry, active_projects: frozenset[str]) -> bool:
+    """Trusted-origin curated entries only; journals, transcripts and untrusted never."""
+    if entry.kind != "curated" or entry.origin not in TRUSTED or not entry.phrases:
+        return False
+    if entry.projects:
+        return INVALID_PROJECT not in entry.projects and all(p in active_projects for p in entry.projects)
+    return True
+
+
+@lru_cache(maxsize=8192)
+def _phrase_parts(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    parts = tuple(terms(phrase))
+    if len(parts) < 2:
+        return parts, None
+    pieces = []
+    for t in parts:
+        esc = re.escape(t)
+        pieces.append(esc if is_cjk(t[0]) else rf"(?<![^\W_]){esc}(?![^\W_])")
+    return parts, re.compile(r"[\W_]*".join(pieces))
+
+
+def _term_hit(term: str, msg: Message) -> bool:
+    if is_cjk(term[0]):
+        return term in msg.lower
+    return term in msg.words
+
+
+def phrase_score(phrase: str, msg: Message) -> float:
+    parts, pattern = _phrase_parts(phrase)
+    if not parts:
+        return 0.0
+    hits = sum(1 for t in parts if _term_hit(t, msg))
+    if hits == 0:
+        return 0.0
+    if len(parts) == 1:
+        return SINGLE_WORD
+    if pattern is not None and pattern.search(msg.lower):
+        return WHOLE_PHRASE
+    return SINGLE_WORD * hits / len(parts)
+
+
+def entry_score(entry: TriggerEntry, msg: Message) -> tuple[float, str]:
+    best, best_phrase = 0.0, ""
+    for phrase in entry.phrases:
+        s = phrase_score(phrase, msg)
+        if s > best:
+            best, best_phrase = s, phrase
+    return best, best_phrase
+
+
+def select(
+    candidates: Iterable[tuple[TriggerEntry, float]],
+    message: str,
+    *,
+    active_projects: frozenset[str] = frozenset(),
+    threshold: float = 0.65,
+    top: int = 3,
+) -> list[TriggerHit]:
+    """Score (entry, retrieval relevance) candidates; the hits above the threshold."""
+    msg = Message.of(message)
+    hits = []
+    for entry, relevance in candidates:
+        if not eligible(entry, active_projects):
+            continue
+        score, phrase = entry_score(entry, msg)
+        if score <= 0:
+            continue
+        combined = TRIGGER_WEIGHT * score + RELEVANCE_WEIGHT * max(0.0, min(1.0, relevance))
+        if combined >= threshold:
+            hits.append(TriggerHit(entry, phrase, score, relevance, combined))
+    hits.sort(key=lambda h: (-h.combined, h.entry.path, h.entry.start_line))
+    return hits[:top]
+
+
+BLOCK_OPEN = '<memory-triggers hidden="true">'
+BLOCK_CLOSE = "</memory-triggers>"
+BLOCK_INTRO = "Curated memory whose triggers match this message:"
+
+
+def render_block(hits: Sequence[TriggerHit], max_chars: int = 1800) -> str:
+    """One hidden block of at most ``max_chars`` characters ('' when no hits)."""
+    if not hits:
+        return ""
+    frame = len(BLOCK_OPEN) + len(BLOCK_INTRO) + len(BLOCK_CLOSE) + 3
+    budget = max_chars - frame
+    lines: list[str] = []
+    for h in hits:
+        e = h.entry
+        text = " ".join(e.text.split())
+        if text.startswith(("- ", "* ")):
+            text = text[2:]
+        line = f"- {text} ({e.path}#L{e.start_line}-L{e.end_line})"
+        room = budget - sum(len(x) + 1 for x in lines) - 1
+        if room <= 20:
+            break
+        if len(line) > room:
+            line = line[: room - 1] + "…"
+        lines.append(line)
+    return "\n".join([BLOCK_OPEN, BLOCK_INTRO, *lines, BLOCK_CLOSE])
+
+
+__all__ = [
+    "Message",
+    "TriggerEntry",
+    "TriggerHit",
+    "eligible",
+    "entry_score",
+    "phrase_score",
+    "render_block",
+    "select",
+]
