@@ -5,6 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 
-for _name in ("recall", "write", "dream", "serve", "demo"):
+for _name in ("recall", "mcp", "write", "dream", "serve", "demo"):
     with contextlib.suppress(ModuleNotFoundError):
         importlib.import_module(f"{__package__}.{_name}")
