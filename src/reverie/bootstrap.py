@@ -39,7 +39,7 @@ class Bootstrap:
 def truncation_notice(path: str, shown: int, total: int) -> str:
     return (
         f"[… {path} truncated: {shown:,} of {total:,} characters shown. The file on disk "
-        f"is complete; read the rest with memory_get(path=\"{path}\").]"
+        f'is complete; read the rest with memory_get(path="{path}").]'
     )
 
 

@@ -100,7 +100,15 @@ def _pieces(chunk: Chunk, budget: int) -> list[Chunk]:
     out: list[Chunk] = []
     for i, text in enumerate(_cut_text(chunk.text, budget)):
         out.append(
-            Chunk(chunk.start_line, chunk.end_line, text, chunk.origin, chunk.session, chunk.trailers, i)
+            Chunk(
+                chunk.start_line,
+                chunk.end_line,
+                text,
+                chunk.origin,
+                chunk.session,
+                chunk.trailers,
+                i,
+            )
         )
     return out
 
@@ -206,4 +214,12 @@ def chunk_lines(lines: Sequence[Line], *, curated: bool, budget: int, overlap: i
     return chunk_budget(lines, budget, overlap)
 
 
-__all__ = ["CHUNKING_VERSION", "Chunk", "Line", "chunk_budget", "chunk_entries", "chunk_lines", "entries"]
+__all__ = [
+    "CHUNKING_VERSION",
+    "Chunk",
+    "Line",
+    "chunk_budget",
+    "chunk_entries",
+    "chunk_lines",
+    "entries",
+]

@@ -42,9 +42,15 @@ class TriggerIndex:
         )
         for r in rows:
             entry = TriggerEntry(
-                chunk_id=r[0], path=r[1], start_line=r[2], end_line=r[3], text=r[4], kind=r[5],
+                chunk_id=r[0],
+                path=r[1],
+                start_line=r[2],
+                end_line=r[3],
+                text=r[4],
+                kind=r[5],
                 origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
-                phrases=tuple(json.loads(r[7])), projects=tuple(json.loads(r[8])),
+                phrases=tuple(json.loads(r[7])),
+                projects=tuple(json.loads(r[8])),
             )
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
@@ -110,7 +116,9 @@ def trigger_hits(
     """R-TRIG-1..6: lexical-only candidates unioned with trigger-carrying curated
     entries (at most ``max_candidates``), then eligibility, scoring, threshold, top."""
     index.refresh(conn)
-    lexical = {cid: bm25_normalise(r) for cid, r in keyword_lane(conn, message, max_candidates).items()}
+    lexical = {
+        cid: bm25_normalise(r) for cid, r in keyword_lane(conn, message, max_candidates).items()
+    }
     ids = [cid for cid in lexical if cid in index.entries]
     msg = Message.of(message)
     extra = sorted(
@@ -119,7 +127,9 @@ def trigger_hits(
     )
     ids = (ids + extra)[:max_candidates]
     candidates = [(index.entries[cid], lexical.get(cid, 0.0)) for cid in ids]
-    return select(candidates, message, active_projects=active_projects, threshold=threshold, top=top)
+    return select(
+        candidates, message, active_projects=active_projects, threshold=threshold, top=top
+    )
 
 
 __all__ = ["TriggerIndex", "TurnContext", "render_block", "trigger_hits"]

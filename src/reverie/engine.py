@@ -12,12 +12,17 @@ import sqlean as sqlite3
 from .bootstrap import Bootstrap, Bootstrapper
 from .clock import Clock
 from .context import TriggerIndex, TurnContext, render_block, trigger_hits
-from .recall_log import RecallHit, RecallLog
-from .search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .embedders.base import Embedder
 from .embedders.factory import make_embedder
 from .index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
 from .index.sync import Progress, Syncer, SyncStats, mark_dirty
+from .ingest import IngestResult, ingest
+from .journal import Appended
+from .journal import append as journal_append
+from .provenance import Channel, Origin, SessionKind
+from .recall_log import RecallHit, RecallLog
+from .search import GetResult, Lanes, Searcher, SearchResponse, memory_get
+from .session import Session
 from .settings import Settings, load_settings
 from .workspace import Workspace
 
@@ -36,7 +41,9 @@ class Reverie:
     ) -> None:
         self.settings = settings
         self.clock = clock or Clock.from_env()
-        self.workspace = Workspace(Path(settings.workspace), Path(settings.state_dir), settings.agent)
+        self.workspace = Workspace(
+            Path(settings.workspace), Path(settings.state_dir), settings.agent
+        )
         self._embedder = embedder
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -44,6 +51,7 @@ class Reverie:
         self._bootstrapper: Bootstrapper | None = None
         self._triggers = TriggerIndex()
         self._recall_log: RecallLog | None = None
+        self._llms: dict[str, Any] = {}
 
     @classmethod
     def open(
@@ -121,7 +129,9 @@ class Reverie:
 
         self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.workspace.agent_dir / "sync.lock")), self._lock:
-            syncer = Syncer(self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now)
+            syncer = Syncer(
+                self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
+            )
             return syncer.run(force=force, progress=progress)
 
     # -- recall, lane 1 ---------------------------------------------------------------
@@ -145,15 +155,29 @@ class Reverie:
         self.workspace.require()
         with self._lock:
             response = self.searcher.search(
-                self.conn, query, today=self.clock.today(), max_results=max_results,
-                active_projects=frozenset(active_projects), lanes=lanes, decay=decay,
+                self.conn,
+                query,
+                today=self.clock.today(),
+                max_results=max_results,
+                active_projects=frozenset(active_projects),
+                lanes=lanes,
+                decay=decay,
             )
         if record and self.settings.dreaming:
             self.recall_log.record(
                 query,
                 [
-                    RecallHit(h.path, h.start_line, h.end_line, h.score, h.snippet, h.origin, h.kind,
-                              h.session_kind, h.day)
+                    RecallHit(
+                        h.path,
+                        h.start_line,
+                        h.end_line,
+                        h.score,
+                        h.snippet,
+                        h.origin,
+                        h.kind,
+                        h.session_kind,
+                        h.day,
+                    )
                     for h in response.hits
                 ],
                 now=self.clock.now(),
@@ -164,8 +188,12 @@ class Reverie:
         """memory_get: lines of a workspace file (never outside the workspace)."""
         self.workspace.require()
         return memory_get(
-            self.workspace, path, from_line=from_line, lines=lines,
-            max_lines=self.settings.get_max_lines, max_chars=self.settings.get_max_chars,
+            self.workspace,
+            path,
+            from_line=from_line,
+            lines=lines,
+            max_lines=self.settings.get_max_lines,
+            max_chars=self.settings.get_max_chars,
         )
 
     def bootstrap(self) -> Bootstrap:
@@ -173,7 +201,8 @@ class Reverie:
             self._bootstrapper = Bootstrapper(self.workspace.root)
         s = self.settings
         return self._bootstrapper.load(
-            file_chars=s.bootstrap_file_chars, total_chars=s.bootstrap_total_chars,
+            file_chars=s.bootstrap_file_chars,
+            total_chars=s.bootstrap_total_chars,
             user_chars=s.bootstrap_user_chars,
         )
 
@@ -188,14 +217,71 @@ class Reverie:
         try:
             with self._lock:
                 hits = trigger_hits(
-                    self.conn, self._triggers, message, active_projects=frozenset(active_projects),
-                    max_candidates=s.trigger_candidates, threshold=s.trigger_threshold, top=s.trigger_top,
+                    self.conn,
+                    self._triggers,
+                    message,
+                    active_projects=frozenset(active_projects),
+                    max_candidates=s.trigger_candidates,
+                    threshold=s.trigger_threshold,
+                    top=s.trigger_top,
                 )
             ctx.trigger_hits = hits
             ctx.trigger_block = render_block(hits, s.trigger_block_chars)
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
         return ctx
+
+    # -- write flow ---------------------------------------------------------------------
+    def llm(self, purpose: str = "main") -> Any:
+        """The configured LLM provider (None when ``llm = none``)."""
+        from .llm.factory import make_llm
+
+        if purpose not in self._llms:
+            self._llms[purpose] = make_llm(self.settings, purpose=purpose)  # type: ignore[arg-type]
+        return self._llms[purpose]
+
+    def append_journal(
+        self,
+        text: str,
+        *,
+        origin: Origin,
+        session: SessionKind | None = None,
+        info: dict[str, str] | None = None,
+        sync: bool = False,
+    ) -> Appended | None:
+        """Append to today's journal with a code-computed origin (R-WRITE-1)."""
+        self.workspace.require()
+        appended = journal_append(
+            self.workspace, text, origin=origin, session=session, now=self.clock.now(), info=info
+        )
+        if appended is not None:
+            if sync:
+                self.index()
+            else:
+                try:
+                    self.mark_dirty()
+                except Exception:  # P5: a broken index never loses the journal line
+                    pass
+        return appended
+
+    def open_session(
+        self,
+        *,
+        kind: SessionKind | str = SessionKind.INTERACTIVE,
+        channel: Channel | str = Channel.DIRECT,
+        sender: str | None = None,
+        owner: str | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Open (or reopen) a session; its transcript is persisted as JSONL."""
+        self.workspace.require()
+        return Session.create(
+            self, kind=kind, channel=channel, sender=sender, owner=owner, session_id=session_id
+        )
+
+    def ingest(self, transcript: Path, *, session_kind: SessionKind | None = None) -> IngestResult:
+        self.workspace.require()
+        return ingest(self.workspace, transcript, now=self.clock.now(), session_kind=session_kind)
 
     def mark_dirty(self) -> None:
         mark_dirty(self.conn)
@@ -226,7 +312,9 @@ class Reverie:
             "chunking_version": get_meta(conn, "chunking_version"),
             "last_sync": get_meta(conn, "last_sync"),
             "dirty": get_meta(conn, "dirty", "1") == "1" or get_meta(conn, "last_sync") is None,
-            "origins": dict(conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()),
+            "origins": dict(
+                conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
+            ),
         }
 
 

@@ -33,6 +33,7 @@ from .provenance import Origin, SessionKind, cap, lowest
 MARKER_RE = re.compile(r"\s*<!--\s*origin\s*:([^>]*?)-->", re.IGNORECASE)
 _FIELD_RE = re.compile(r"^\s*(origin|session|sig)?\s*:?\s*([A-Za-z0-9_-]+)\s*$")
 SIG_HEX = 16
+INFO_FIELDS = frozenset({"role", "anchor", "at"})
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,23 @@ def strip_markers(line: str) -> str:
 
 
 def render_marker(
-    text: str, origin: Origin, session: SessionKind | None = None, *, key: bytes | None = None
+    text: str,
+    origin: Origin,
+    session: SessionKind | None = None,
+    *,
+    key: bytes | None = None,
+    info: dict[str, str] | None = None,
 ) -> str:
     """``text`` with a marker. Signed when ``key`` is given (only code that knows the
-    real origin from session context may pass it)."""
+    real origin from session context may pass it). ``info`` adds informational fields
+    (role, anchor) that never affect trust."""
     text = strip_markers(text)
     fields = [f"origin: {origin.value}"]
     if session is not None:
         fields.append(f"session: {session.value}")
+    for name, value in (info or {}).items():
+        if name in INFO_FIELDS:
+            fields.append(f"{name}: {re.sub(r'[^A-Za-z0-9_.#:/-]', '_', value)}")
     if key is not None:
         fields.append(f"sig: {_sign(key, origin, session, text)}")
     return f"{text} <!-- {'; '.join(fields)} -->"
@@ -84,14 +94,14 @@ def _parse_marker(body: str) -> tuple[Origin | None, SessionKind | None, str | N
                 ok = False
         elif name == "sig":
             sig = value
+        elif name in INFO_FIELDS:
+            continue  # informational (role, anchor): never affects trust
         else:
             ok = False
     return origin, session, sig, ok
 
 
-def resolve(
-    line: str, *, default: Origin, ceiling: Origin, key: bytes | None
-) -> LineOrigin:
+def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -> LineOrigin:
     """The origin of one line, computed from the path's default and ceiling and any
     markers, following the rules in the module docstring."""
     text = strip_markers(line)
@@ -107,11 +117,16 @@ def resolve(
         if origin is None:
             claims.append(Origin.UNTRUSTED)  # a garbled marker fails closed
             continue
-        if sess is not None and sess is not SessionKind.INTERACTIVE:
+        if (sess is not None and sess is not SessionKind.INTERACTIVE) or (
+            sess is SessionKind.INTERACTIVE and session is None
+        ):
             session = sess
-        elif sess is SessionKind.INTERACTIVE and session is None:
-            session = sess
-        if ok and sig and key is not None and hmac.compare_digest(sig, _sign(key, origin, sess, text)):
+        if (
+            ok
+            and sig
+            and key is not None
+            and hmac.compare_digest(sig, _sign(key, origin, sess, text))
+        ):
             signed.append(origin)
         else:
             claims.append(origin)

@@ -69,4 +69,73 @@ def is_promotable(origin: Origin, session_kind: SessionKind | None) -> bool:
     return session_kind is None or session_kind.promotable
 
 
-__all__ = ["PROMOTABLE_ORIGINS", "Origin", "SessionKind", "cap", "is_promotable", "lowest"]
+class Channel(str, Enum):
+    DIRECT = "direct"
+    GROUP = "group"
+
+
+class Source(str, Enum):
+    """Where one message of a session came from (said by the runtime, not the text)."""
+
+    OWNER = "owner"  # typed by a person (owner if the sender is the owner)
+    ASSISTANT = "assistant"  # the agent's own reply
+    TOOL = "tool"  # tool output
+    WEB = "web"  # web content, summaries of it
+    MEMBER = "member"  # a non-owner member of a group
+    SCAFFOLD = "scaffold"  # heartbeat prompts, cron preambles
+    RECALLED = "recalled"  # memory the runtime injected; never evidence
+    IMPORT = "import"  # memories imported from another assistant
+
+
+EXTERNAL = frozenset({Source.TOOL, Source.WEB, Source.MEMBER, Source.IMPORT})
+
+
+def origin_for(
+    source: Source,
+    *,
+    session_kind: SessionKind,
+    channel: Channel = Channel.DIRECT,
+    sender: str | None = None,
+    owner: str | None = None,
+    tainted: bool = False,
+) -> Origin:
+    """The origin class of one message, computed from session context (R-PROV-1..3).
+
+    - a person's message is ``owner`` only when the sender is the configured owner on
+      a direct channel; the owner in a group is ``agent``; anyone else is ``untrusted``;
+    - the assistant's reply is ``agent`` (derived from owner content), but
+      ``untrusted`` when the turn was *tainted*: external content (tool output, web,
+      a non-owner) arrived since the owner last spoke, so the reply may carry it;
+    - tool, web, non-owner and imported content is ``untrusted``; scaffolding and
+      recalled memory are ``system``;
+    - cron, heartbeat and sub-agent sessions cap everything at ``system``;
+    - anything unknown fails closed to ``untrusted``.
+    """
+    if source is Source.OWNER:
+        if owner and sender and sender == owner:
+            origin = Origin.OWNER if channel is Channel.DIRECT else Origin.AGENT
+        else:
+            origin = Origin.UNTRUSTED
+    elif source is Source.ASSISTANT:
+        origin = Origin.UNTRUSTED if tainted else Origin.AGENT
+    elif source in (Source.SCAFFOLD, Source.RECALLED):
+        origin = Origin.SYSTEM
+    else:
+        origin = Origin.UNTRUSTED
+    if not session_kind.promotable:
+        origin = cap(origin, Origin.SYSTEM)
+    return origin
+
+
+__all__ = [
+    "EXTERNAL",
+    "PROMOTABLE_ORIGINS",
+    "Channel",
+    "Origin",
+    "SessionKind",
+    "Source",
+    "cap",
+    "is_promotable",
+    "lowest",
+    "origin_for",
+]

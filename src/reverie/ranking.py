@@ -130,7 +130,9 @@ def vector_scores(cosines: dict[int, float], cfg: RankConfig) -> dict[int, float
     if cfg.vector_scaling == "raw":
         return {k: max(0.0, v) for k, v in cosines.items()}
     floor = cfg.vector_floor
-    calibrated = {k: max(0.0, min(1.0, (v - floor) / max(1e-6, 1.0 - floor))) for k, v in cosines.items()}
+    calibrated = {
+        k: max(0.0, min(1.0, (v - floor) / max(1e-6, 1.0 - floor))) for k, v in cosines.items()
+    }
     lo, hi = min(cosines.values()), max(cosines.values())
     spread = hi - lo
     minmax = {k: ((v - lo) / spread if spread > 1e-9 else 1.0) for k, v in cosines.items()}
@@ -158,7 +160,11 @@ def score(
         v = vecs.get(c.chunk_id, 0.0)
         t = bm25_normalise(c.bm25) if c.bm25 is not None else 0.0
         hybrid = w_vec * v + w_text * t
-        d = decay_factor(c.day, today, cfg.half_life_days) if c.kind in ("journal", "transcript") else 1.0
+        d = (
+            decay_factor(c.day, today, cfg.half_life_days)
+            if c.kind in ("journal", "transcript")
+            else 1.0
+        )
         im = importance_multiplier(c.importance)
         pm = project_multiplier(c.projects, active_projects)
         final = hybrid * d * im * pm
@@ -176,7 +182,9 @@ def _mmr(items: list[Scored], lam: float) -> list[Scored]:
     while remaining:
         best_i, best_v = 0, -math.inf
         for i, s in enumerate(remaining):
-            sim = max(jaccard(sets[s.candidate.chunk_id], sets[c.candidate.chunk_id]) for c in chosen)
+            sim = max(
+                jaccard(sets[s.candidate.chunk_id], sets[c.candidate.chunk_id]) for c in chosen
+            )
             value = lam * s.final - (1 - lam) * sim
             if value > best_v:
                 best_i, best_v = i, value

@@ -130,11 +130,23 @@ class RecallLog:
         if row is None:
             self.conn.execute(
                 "INSERT INTO recall_store VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (h.key, h.path, h.start_line, h.end_line, h.score, h.score, ts, ts,
-                 json.dumps([qh]), json.dumps([day]),
-                 json.dumps(list(concept_tags(snippet)[:MAX_TAGS]), ensure_ascii=False),
-                 snippet, h.origin, h.session_kind,
-                 h.observed.isoformat() if h.observed else None),
+                (
+                    h.key,
+                    h.path,
+                    h.start_line,
+                    h.end_line,
+                    h.score,
+                    h.score,
+                    ts,
+                    ts,
+                    json.dumps([qh]),
+                    json.dumps([day]),
+                    json.dumps(list(concept_tags(snippet)[:MAX_TAGS]), ensure_ascii=False),
+                    snippet,
+                    h.origin,
+                    h.session_kind,
+                    h.observed.isoformat() if h.observed else None,
+                ),
             )
             return
         count, total, best, qhs, days, _tags = row
@@ -143,8 +155,17 @@ class RecallLog:
         self.conn.execute(
             "UPDATE recall_store SET recall_count = ?, total_score = ?, max_score = ?, last_recalled = ?, "
             "query_hashes = ?, recall_days = ?, snippet = ?, origin = ? WHERE key = ?",
-            (count + 1, total + h.score, max(best, h.score), ts, json.dumps(queries),
-             json.dumps(recall_days), snippet, h.origin, h.key),
+            (
+                count + 1,
+                total + h.score,
+                max(best, h.score),
+                ts,
+                json.dumps(queries),
+                json.dumps(recall_days),
+                snippet,
+                h.origin,
+                h.key,
+            ),
         )
 
     def stats(self, keys: Sequence[str] | None = None) -> list[RecallStats]:
@@ -162,9 +183,16 @@ class RecallLog:
                 continue
             out.append(
                 RecallStats(
-                    key=r[0], path=r[1], start_line=r[2], end_line=r[3], snippet=r[4],
-                    recall_count=r[5], daily_count=0, grounded_count=0,
-                    total_score=r[6], max_score=r[7],
+                    key=r[0],
+                    path=r[1],
+                    start_line=r[2],
+                    end_line=r[3],
+                    snippet=r[4],
+                    recall_count=r[5],
+                    daily_count=0,
+                    grounded_count=0,
+                    total_score=r[6],
+                    max_score=r[7],
                     query_hashes=frozenset(json.loads(r[8])),
                     recall_days=frozenset(date.fromisoformat(d) for d in json.loads(r[9])),
                     concept_tags=tuple(json.loads(r[10])),

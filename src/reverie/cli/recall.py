@@ -14,16 +14,31 @@ from .app import Ctx, cli, emit, handles_errors, json_option
 @click.option("--lanes", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid")
 @click.option("--no-decay", is_flag=True, help="Switch journal decay off.")
 @click.option("--explain", is_flag=True, help="Show the whole score chain per hit.")
-@click.option("--record", is_flag=True, help="Record the hits in the recall log (as an agent's search).")
+@click.option(
+    "--record", is_flag=True, help="Record the hits in the recall log (as an agent's search)."
+)
 @json_option
 @click.pass_obj
 @handles_errors
-def search(obj: Ctx, query: str, max_results: int | None, projects: tuple[str, ...], lanes: str,
-           no_decay: bool, explain: bool, record: bool, as_json: bool) -> None:
+def search(
+    obj: Ctx,
+    query: str,
+    max_results: int | None,
+    projects: tuple[str, ...],
+    lanes: str,
+    no_decay: bool,
+    explain: bool,
+    record: bool,
+    as_json: bool,
+) -> None:
     """memory_search: hybrid vector + keyword search over the workspace."""
     response = obj.engine.search(
-        query, max_results=max_results, active_projects=projects, lanes=lanes,  # type: ignore[arg-type]
-        decay=not no_decay, record=record,
+        query,
+        max_results=max_results,
+        active_projects=projects,
+        lanes=lanes,  # type: ignore[arg-type]
+        decay=not no_decay,
+        record=record,
     )
     emit(response.as_dict(), as_json, lambda _: response.render(explain))
 

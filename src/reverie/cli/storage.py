@@ -22,8 +22,18 @@ def init(obj: Ctx, as_json: bool) -> None:
     created = obj.engine.init()
     ws = obj.engine.workspace
     data = {"workspace": str(ws.root), "state_dir": str(ws.state_dir), "created": created}
-    emit(data, as_json, lambda d: f"workspace {d['workspace']}\n" + (
-        "created: " + ", ".join(d["created"]) if d["created"] else "nothing to create; all present"))
+    emit(
+        data,
+        as_json,
+        lambda d: (
+            f"workspace {d['workspace']}\n"
+            + (
+                "created: " + ", ".join(d["created"])
+                if d["created"]
+                else "nothing to create; all present"
+            )
+        ),
+    )
 
 
 def _render_sync(s: dict[str, Any]) -> str:
@@ -34,8 +44,10 @@ def _render_sync(s: dict[str, Any]) -> str:
         f"cached {s['embeddings_cached']}, failed {s['embeddings_failed']}",
     ]
     if s["vectors_missing"]:
-        lines.append(f"{s['vectors_missing']} chunks are keyword-only for now "
-                     "(vectors are filled in by a later sync)")
+        lines.append(
+            f"{s['vectors_missing']} chunks are keyword-only for now "
+            "(vectors are filled in by a later sync)"
+        )
     lines.append(f"{s['seconds']:.2f} s")
     lines += [f"warning: {w}" for w in s["warnings"]]
     return "\n".join(lines)
@@ -51,8 +63,15 @@ def index(obj: Ctx, force: bool, as_json: bool) -> None:
     engine = obj.engine
     if sys.stderr.isatty() and not as_json:
         console = Console(stderr=True)
-        with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.description}"), console=console, transient=True) as bar:
+        with Progress(
+            TextColumn("indexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=True,
+        ) as bar:
             task = bar.add_task("", total=None)
 
             def progress(done: int, total: int, path: str) -> None:
@@ -86,8 +105,14 @@ def settings_cmd(obj: Ctx, as_json: bool) -> None:
     """Every setting with its value, default, environment variable and help."""
     s = obj.engine.settings
     data = [
-        {"name": d.name, "value": s[d.name] if "key" not in d.name else ("***" if s[d.name] else ""),
-         "default": d.default, "source": s.source(d.name), "env": d.env, "help": d.help}
+        {
+            "name": d.name,
+            "value": s[d.name] if "key" not in d.name else ("***" if s[d.name] else ""),
+            "default": d.default,
+            "source": s.source(d.name),
+            "env": d.env,
+            "help": d.help,
+        }
         for d in SETTINGS
     ]
     emit(data, as_json, lambda _: settings_table())

@@ -38,7 +38,9 @@ class Embedder(Protocol):
 class EmbeddingCache(Protocol):
     """Cache keyed by (identity, sha256 of text) (R-STORE-6)."""
 
-    def get_many(self, identity: EmbedderIdentity, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+    def get_many(
+        self, identity: EmbedderIdentity, hashes: Sequence[str]
+    ) -> dict[str, np.ndarray]: ...
 
     def put_many(self, identity: EmbedderIdentity, items: dict[str, np.ndarray]) -> None: ...
 

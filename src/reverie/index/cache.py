@@ -53,7 +53,14 @@ class SqliteEmbeddingCache:
                 "INSERT OR REPLACE INTO embed_cache(provider, model, pkey, hash, vec, used) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (identity.provider, identity.model, identity.key, h, np.asarray(v, np.float32).tobytes(), now)
+                    (
+                        identity.provider,
+                        identity.model,
+                        identity.key,
+                        h,
+                        np.asarray(v, np.float32).tobytes(),
+                        now,
+                    )
                     for h, v in items.items()
                 ],
             )

@@ -84,7 +84,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     """Open the index with WAL, foreign keys and sqlite-vec loaded."""
     try:
         if readonly:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            conn = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False
+            )
         else:
             conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
         conn.isolation_level = None  # we manage transactions ourselves

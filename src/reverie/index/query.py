@@ -200,7 +200,9 @@ def measure_vector_floor(conn: sqlite3.Connection, sample: int = 256) -> float |
     return float(np.median(upper))
 
 
-def chunk_by_key(conn: sqlite3.Connection, path: str, start: int, end: int) -> Sequence[object] | None:
+def chunk_by_key(
+    conn: sqlite3.Connection, path: str, start: int, end: int
+) -> Sequence[object] | None:
     return conn.execute(
         "SELECT c.id, c.text, p.origin FROM chunks c JOIN provenance p ON p.chunk_id = c.id "
         "WHERE c.path = ? AND c.start_line = ? AND c.end_line = ?",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -115,7 +115,9 @@ class Syncer:
         self._check_identity()
         registry = {
             row[0]: row[1:]
-            for row in self.conn.execute("SELECT path, hash, size, mtime_ns, generation FROM sources")
+            for row in self.conn.execute(
+                "SELECT path, hash, size, mtime_ns, generation FROM sources"
+            )
         }
         todo: list[FileEntry] = []
         seen: set[str] = set()
@@ -136,7 +138,9 @@ class Syncer:
             stats.changed_paths.append(path)
         done = 0
         for group in _groups(todo, GROUP_FILES):
-            prepared = [p for p in (self._prepare(e, registry, generation, stats) for e in group) if p]
+            prepared = [
+                p for p in (self._prepare(e, registry, generation, stats) for e in group) if p
+            ]
             vectors = self._embed([c.text for p in prepared for c in p.chunks], stats)
             offset = 0
             for p in prepared:
@@ -160,7 +164,11 @@ class Syncer:
             set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
             set_meta(self.conn, "tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
-                set_meta(self.conn, "index_version", int(get_meta(self.conn, "index_version", "0") or 0) + 1)
+                set_meta(
+                    self.conn,
+                    "index_version",
+                    int(get_meta(self.conn, "index_version", "0") or 0) + 1,
+                )
             if floor is not None:
                 set_meta(self.conn, "vector_floor", round(floor, 4))
         self.cache.trim()
@@ -183,7 +191,10 @@ class Syncer:
         if self.embedder is None:
             return
         ident = self.embedder.identity
-        if get_meta(self.conn, "embedder") != ident.label() or get_meta(self.conn, "vec_dims") is None:
+        if (
+            get_meta(self.conn, "embedder") != ident.label()
+            or get_meta(self.conn, "vec_dims") is None
+        ):
             with transaction(self.conn):
                 create_vec_table(self.conn, ident.dims)
                 set_meta(self.conn, "embedder", ident.label())
@@ -192,12 +203,23 @@ class Syncer:
         stats.warnings.append(str(warning))
 
     def _prepare(
-        self, entry: FileEntry, registry: dict[str, tuple[Any, ...]], generation: int, stats: SyncStats
+        self,
+        entry: FileEntry,
+        registry: dict[str, tuple[Any, ...]],
+        generation: int,
+        stats: SyncStats,
     ) -> _Prepared | None:
         rel = entry.relpath
         if entry.size > self.settings.max_file_bytes:
-            self._warn(stats, Warning_(rel, None, f"{entry.size} bytes is over max_file_bytes "
-                                       f"({self.settings.max_file_bytes}); skipped"))
+            self._warn(
+                stats,
+                Warning_(
+                    rel,
+                    None,
+                    f"{entry.size} bytes is over max_file_bytes "
+                    f"({self.settings.max_file_bytes}); skipped",
+                ),
+            )
             stats.files_skipped += 1
             return None
         try:
@@ -295,7 +317,9 @@ class Syncer:
                     ),
                 )
                 cid = cur.lastrowid
-                self.conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (cid, segment(chunk.text)))
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (cid, segment(chunk.text))
+                )
                 if vec is not None and has_vec_table:
                     self.conn.execute(
                         "INSERT INTO vec_chunks(rowid, embedding) VALUES (?, ?)",
@@ -304,25 +328,44 @@ class Syncer:
                 t = chunk.trailers
                 self.conn.execute(
                     "INSERT INTO notes(chunk_id, importance, triggers, projects) VALUES (?, ?, ?, ?)",
-                    (cid, t.importance, json.dumps(list(t.triggers), ensure_ascii=False),
-                     json.dumps(list(t.projects), ensure_ascii=False)),
+                    (
+                        cid,
+                        t.importance,
+                        json.dumps(list(t.triggers), ensure_ascii=False),
+                        json.dumps(list(t.projects), ensure_ascii=False),
+                    ),
                 )
                 self.conn.execute(
                     "INSERT INTO provenance(chunk_id, origin, session_kind, source) VALUES (?, ?, ?, ?)",
-                    (cid, chunk.origin.value, chunk.session.value if chunk.session else None,
-                     f"{rel}#L{chunk.start_line}-L{chunk.end_line}"),
+                    (
+                        cid,
+                        chunk.origin.value,
+                        chunk.session.value if chunk.session else None,
+                        f"{rel}#L{chunk.start_line}-L{chunk.end_line}",
+                    ),
                 )
             self.conn.execute(
                 "INSERT INTO sources(path, hash, size, mtime_ns, kind, day, generation, chunks, indexed_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, "
                 "size = excluded.size, mtime_ns = excluded.mtime_ns, kind = excluded.kind, day = excluded.day, "
                 "generation = excluded.generation, chunks = excluded.chunks, indexed_at = excluded.indexed_at",
-                (rel, p.digest, p.entry.size, p.entry.mtime_ns, p.kind, p.day, generation, len(p.chunks),
-                 self.now().isoformat(timespec="seconds")),
+                (
+                    rel,
+                    p.digest,
+                    p.entry.size,
+                    p.entry.mtime_ns,
+                    p.kind,
+                    p.day,
+                    generation,
+                    len(p.chunks),
+                    self.now().isoformat(timespec="seconds"),
+                ),
             )
 
     def _missing_vectors(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0]
+        )
 
     def _backfill(self, stats: SyncStats, batch: int = 256) -> None:
         """Fill in vectors that an earlier (keyword-only) sync could not compute."""
@@ -355,7 +398,6 @@ class Syncer:
 def mark_dirty(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         set_meta(conn, "dirty", 1)
-
 
 
 __all__ = ["TOKENIZER", "SyncStats", "Syncer", "mark_dirty"]

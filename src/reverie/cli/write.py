@@ -1,0 +1,59 @@
+"""Write-flow commands: write (daily append) and ingest (transcript -> evidence)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ReverieError
+from ..provenance import Origin, SessionKind, cap
+from .app import Ctx, cli, emit, handles_errors, json_option
+
+
+@cli.command()
+@click.argument("text")
+@click.option(
+    "--origin",
+    type=click.Choice([o.value for o in Origin]),
+    help="Lower the origin (a person at the CLI is the owner; this can only lower it).",
+)
+@click.option("--no-index", is_flag=True, help="Do not sync the index after writing.")
+@json_option
+@click.pass_obj
+@handles_errors
+def write(obj: Ctx, text: str, origin: str | None, no_index: bool, as_json: bool) -> None:
+    """Append TEXT to today's journal (memory/YYYY-MM-DD.md)."""
+    effective = cap(Origin(origin), Origin.OWNER) if origin else Origin.OWNER
+    appended = obj.engine.append_journal(
+        text, origin=effective, session=SessionKind.INTERACTIVE, sync=not no_index
+    )
+    if appended is None:
+        raise ReverieError("nothing to write: the text is blank")
+    emit(appended.as_dict(), as_json, lambda d: f"{d['source']} ({d['origin']})")
+
+
+@cli.command()
+@click.argument("transcript", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--session-kind",
+    type=click.Choice([k.value for k in SessionKind]),
+    help="Treat the session as this kind (can only make it less eligible).",
+)
+@json_option
+@click.pass_obj
+@handles_errors
+def ingest(obj: Ctx, transcript: Path, session_kind: str | None, as_json: bool) -> None:
+    """Turn a finished session's TRANSCRIPT (JSONL) into dreaming evidence."""
+    result = obj.engine.ingest(
+        transcript, session_kind=SessionKind(session_kind) if session_kind else None
+    )
+    emit(
+        result.as_dict(),
+        as_json,
+        lambda d: (
+            f"{d['status']}: {d['lines_written']} lines"
+            + (f" ({d['reason']})" if d["reason"] else "")
+            + "".join(f"\n  {f}" for f in d["files"])
+        ),
+    )

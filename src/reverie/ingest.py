@@ -1,0 +1,128 @@
+"""Transcript ingestion (R-WRITE-3, R-PROV-3, R-PROV-4): a finished session's
+transcript becomes dreaming evidence in ``memory/.dreams/session-corpus/<day>.md``.
+
+- Only interactive sessions qualify; cron, heartbeat and sub-agent sessions never do.
+- Memory the runtime injected (``source: recalled`` messages, and any injected block
+  quoted inside a message) is stripped, so a recalled fact never comes back as new.
+- PII is redacted before anything is written.
+- Each line keeps its origin (computed when the message was recorded, signed so the
+  text cannot raise it) and a source anchor ``<session id>#<seq>``; tool, web and
+  non-owner turns stay ``untrusted``.
+- Incremental and idempotent: a checkpoint per transcript records the last message
+  ingested; ingesting again appends nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from .fsutil import atomic_write
+from .journal import clean_lines
+from .lineorigin import render_marker
+from .provenance import Origin, SessionKind, Source, cap
+from .redact import redact
+from .transcript import load
+from .workspace import Workspace
+
+CORPUS = "memory/.dreams/session-corpus"
+INJECTED_BLOCK = re.compile(
+    r"<(memory-triggers|workspace-file|memory-recall)\b[^>]*>.*?</\1>", re.DOTALL
+)
+
+
+@dataclass
+class IngestResult:
+    transcript: str
+    session_id: str
+    status: str  # ingested | skipped | nothing-new
+    reason: str = ""
+    lines_written: int = 0
+    recalled_stripped: int = 0
+    redactions: dict[str, int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def strip_injected(text: str) -> tuple[str, int]:
+    """Remove memory blocks the runtime injected (structural markers, not content)."""
+    stripped, n = INJECTED_BLOCK.subn("", text)
+    return stripped, n
+
+
+def ingest(
+    ws: Workspace, transcript: Path, *, now: datetime, session_kind: SessionKind | None = None
+) -> IngestResult:
+    state = load(transcript)
+    header = state.header
+    sid = str(header.get("id") or transcript.stem)
+    result = IngestResult(str(transcript), sid, "ingested")
+    try:
+        kind = SessionKind(str(header.get("kind", "")))
+    except ValueError:
+        kind = SessionKind.SUBAGENT  # unknown kind fails closed: never evidence
+    if session_kind is not None and not session_kind.promotable:
+        kind = session_kind  # the caller may only make a session less eligible
+    if not kind.promotable:
+        result.status, result.reason = "skipped", f"{kind.value} sessions are never evidence"
+        return result
+    checkpoint_dir = ws.agent_dir / "ingest"
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint = checkpoint_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', sid)}.json"
+    key = ws.origin_key()
+    with FileLock(str(checkpoint_dir / "ingest.lock"), timeout=120):
+        done = json.loads(checkpoint.read_text())["seq"] if checkpoint.exists() else 0
+        by_day: dict[str, list[str]] = {}
+        last = done
+        for msg in state.messages:
+            seq = int(msg.get("seq", 0))
+            if seq <= done:
+                continue
+            last = max(last, seq)
+            if msg.get("source") == Source.RECALLED.value:
+                result.recalled_stripped += 1
+                continue
+            text, n = strip_injected(str(msg.get("text", "")))
+            result.recalled_stripped += n
+            red = redact(text)
+            for k, v in red.counts.items():
+                result.redactions[k] = result.redactions.get(k, 0) + v
+            origin = cap(Origin.parse(msg.get("origin")) or Origin.UNTRUSTED, Origin.OWNER)
+            ts = str(msg.get("ts") or now.isoformat())
+            day = ts[:10]
+            info = {"role": str(msg.get("role", "")), "anchor": f"{sid}#{seq}"}
+            for item in clean_lines(red.text):
+                by_day.setdefault(day, []).append(
+                    render_marker(f"- {item}", origin, kind, key=key, info=info)
+                )
+        for day, lines in sorted(by_day.items()):
+            rel = f"{CORPUS}/{day}.md"
+            path = ws.root / rel
+            old = (
+                path.read_text(encoding="utf-8") if path.exists() else f"# Session corpus {day}\n\n"
+            )
+            if old and not old.endswith("\n"):
+                old += "\n"
+            present = set(old.splitlines())  # a crash before the checkpoint: no doubles
+            lines = [ln for ln in lines if ln not in present]
+            if not lines:
+                continue
+            atomic_write(path, old + "\n".join(lines) + "\n")
+            result.lines_written += len(lines)
+            result.files.append(rel)
+        if last > done:
+            atomic_write(checkpoint, json.dumps({"seq": last, "transcript": str(transcript)}))
+    if not result.lines_written and result.status == "ingested":
+        result.status = "nothing-new"
+    return result
+
+
+__all__ = ["CORPUS", "IngestResult", "ingest", "strip_injected"]

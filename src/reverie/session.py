@@ -1,0 +1,282 @@
+"""The session API an agent loop calls (issue: write flow).
+
+    mem = Reverie.open(workspace, state_dir)
+    s = mem.open_session(kind="interactive", channel="direct", sender="alice", owner="alice")
+    ctx = s.context(user_text)            # bootstrap + triggers to inject (zero model calls)
+    s.record(user_text, source="owner")   # every message, with where it came from
+    s.record(tool_output, source="tool")
+    s.record(reply, source="assistant")
+    if s.flush_due().due: s.flush()       # silent pre-compaction flush to today's journal
+    s.compacted()                         # the runtime compacted its context
+    s.end()                               # transcript becomes dreaming evidence
+
+Provenance is computed from this session context and the declared source, never
+from the message text (:func:`reverie.provenance.origin_for`).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import ProviderError, ReverieError
+from .flush import (
+    FLUSH_SCHEMA,
+    FLUSH_SYSTEM,
+    FlushDecision,
+    FlushResult,
+    FlushState,
+    accept_entries,
+    build_input,
+    plan,
+)
+from .ingest import IngestResult, ingest
+from .journal import Appended
+from .provenance import (
+    EXTERNAL,
+    PROMOTABLE_ORIGINS,
+    Channel,
+    Origin,
+    SessionKind,
+    Source,
+    origin_for,
+)
+from .tokens import count_tokens
+from .transcript import VERSION, append_record, load
+
+if TYPE_CHECKING:
+    from .context import TurnContext
+    from .engine import Reverie
+    from .llm.base import LLM
+
+ROLE = {
+    Source.OWNER: "user",
+    Source.MEMBER: "user",
+    Source.ASSISTANT: "assistant",
+    Source.TOOL: "tool",
+    Source.WEB: "tool",
+    Source.IMPORT: "tool",
+    Source.SCAFFOLD: "system",
+    Source.RECALLED: "system",
+}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    seq: int
+    origin: Origin
+    source: Source
+
+
+class Session:
+    def __init__(self, engine: Reverie, path: Path) -> None:
+        self.engine = engine
+        self.path = path
+        state = load(path)
+        h = state.header
+        self.id = str(h["id"])
+        self.kind = SessionKind(h["kind"])
+        self.channel = Channel(h.get("channel", "direct"))
+        self.sender = h.get("sender")
+        self.owner = h.get("owner")
+        self._seq = max((int(m.get("seq", 0)) for m in state.messages), default=0)
+        self._cycle = state.cycle
+        self._flushed = state.flushed_cycle
+        self._tokens = state.tokens_in_cycle
+        self._tainted = self._replay_taint(state.messages)
+        self._size = path.stat().st_size
+        self.ended = state.ended
+
+    # -- creation --------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        engine: Reverie,
+        *,
+        kind: SessionKind | str = SessionKind.INTERACTIVE,
+        channel: Channel | str = Channel.DIRECT,
+        sender: str | None = None,
+        owner: str | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        sid = session_id or uuid.uuid4().hex[:12]
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", sid):
+            raise ReverieError(f"session id {sid!r}: use letters, digits, '_', '.', '-'")
+        path = engine.workspace.agent_dir / "sessions" / f"{sid}.jsonl"
+        if not path.exists():
+            append_record(
+                path,
+                {
+                    "type": "session",
+                    "version": VERSION,
+                    "id": sid,
+                    "kind": SessionKind(kind).value,
+                    "channel": Channel(channel).value,
+                    "sender": sender,
+                    "owner": owner,
+                    "started": engine.clock.now().isoformat(timespec="seconds"),
+                },
+            )
+        return cls(engine, path)
+
+    @staticmethod
+    def _replay_taint(messages: list[dict[str, Any]]) -> bool:
+        tainted = False
+        for m in messages:
+            src = m.get("source")
+            if src == Source.OWNER.value and m.get("origin") in ("owner", "agent"):
+                tainted = False
+            elif src in {s.value for s in EXTERNAL} or m.get("origin") == "untrusted":
+                tainted = True
+        return tainted
+
+    # -- recording -------------------------------------------------------------------
+    def origin_of(self, source: Source, sender: str | None = None) -> Origin:
+        return origin_for(
+            source,
+            session_kind=self.kind,
+            channel=self.channel,
+            sender=sender if sender is not None else self.sender,
+            owner=self.owner,
+            tainted=self._tainted,
+        )
+
+    def record(self, text: str, *, source: Source | str, sender: str | None = None) -> Recorded:
+        """Record one message with where it came from; returns its computed origin."""
+        src = Source(source)
+        origin = self.origin_of(src, sender)
+        if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:
+            self._tainted = False
+        elif src in EXTERNAL or origin is Origin.UNTRUSTED:
+            self._tainted = True
+        self._seq += 1
+        self._size = append_record(
+            self.path,
+            {
+                "type": "message",
+                "seq": self._seq,
+                "ts": self.engine.clock.now().isoformat(timespec="seconds"),
+                "source": src.value,
+                "role": ROLE[src],
+                "sender": sender if sender is not None else self.sender,
+                "origin": origin.value,
+                "text": text,
+            },
+        )
+        self._tokens += count_tokens(text)
+        return Recorded(self._seq, origin, src)
+
+    def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext:
+        """What to inject for ``message``; the injected memory is recorded as
+        ``recalled`` so ingestion strips it (R-PROV-4)."""
+        ctx = self.engine.context(message, active_projects=active_projects)
+        if ctx.trigger_block:
+            self.record(ctx.trigger_block, source=Source.RECALLED)
+        return ctx
+
+    def write(self, text: str, *, source: Source | str = Source.ASSISTANT) -> Appended | None:
+        """Daily append from inside the session (memory_write): the origin is what the
+        session context gives the declared source, so a declaration can only lower it."""
+        origin = self.origin_of(Source(source))
+        return self.engine.append_journal(text, origin=origin, session=self.kind)
+
+    # -- flush -----------------------------------------------------------------------
+    @property
+    def flush_state(self) -> FlushState:
+        return FlushState(self._cycle, self._flushed, self._tokens, self._size)
+
+    def flush_due(self) -> FlushDecision:
+        s = self.engine.settings
+        return plan(
+            self.flush_state,
+            self.kind,
+            context_window=s.context_window,
+            reserve_tokens=s.flush_reserve_tokens,
+            soft_tokens=s.flush_soft_tokens,
+            transcript_bytes_limit=s.flush_transcript_bytes,
+        )
+
+    def compacted(self) -> int:
+        """The runtime compacted its context: a new cycle starts."""
+        self._cycle += 1
+        self._tokens = 0
+        self._size = append_record(
+            self.path,
+            {
+                "type": "compaction",
+                "cycle": self._cycle,
+                "ts": self.engine.clock.now().isoformat(timespec="seconds"),
+            },
+        )
+        return self._cycle
+
+    def flush(self, llm: LLM | None = None, *, force: bool = False) -> FlushResult:
+        """Run the silent flush turn if due (or ``force``). Never raises: a timeout or
+        failing provider skips the flush with a warning (P5)."""
+        decision = self.flush_due()
+        if not decision.due and not (force and self.kind.promotable):
+            return FlushResult("skipped", decision.reason)
+        model = llm if llm is not None else self.engine.llm("flush")
+        if model is None:
+            return FlushResult("skipped", "no LLM configured")
+        turns = [
+            (m.get("role", ""), str(m.get("text", "")))
+            for m in load(self.path).messages
+            if m.get("origin") in ("owner", "agent") and m.get("source") in ("owner", "assistant")
+        ]
+        self._mark_flushed("started")
+        if not turns:
+            return FlushResult("nothing", "no trusted turns to flush")
+        from .llm.base import Message
+
+        try:
+            reply = model.complete(
+                [Message("user", build_input(turns))],
+                system=FLUSH_SYSTEM,
+                json_schema=FLUSH_SCHEMA,
+                timeout=self.engine.settings.llm_timeout,
+            )
+        except ProviderError as exc:
+            warnings.warn(f"pre-compaction flush skipped: {exc}", stacklevel=2)
+            return FlushResult("failed", str(exc))
+        entries = accept_entries(reply.data)
+        if not entries:
+            return FlushResult("nothing", "the model had nothing to store")
+        sources = []
+        for entry in entries:
+            appended = self.engine.append_journal(
+                entry, origin=Origin.AGENT, session=self.kind, info={"role": "flush"}
+            )
+            if appended:
+                sources.append(f"{appended.path}#L{appended.first_line}-L{appended.last_line}")
+        return FlushResult("written", f"{len(entries)} entries", entries, sources)
+
+    def _mark_flushed(self, status: str) -> None:
+        self._flushed = self._cycle
+        self._size = append_record(
+            self.path,
+            {
+                "type": "flush",
+                "cycle": self._cycle,
+                "status": status,
+                "ts": self.engine.clock.now().isoformat(timespec="seconds"),
+            },
+        )
+
+    # -- end -------------------------------------------------------------------------
+    def end(self) -> IngestResult:
+        """End the session; an interactive transcript becomes dreaming evidence."""
+        if not self.ended:
+            append_record(
+                self.path,
+                {"type": "end", "ts": self.engine.clock.now().isoformat(timespec="seconds")},
+            )
+            self.ended = True
+        return ingest(self.engine.workspace, self.path, now=self.engine.clock.now())
+
+
+__all__ = ["Recorded", "Session"]
