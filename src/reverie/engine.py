@@ -20,7 +20,7 @@ from .ingest import IngestResult, ingest
 from .journal import Appended
 from .journal import append as journal_append
 from .provenance import Channel, Origin, SessionKind
-from .recall_log import RecallHit, RecallLog
+from .recall_log import RecallHit, RecallLog, focus_line
 from .search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .session import Session
 from .settings import Settings, load_settings
@@ -163,26 +163,26 @@ class Reverie:
                 lanes=lanes,
                 decay=decay,
             )
-        if record and self.settings.dreaming:
-            self.recall_log.record(
-                query,
-                [
-                    RecallHit(
-                        h.path,
-                        h.start_line,
-                        h.end_line,
-                        h.score,
-                        h.snippet,
-                        h.origin,
-                        h.kind,
-                        h.session_kind,
-                        h.day,
-                    )
-                    for h in response.hits
-                ],
-                now=self.clock.now(),
-            )
+        if record and self.dreaming_enabled:
+            hits = []
+            for h in response.hits:
+                if h.score < self.settings.search_min_score:
+                    continue  # below-min fallbacks and bare path matches are no evidence
+                line, text = focus_line(h.text or h.snippet, h.start_line, query)
+                hits.append(
+                    RecallHit(h.path, line, line, h.score, text, h.origin, h.kind, h.session_kind, h.day)
+                )
+            try:
+                self.recall_log.record(query, hits, now=self.clock.now())
+            except Exception as exc:  # P5: a broken recall log never fails a search
+                response.notes.append(f"recall not recorded: {exc}")
         return response
+
+    @property
+    def dreaming_enabled(self) -> bool:
+        """Dreaming on (setting) and not switched off with ``reverie dream off``."""
+        off = (self.workspace.agent_dir / "dreaming.off").exists()
+        return bool(self.settings.dreaming) and not off
 
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """memory_get: lines of a workspace file (never outside the workspace)."""
@@ -282,6 +282,32 @@ class Reverie:
     def ingest(self, transcript: Path, *, session_kind: SessionKind | None = None) -> IngestResult:
         self.workspace.require()
         return ingest(self.workspace, transcript, now=self.clock.now(), session_kind=session_kind)
+
+    # -- dreaming -------------------------------------------------------------------------
+    @property
+    def dreamer(self) -> Any:
+        from .dreaming.runner import Dreamer
+
+        return Dreamer(self)
+
+    def dream(self, *, dry_run: bool = False) -> Any:
+        """Run light, REM and deep sleep now (``dry_run``: preview, write nothing)."""
+        self.workspace.require()
+        from filelock import FileLock
+
+        if dry_run:
+            return self.dreamer.run(dry_run=True)
+        with FileLock(str(self.workspace.agent_dir / "dream.lock"), timeout=600):
+            return self.dreamer.run()
+
+    def set_dreaming(self, on: bool) -> None:
+        """``reverie dream on|off``: off means no dreaming state is written at all."""
+        flag = self.workspace.agent_dir / "dreaming.off"
+        self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
+        if on:
+            flag.unlink(missing_ok=True)
+        else:
+            flag.write_text("dreaming switched off with `reverie dream off`\n")
 
     def mark_dirty(self) -> None:
         mark_dirty(self.conn)

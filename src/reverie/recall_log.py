@@ -22,6 +22,7 @@ import sqlean as sqlite3
 from .dreaming.signals import RecallStats, concept_tags
 from .index.db import transaction
 from .provenance import Origin, SessionKind
+from .tokens import token_set
 
 MAX_QUERIES = 32
 MAX_DAYS = 16
@@ -58,6 +59,21 @@ CREATE TABLE IF NOT EXISTS recall_store (
     observed TEXT
 );
 """
+
+
+def focus_line(text: str, start_line: int, query: str) -> tuple[int, str]:
+    """The line of a chunk that best matches the query (most shared tokens, first on a
+    tie): the unit dreaming can promote. Chunk text lines map 1:1 to source lines."""
+    q = token_set(query)
+    best, best_i, lines = -1.0, 0, text.split("\n")
+    for i, line in enumerate(lines):
+        toks = token_set(line)
+        if not toks:
+            continue
+        overlap = len(q & toks) / (len(toks) ** 0.5)
+        if overlap > best:
+            best, best_i = overlap, i
+    return start_line + best_i, lines[best_i].strip()
 
 
 def query_hash(query: str) -> str:

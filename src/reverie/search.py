@@ -40,6 +40,7 @@ class Hit:
     explain: dict[str, Any]
     session_kind: str | None = None
     day: date | None = None
+    text: str = ""  # the whole chunk (the snippet may be cut)
 
     @property
     def key(self) -> str:

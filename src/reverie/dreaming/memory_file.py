@@ -1,0 +1,114 @@
+"""MEMORY.md structure for dreaming (pure): entries, source anchors, generated
+sections, promoted-entry rendering and append-only insertion."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..tokens import count_tokens
+from ..trailers import Trailers, render, strip
+from .junk import GENERATED_BEGIN, GENERATED_END
+
+ANCHOR_RE = re.compile(r"Source:\s*(\S+?#L\d+-L\d+)")
+_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
+GENERATED_HEADING = "## Promoted by dreaming"
+MAX_SNIPPET_TOKENS = 160
+
+
+@dataclass(frozen=True)
+class Entry:
+    line: int  # 1-based
+    text: str  # the line without trailers, stripped
+    generated: bool  # inside dreaming's generated section
+
+    @property
+    def norm(self) -> str:
+        return normalise(self.text)
+
+
+def normalise(text: str) -> str:
+    text = re.sub(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", "", strip(text))
+    return " ".join(text.split()).lower()
+
+
+def entries(text: str) -> list[Entry]:
+    """List items (and paragraph lines) of MEMORY.md, headings and markers excluded."""
+    out: list[Entry] = []
+    generated = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        s = raw.strip()
+        if s == GENERATED_BEGIN:
+            generated = True
+            continue
+        if s == GENERATED_END:
+            generated = False
+            continue
+        if not s or _HEADING_RE.match(raw) or s.startswith("<!--"):
+            continue
+        if _ITEM_RE.match(raw) or not raw.startswith((" ", "\t")):
+            out.append(Entry(number, strip(raw).strip(), generated))
+    return out
+
+
+def anchors(text: str) -> set[str]:
+    return set(ANCHOR_RE.findall(text))
+
+
+def parses(text: str) -> bool:
+    """The expected structure: balanced generated markers, no stray fences, and every
+    non-blank line a heading, list item, continuation, paragraph or marker."""
+    begins = text.count(GENERATED_BEGIN)
+    ends = text.count(GENERATED_END)
+    if begins != ends or begins > 1:
+        return False
+    if begins and text.index(GENERATED_BEGIN) > text.index(GENERATED_END):
+        return False
+    return text.count("```") % 2 == 0
+
+
+def clean_snippet(snippet: str) -> str:
+    """A journal line as a memory entry: no list marker, no HH:MM stamp, one line,
+    at most 160 tokens."""
+    text = re.sub(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", "", snippet.strip())
+    text = re.sub(r"^\d{1,2}:\d{2}\s+", "", text)
+    text = " ".join(text.split())
+    while count_tokens(text) > MAX_SNIPPET_TOKENS and " " in text:
+        text = text.rsplit(" ", 1)[0]
+    return text
+
+
+def render_entry(text: str, anchor: str, importance: int, tags: tuple[str, ...]) -> str:
+    """``- <text> Source: <path>#L<a>-L<b> <trailers>`` (SPEC section 8)."""
+    safe_tags = tuple(t.replace(",", " ").replace(";", " ").replace("-->", "")[:64] for t in tags[:3])
+    return render(f"- {text} Source: {anchor}", Trailers(triggers=safe_tags, importance=importance))
+
+
+def append_generated(memory: str, lines: list[str]) -> str:
+    """Append promoted entries inside the generated section (created at the end if
+    absent). Everything outside it, the person's text, is left byte for byte."""
+    if not lines:
+        return memory
+    block = "\n".join(lines)
+    if GENERATED_BEGIN in memory and GENERATED_END in memory:
+        head, tail = memory.rsplit(GENERATED_END, 1)
+        if not head.endswith("\n"):
+            head += "\n"
+        return f"{head}{block}\n{GENERATED_END}{tail}"
+    base = memory if memory.endswith("\n") or not memory else memory + "\n"
+    sep = "" if base.endswith("\n\n") or not base else "\n"
+    return f"{base}{sep}{GENERATED_BEGIN}\n{GENERATED_HEADING}\n\n{block}\n{GENERATED_END}\n"
+
+
+__all__ = [
+    "ANCHOR_RE",
+    "Entry",
+    "anchors",
+    "append_generated",
+    "clean_snippet",
+    "entries",
+    "normalise",
+    "parses",
+    "render_entry",
+]
