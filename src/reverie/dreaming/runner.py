@@ -332,7 +332,11 @@ class Dreamer:
         diff = [d for d in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
                 if d[:1] in "+-" and not d.startswith(("+++", "---"))]
         lines += [f"- `{d[:1]}` {d[1:].strip()[:200]}" for d in diff[:20]]
-        rejected = Counter(c.reason.split(":")[0] for c in report.candidates if c.decision == "reject")
+        rejected = Counter(
+            next((g["name"] for g in c.gates if not g["passed"]), "dropped")
+            for c in report.candidates
+            if c.decision == "reject"
+        )
         if rejected:
             lines.append("- rejected: " + ", ".join(f"{k} {v}" for k, v in sorted(rejected.items())))
         path = self.ws.root / "DREAMS.md"

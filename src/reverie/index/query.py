@@ -120,7 +120,8 @@ class PathLane:
         self._refresh(conn)
         full, base, stem = self._maps
         tiers: dict[str, int] = {}
-        words = {w.strip("`'\"()[]<>,;") for w in query.lower().split()} | {query.strip().lower()}
+        whole = query.strip().lower()
+        words = {w.strip("`'\"()[]<>,;?!") for w in whole.split()} | {whole}
         for w in words:
             if not w:
                 continue
@@ -128,8 +129,11 @@ class PathLane:
                 tiers[full[w]] = max(tiers.get(full[w], 0), 3)
             for p in base.get(w, ()):
                 tiers[p] = max(tiers.get(p, 0), 2)
-            for p in stem.get(w, ()):
-                tiers[p] = max(tiers.get(p, 0), 1)
+            # a bare word like "user" is content, not a file name: the stem tier needs the
+            # whole query to be the stem, or a token shaped like a file name (2026-05-01)
+            if w == whole or not w.isalpha():
+                for p in stem.get(w, ()):
+                    tiers[p] = max(tiers.get(p, 0), 1)
         return tiers
 
 
