@@ -1,0 +1,62 @@
+"""Docs that are tested: the README's settings table, its session example, and the
+public API (``__all__``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import reverie
+from reverie.settings import settings_table
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_settings_table_matches_the_settings_table() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text.split("<!-- settings-table:begin -->")[1].split("<!-- settings-table:end -->")[0]
+    assert block.strip() == settings_table().strip(), "regenerate the README table from reverie.settings"
+
+
+def test_readme_opens_with_the_demo_and_the_test_command() -> None:
+    text = README.read_text(encoding="utf-8")
+    commands = re.findall(r"```bash\n(.*?)\n```", text, re.S)
+    assert commands[0].strip() == "python -m pip install . && reverie demo"
+    assert commands[1].strip() == "python -m pip install -e '.[test]' && python -m pytest -q"
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1].strip() in ci
+
+
+def test_public_api_is_exactly_all() -> None:
+    public = {n for n in dir(reverie) if not n.startswith("_")}
+    exported = set(reverie.__all__)
+    for name in exported:
+        assert hasattr(reverie, name), name
+    modules = {"bootstrap", "chunking", "classify", "clock", "context", "document", "embedders",
+               "engine", "errors", "flush", "fsutil", "index", "ingest", "journal", "lineorigin",
+               "llm", "provenance", "ranking", "recall_log", "redact", "results", "search",
+               "session", "settings", "tokens", "trailers", "transcript", "triggers", "workspace",
+               "dreaming"}
+    assert public - exported <= modules, public - exported - modules
+    assert issubclass(reverie.PathEscapeError, reverie.ReverieError)
+    assert issubclass(reverie.ProviderTimeout, reverie.ProviderError)
+
+
+def test_readme_session_example_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("REVERIE_EMBEDDER", "fake")
+    text = README.read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "open_session" in b)
+    code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
+    code = code.replace('"~/.reverie/state"', repr(str(tmp_path / "st")))
+    setup = (
+        "from reverie import Reverie as _R\n"
+        f"_R.open({str(tmp_path / 'ws')!r}, {str(tmp_path / 'st')!r}).init()\n"
+    )
+    namespace: dict[str, object] = {}
+    exec(compile(setup + code, "README.md", "exec"), namespace)
+    turn = namespace["turn"]
+    reply = turn("remember that I like tea", lambda ctx, msg: ("ok", ["ls"]), lambda call: "a.txt")  # type: ignore[operator]
+    assert reply == "ok"
+    transcript = next((tmp_path / "st" / "main" / "sessions").glob("*.jsonl")).read_text()
+    assert '"source":"tool"' in transcript and '"origin":"untrusted"' in transcript
+    assert (tmp_path / "ws" / "memory" / ".dreams" / "session-corpus").exists()
