@@ -57,6 +57,7 @@ def test_readme_session_example_runs(tmp_path: Path, monkeypatch) -> None:  # ty
     turn = namespace["turn"]
     reply = turn("remember that I like tea", lambda ctx, msg: ("ok", ["ls"]), lambda call: "a.txt")  # type: ignore[operator]
     assert reply == "ok"
+    namespace["session"].end()  # type: ignore[attr-defined]  (the example ended it before any turn)
     transcript = next((tmp_path / "st" / "main" / "sessions").glob("*.jsonl")).read_text()
     assert '"source":"tool"' in transcript and '"origin":"untrusted"' in transcript
     assert (tmp_path / "ws" / "memory" / ".dreams" / "session-corpus").exists()
