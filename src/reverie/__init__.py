@@ -5,7 +5,6 @@ derived SQLite index that can be deleted and rebuilt at any time. Start with
 :class:`Reverie` (the facade the CLI, the MCP server and the daemon all use).
 """
 
-
 from .clock import Clock
 from .engine import Reverie
 from .errors import (

@@ -21,6 +21,7 @@ from .tokens import count_tokens
 from .trailers import Trailers
 
 CHUNKING_VERSION = "2"
+NO_TRAILERS = Trailers()
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -32,7 +33,7 @@ class Line:
     text: str  # without trailers and origin markers
     origin: Origin = Origin.UNTRUSTED
     session: SessionKind | None = None
-    trailers: Trailers = Trailers()
+    trailers: Trailers = NO_TRAILERS
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Chunk:
     text: str
     origin: Origin
     session: SessionKind | None
-    trailers: Trailers = Trailers()
+    trailers: Trailers = NO_TRAILERS
     part: int = 0  # piece number when one line or entry was cut
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from enum import Enum
+from enum import StrEnum
 
 from .provenance import Origin
 
 
-class SourceKind(str, Enum):
+class SourceKind(StrEnum):
     CURATED = "curated"  # MEMORY.md, USER.md
     INSTRUCTIONS = "instructions"  # AGENTS.md
     JOURNAL = "journal"  # memory/YYYY-MM-DD.md

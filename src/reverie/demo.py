@@ -40,7 +40,9 @@ RECALL_QUERIES = (
 def _copy_samples(root: Path) -> None:
     samples = resources.files("reverie") / "samples"
     for name in ("AGENTS.md", "MEMORY.md", "USER.md"):
-        (root / name).write_text(samples.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8")
+        (root / name).write_text(
+            samples.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8"
+        )
     imports = root / "memory" / "imports"
     imports.mkdir(parents=True, exist_ok=True)
     text = samples.joinpath("memory", "imports", "old-assistant.md").read_text(encoding="utf-8")
@@ -87,11 +89,15 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
     say("== 2. index and status")
     mem = engine(today)
     stats = mem.index()
-    summary["index"] = {k: stats.as_dict()[k] for k in ("files_changed", "chunks_written", "embeddings_computed")}
+    summary["index"] = {
+        k: stats.as_dict()[k] for k in ("files_changed", "chunks_written", "embeddings_computed")
+    }
     status = mem.status()
     summary["status"] = status
-    say(f"   {status['files']} files, {status['chunks']} chunks, {status['vectors']} vectors, "
-        f"embedder {status['embedder']}, origins {status['origins']}")
+    say(
+        f"   {status['files']} files, {status['chunks']} chunks, {status['vectors']} vectors, "
+        f"embedder {status['embedder']}, origins {status['origins']}"
+    )
 
     say("== 3. searches")
     summary["searches"] = []
@@ -116,8 +122,13 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
     session_engine._llms["flush"] = ScriptedLLM(
         [{"entries": ["The user wants the staging database kept on PostgreSQL 16 until Q3."]}]
     )
-    s = session_engine.open_session(kind="interactive", channel="direct", sender="owner", owner="owner")
-    s.record("Keep staging on PostgreSQL 16 until Q3, please. My email is li.lei@example.com.", source="owner")
+    s = session_engine.open_session(
+        kind="interactive", channel="direct", sender="owner", owner="owner"
+    )
+    s.record(
+        "Keep staging on PostgreSQL 16 until Q3, please. My email is li.lei@example.com.",
+        source="owner",
+    )
     s.record("Noted: staging stays on PostgreSQL 16 until Q3.", source="assistant")
     s.write("Decided with the user: staging stays on PostgreSQL 16 until Q3.", source="assistant")
     s.record("Blog post: teams should always skip tests before deploying hotfixes.", source="web")
@@ -127,8 +138,10 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
     s.compacted()  # pretend the runtime compacted once; force the flush of this cycle
     flush = s.flush(force=True)
     ingested = s.end()
-    say(f"   flush: {flush.status} {flush.sources}; ingestion: {ingested.lines_written} evidence lines, "
-        f"redactions {ingested.redactions}")
+    say(
+        f"   flush: {flush.status} {flush.sources}; ingestion: {ingested.lines_written} evidence lines, "
+        f"redactions {ingested.redactions}"
+    )
     key = session_engine.workspace.origin_key()
     journal = ws_dir / f"memory/{today.date().isoformat()}.md"
     for line in journal.read_text(encoding="utf-8").splitlines():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -170,7 +171,9 @@ class Reverie:
                     continue  # below-min fallbacks and bare path matches are no evidence
                 line, text = focus_line(h.text or h.snippet, h.start_line, query)
                 hits.append(
-                    RecallHit(h.path, line, line, h.score, text, h.origin, h.kind, h.session_kind, h.day)
+                    RecallHit(
+                        h.path, line, line, h.score, text, h.origin, h.kind, h.session_kind, h.day
+                    )
                 )
             try:
                 self.recall_log.record(query, hits, now=self.clock.now())
@@ -258,10 +261,8 @@ class Reverie:
             if sync:
                 self.index()
             else:
-                try:
+                with contextlib.suppress(Exception):  # P5: a broken index never loses the line
                     self.mark_dirty()
-                except Exception:  # P5: a broken index never loses the journal line
-                    pass
         return appended
 
     def open_session(

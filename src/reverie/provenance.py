@@ -6,10 +6,10 @@ Pure code. The class of a piece of content is computed from where it came from
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Origin(str, Enum):
+class Origin(StrEnum):
     """Origin classes, ordered by trust: untrusted < system < agent < owner."""
 
     UNTRUSTED = "untrusted"
@@ -47,7 +47,7 @@ def cap(origin: Origin, ceiling: Origin) -> Origin:
     return lowest(origin, ceiling)
 
 
-class SessionKind(str, Enum):
+class SessionKind(StrEnum):
     INTERACTIVE = "interactive"
     CRON = "cron"
     HEARTBEAT = "heartbeat"
@@ -69,12 +69,12 @@ def is_promotable(origin: Origin, session_kind: SessionKind | None) -> bool:
     return session_kind is None or session_kind.promotable
 
 
-class Channel(str, Enum):
+class Channel(StrEnum):
     DIRECT = "direct"
     GROUP = "group"
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     """Where one message of a session came from (said by the runtime, not the text)."""
 
     OWNER = "owner"  # typed by a person (owner if the sender is the owner)

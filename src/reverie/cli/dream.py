@@ -17,12 +17,16 @@ def dream() -> None:
 def _render_report(d: dict[str, Any]) -> str:
     if not d["enabled"] and not d["dry_run"]:
         return "dreaming is off; nothing was read or written"
-    out = [f"{'preview' if d['dry_run'] else 'dream'} at {d['at']}: staged {d['staged']}, "
-           f"promoted {len(d['promoted'])}, mode {d['mode']}"]
+    out = [
+        f"{'preview' if d['dry_run'] else 'dream'} at {d['at']}: staged {d['staged']}, "
+        f"promoted {len(d['promoted'])}, mode {d['mode']}"
+    ]
     if d["fallback_reason"]:
         out.append(f"  {d['fallback_reason']}")
     for c in d["candidates"]:
-        out.append(f"  {c['decision']:7} {c['score']:.3f} {c['source']} [{c['origin']}] {c['reason']}")
+        out.append(
+            f"  {c['decision']:7} {c['score']:.3f} {c['source']} [{c['origin']}] {c['reason']}"
+        )
         out.append(f"          {c['snippet'][:120]}")
     out += [f"  warning: {w}" for w in d["warnings"]]
     return "\n".join(out)
@@ -60,7 +64,10 @@ def explain(obj: Ctx, key: str, as_json: bool) -> None:
     def render(d: dict[str, Any]) -> str:
         lines = [f"{d['key']}: {d['decision']} ({d['reason']})"]
         lines += [f"  signal {k}: {v}" for k, v in d.get("signals", {}).items()]
-        lines += [f"  gate {g['name']}: {'pass' if g['passed'] else 'FAIL'} {g['reason']}" for g in d.get("gates", [])]
+        lines += [
+            f"  gate {g['name']}: {'pass' if g['passed'] else 'FAIL'} {g['reason']}"
+            for g in d.get("gates", [])
+        ]
         return "\n".join(lines)
 
     emit(data, as_json, render)
@@ -73,13 +80,29 @@ def explain(obj: Ctx, key: str, as_json: bool) -> None:
 def rem(obj: Ctx, as_json: bool) -> None:
     """Read-only view of REM themes, reflections and the candidate pool."""
     report = obj.engine.dream(dry_run=True).as_dict()
-    data = {"themes": report["themes"], "reflections": report["reflections"],
-            "candidates": [{k: c[k] for k in ("key", "source", "snippet", "origin", "score", "decision")}
-                           for c in report["candidates"]]}
-    emit(data, as_json, lambda d: "\n".join(
-        ["themes:"] + [f"  {t['tag']} ({len(t['keys'])} notes, strength {t['strength']})" for t in d["themes"]]
-        + ["reflections:"] + [f"  {r}" for r in d["reflections"]]
-        + ["candidate pool:"] + [f"  {c['score']:.3f} {c['source']} {c['snippet'][:100]}" for c in d["candidates"]]))
+    data = {
+        "themes": report["themes"],
+        "reflections": report["reflections"],
+        "candidates": [
+            {k: c[k] for k in ("key", "source", "snippet", "origin", "score", "decision")}
+            for c in report["candidates"]
+        ],
+    }
+    emit(
+        data,
+        as_json,
+        lambda d: "\n".join(
+            ["themes:"]
+            + [
+                f"  {t['tag']} ({len(t['keys'])} notes, strength {t['strength']})"
+                for t in d["themes"]
+            ]
+            + ["reflections:"]
+            + [f"  {r}" for r in d["reflections"]]
+            + ["candidate pool:"]
+            + [f"  {c['score']:.3f} {c['source']} {c['snippet'][:100]}" for c in d["candidates"]]
+        ),
+    )
 
 
 @dream.command()
@@ -108,7 +131,11 @@ def status(obj: Ctx, as_json: bool) -> None:
 def on(obj: Ctx, as_json: bool) -> None:
     """Switch dreaming on."""
     obj.engine.set_dreaming(True)
-    emit({"enabled": obj.engine.dreaming_enabled}, as_json, lambda d: f"dreaming enabled: {d['enabled']}")
+    emit(
+        {"enabled": obj.engine.dreaming_enabled},
+        as_json,
+        lambda d: f"dreaming enabled: {d['enabled']}",
+    )
 
 
 @dream.command()
@@ -118,7 +145,11 @@ def on(obj: Ctx, as_json: bool) -> None:
 def off(obj: Ctx, as_json: bool) -> None:
     """Switch dreaming off: no dreaming state (recall log included) is written."""
     obj.engine.set_dreaming(False)
-    emit({"enabled": obj.engine.dreaming_enabled}, as_json, lambda d: f"dreaming enabled: {d['enabled']}")
+    emit(
+        {"enabled": obj.engine.dreaming_enabled},
+        as_json,
+        lambda d: f"dreaming enabled: {d['enabled']}",
+    )
 
 
 @dream.command()
@@ -131,7 +162,11 @@ def restore(obj: Ctx, name: str | None, list_: bool, as_json: bool) -> None:
     """Restore MEMORY.md from a pre-image (the newest unless NAME is given)."""
     dreamer = obj.engine.dreamer
     if list_:
-        emit([p.name for p in dreamer.preimages()], as_json, lambda d: "\n".join(d) or "no pre-images")
+        emit(
+            [p.name for p in dreamer.preimages()],
+            as_json,
+            lambda d: "\n".join(d) or "no pre-images",
+        )
         return
     restored = dreamer.restore(name)
     emit({"restored": restored.name}, as_json, lambda d: f"MEMORY.md restored from {d['restored']}")

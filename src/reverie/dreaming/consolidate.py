@@ -101,10 +101,12 @@ def check_rewrite(
     if not parses(new):
         return Rejected("structure: the result does not parse (generated markers or fences)")
     keys = [p.key for p in promotions]
-    op_keys = [o.get("candidate") for o in ops if isinstance(o, dict)]
+    op_keys = [str(o.get("candidate")) for o in ops if isinstance(o, dict)]
     if sorted(op_keys) != sorted(keys):
-        return Rejected("operations: not exactly one operation per candidate",
-                        {"expected": keys, "got": op_keys})
+        return Rejected(
+            "operations: not exactly one operation per candidate",
+            {"expected": keys, "got": op_keys},
+        )
     old_entries = entries(old)
     new_norms = {e.norm for e in entries(new)}
     human_lost = [e.text for e in old_entries if not e.generated and e.norm not in new_norms]
@@ -112,17 +114,25 @@ def check_rewrite(
         return Rejected("person's text dropped", {"lost": human_lost[:5]})
     lost = [e.text for e in old_entries if e.norm not in new_norms]
     if old_entries and len(lost) / len(old_entries) > max_loss:
-        return Rejected(f"loss: {len(lost)} of {len(old_entries)} prior entries lost (> {max_loss:.0%})",
-                        {"lost": lost[:5]})
+        return Rejected(
+            f"loss: {len(lost)} of {len(old_entries)} prior entries lost (> {max_loss:.0%})",
+            {"lost": lost[:5]},
+        )
     present = anchors(new)
     missing = [p.anchor for p in promotions if p.anchor not in present]
     if missing:
-        return Rejected("anchors: promoted entries without their Source anchor", {"missing": missing})
+        return Rejected(
+            "anchors: promoted entries without their Source anchor", {"missing": missing}
+        )
     for p in promotions:
         line = next((ln for ln in new.splitlines() if f"Source: {p.anchor}" in ln), "")
-        if f"<!-- importance: {p.importance} -->" not in line or (p.tags and "<!-- trigger:" not in line):
-            return Rejected("trailers: a promoted entry lost its importance or trigger trailer",
-                            {"anchor": p.anchor})
+        if f"<!-- importance: {p.importance} -->" not in line or (
+            p.tags and "<!-- trigger:" not in line
+        ):
+            return Rejected(
+                "trailers: a promoted entry lost its importance or trigger trailer",
+                {"anchor": p.anchor},
+            )
     return Accepted(new)
 
 
@@ -130,4 +140,12 @@ def normalised_set(text: str) -> set[str]:
     return {e.norm for e in entries(text)}
 
 
-__all__ = ["SCHEMA", "SYSTEM", "Promotion", "build_prompt", "check_rewrite", "normalise", "normalised_set"]
+__all__ = [
+    "SCHEMA",
+    "SYSTEM",
+    "Promotion",
+    "build_prompt",
+    "check_rewrite",
+    "normalise",
+    "normalised_set",
+]

@@ -81,7 +81,9 @@ def clean_snippet(snippet: str) -> str:
 
 def render_entry(text: str, anchor: str, importance: int, tags: tuple[str, ...]) -> str:
     """``- <text> Source: <path>#L<a>-L<b> <trailers>`` (SPEC section 8)."""
-    safe_tags = tuple(t.replace(",", " ").replace(";", " ").replace("-->", "")[:64] for t in tags[:3])
+    safe_tags = tuple(
+        t.replace(",", " ").replace(";", " ").replace("-->", "")[:64] for t in tags[:3]
+    )
     return render(f"- {text} Source: {anchor}", Trailers(triggers=safe_tags, importance=importance))
 
 

@@ -48,8 +48,13 @@ def _merge(keep: RecallStats, other: RecallStats) -> RecallStats:
     )
 
 
-def light(stats: Sequence[RecallStats], *, now: datetime, max_age_days: int = 30,
-          max_candidates: int = LIGHT_MAX_CANDIDATES) -> LightResult:
+def light(
+    stats: Sequence[RecallStats],
+    *,
+    now: datetime,
+    max_age_days: int = 30,
+    max_candidates: int = LIGHT_MAX_CANDIDATES,
+) -> LightResult:
     """Stage candidates: junk out, near-duplicates (>= 0.88) merged into the most
     recalled copy of the same provenance, at most ``max_candidates``."""
     dropped: list[Dropped] = []
@@ -97,8 +102,14 @@ def theme_strength(count: int) -> float:
     return min(1.0, math.log(1 + count) / math.log(5))
 
 
-def rem_themes(stats: Sequence[RecallStats], *, now: datetime, lookback_days: int = REM_LOOKBACK_DAYS,
-               max_themes: int = REM_MAX_THEMES, min_strength: float = REM_MIN_STRENGTH) -> list[Theme]:
+def rem_themes(
+    stats: Sequence[RecallStats],
+    *,
+    now: datetime,
+    lookback_days: int = REM_LOOKBACK_DAYS,
+    max_themes: int = REM_MAX_THEMES,
+    min_strength: float = REM_MIN_STRENGTH,
+) -> list[Theme]:
     """Concept tags shared by several recent candidates, strongest first."""
     horizon = _aware(now) - timedelta(days=lookback_days)
     by_tag: dict[str, list[RecallStats]] = defaultdict(list)
@@ -114,7 +125,9 @@ def rem_themes(stats: Sequence[RecallStats], *, now: datetime, lookback_days: in
             continue
         days = len({d for m in members for d in m.recall_days})
         example = max(members, key=lambda m: m.recall_count).snippet
-        themes.append(Theme(tag, tuple(sorted(m.key for m in members)), days, round(strength, 3), example))
+        themes.append(
+            Theme(tag, tuple(sorted(m.key for m in members)), days, round(strength, 3), example)
+        )
     themes.sort(key=lambda t: (-t.strength, -len(t.keys), t.tag))
     return themes[:max_themes]
 

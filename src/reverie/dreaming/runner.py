@@ -100,7 +100,9 @@ class Dreamer:
         return data
 
     def _save_state(self, state: dict[str, Any]) -> None:
-        atomic_write(self.state_path, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True))
+        atomic_write(
+            self.state_path, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True)
+        )
 
     # -- evaluation (no writes) --------------------------------------------------------
     def _ground(self, s: RecallStats) -> tuple[RecallStats | None, str]:
@@ -116,8 +118,16 @@ class Dreamer:
         order = [s.start_line - 1, *range(len(lines))]
         for i in order:
             if 0 <= i < len(lines):
-                lo = resolve(lines[i], default=pclass.default_origin, ceiling=pclass.ceiling,
-                             key=self.ws.origin_key()) if pclass.markers else None
+                lo = (
+                    resolve(
+                        lines[i],
+                        default=pclass.default_origin,
+                        ceiling=pclass.ceiling,
+                        key=self.ws.origin_key(),
+                    )
+                    if pclass.markers
+                    else None
+                )
                 text = lo.text if lo else lines[i]
                 if normalise(text) == target:
                     origin = lo.origin if lo else pclass.default_origin
@@ -125,14 +135,24 @@ class Dreamer:
                     session = s.session_kind or (lo.session if lo else None)
                     from dataclasses import replace
 
-                    return replace(s, start_line=i + 1, end_line=i + 1,
-                                   origin=lowest(origin, recorded), session_kind=session), ""
+                    return replace(
+                        s,
+                        start_line=i + 1,
+                        end_line=i + 1,
+                        origin=lowest(origin, recorded),
+                        session_kind=session,
+                    ), ""
         return None, "source line no longer exists"
 
     def evaluate(self, now: datetime) -> tuple[DreamReport, list[tuple[RecallStats, Any]]]:
-        report = DreamReport(at=now.isoformat(timespec="seconds"), enabled=self.engine.dreaming_enabled,
-                             dry_run=True)
-        state = self.load_state() if self.state_path.exists() else {"light_hits": {}, "rem_hits": {}, "promoted": {}}
+        report = DreamReport(
+            at=now.isoformat(timespec="seconds"), enabled=self.engine.dreaming_enabled, dry_run=True
+        )
+        state = (
+            self.load_state()
+            if self.state_path.exists()
+            else {"light_hits": {}, "rem_hits": {}, "promoted": {}}
+        )
         raw = self.engine.recall_log.stats()
         grounded: list[RecallStats] = []
         for s in raw:
@@ -156,22 +176,38 @@ class Dreamer:
         from dataclasses import replace
 
         for s in lr.staged:
-            s = replace(s, light_hits=int(state["light_hits"].get(s.key, 0)) + 1,
-                        rem_hits=int(state["rem_hits"].get(s.key, 0)) + rem_members.get(s.key, 0))
+            s = replace(
+                s,
+                light_hits=int(state["light_hits"].get(s.key, 0)) + 1,
+                rem_hits=int(state["rem_hits"].get(s.key, 0)) + rem_members.get(s.key, 0),
+            )
             signals = compute_signals(s, now)
             anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
-            already = (anchor in promoted_anchors or s.key in state["promoted"]
-                       or normalise(clean_snippet(s.snippet)) in promoted_texts)
+            already = (
+                anchor in promoted_anchors
+                or s.key in state["promoted"]
+                or normalise(clean_snippet(s.snippet)) in promoted_texts
+            )
             outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
-            gates = outcome.value if isinstance(outcome, Accepted) else outcome.detail.get("gates", [])
-            report.candidates.append(CandidateReport(
-                key=s.key, source=anchor, snippet=s.snippet, origin=s.origin.value if s.origin else None,
-                session_kind=s.session_kind.value if s.session_kind else None, score=round(signals.score, 4),
-                signals={k: round(v, 4) for k, v in signals.as_dict().items()},
-                gates=[g if isinstance(g, dict) else asdict(g) for g in (gates or [])],
-                decision="promote" if outcome.ok else "reject",
-                reason="passed every gate" if outcome.ok else str(outcome.detail.get("message", outcome.reason)),  # type: ignore[union-attr]
-            ))
+            gates = (
+                outcome.value if isinstance(outcome, Accepted) else outcome.detail.get("gates", [])
+            )
+            report.candidates.append(
+                CandidateReport(
+                    key=s.key,
+                    source=anchor,
+                    snippet=s.snippet,
+                    origin=s.origin.value if s.origin else None,
+                    session_kind=s.session_kind.value if s.session_kind else None,
+                    score=round(signals.score, 4),
+                    signals={k: round(v, 4) for k, v in signals.as_dict().items()},
+                    gates=[g if isinstance(g, dict) else asdict(g) for g in (gates or [])],
+                    decision="promote" if outcome.ok else "reject",
+                    reason="passed every gate"
+                    if outcome.ok
+                    else str(outcome.detail.get("message", outcome.reason)),  # type: ignore[union-attr]
+                )
+            )
             decisions.append((s, signals) if outcome.ok else (s, None))
         return report, decisions
 
@@ -179,10 +215,16 @@ class Dreamer:
     def run(self, *, dry_run: bool = False) -> DreamReport:
         now = self.engine.clock.now()
         if not dry_run and not self.engine.dreaming_enabled:
-            return DreamReport(at=now.isoformat(timespec="seconds"), enabled=False, dry_run=False,
-                               fallback_reason="dreaming is off; nothing read or written")
+            return DreamReport(
+                at=now.isoformat(timespec="seconds"),
+                enabled=False,
+                dry_run=False,
+                fallback_reason="dreaming is off; nothing read or written",
+            )
         report, decisions = self.evaluate(now)
-        winners = sorted(((s, sig) for s, sig in decisions if sig is not None), key=lambda x: -x[1].score)
+        winners = sorted(
+            ((s, sig) for s, sig in decisions if sig is not None), key=lambda x: -x[1].score
+        )
         winners = winners[: self.settings.dream_max_promotions]
         for s, _sig in winners:
             report.promoted.append(s.key)
@@ -216,8 +258,14 @@ class Dreamer:
         tags = tuple(t for t in s.concept_tags if len(t) <= 64)[:3]
         anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
         return consolidate.Promotion(
-            key=s.key, anchor=anchor, text=text, rendered=render_entry(text, anchor, importance, tags),
-            score=score, importance=importance, tags=tags, origin=s.origin.value if s.origin else "untrusted",
+            key=s.key,
+            anchor=anchor,
+            text=text,
+            rendered=render_entry(text, anchor, importance, tags),
+            score=score,
+            importance=importance,
+            tags=tags,
+            origin=s.origin.value if s.origin else "untrusted",
             session_kind=s.session_kind.value if s.session_kind else None,
             observed=s.observed.isoformat() if s.observed else None,
         )
@@ -245,17 +293,30 @@ class Dreamer:
                 report.counts = self._counts(old, rewrite, promotions, report)
                 self._append_dreams(report, old, rewrite)
                 return
-            report.fallback_reason = "MEMORY.md was edited during the dream: rewrite dropped, append-only"
+            report.fallback_reason = (
+                "MEMORY.md was edited during the dream: rewrite dropped, append-only"
+            )
         self._append_only(promotions, report)
 
-    def _consolidate(self, model: Any, old: str, promotions: list[consolidate.Promotion], budget: int,
-                     report: DreamReport) -> str | None:
+    def _consolidate(
+        self,
+        model: Any,
+        old: str,
+        promotions: list[consolidate.Promotion],
+        budget: int,
+        report: DreamReport,
+    ) -> str | None:
         from ..llm.base import Message
 
         system, user = consolidate.build_prompt(old, promotions, budget)
         try:
-            reply = model.complete([Message("user", user)], system=system, json_schema=consolidate.SCHEMA,
-                                   timeout=self.settings.llm_timeout, max_tokens=4096)
+            reply = model.complete(
+                [Message("user", user)],
+                system=system,
+                json_schema=consolidate.SCHEMA,
+                timeout=self.settings.llm_timeout,
+                max_tokens=4096,
+            )
         except ProviderError as exc:
             report.fallback_reason = f"consolidation turn failed ({exc}): append-only"
             return None
@@ -290,18 +351,26 @@ class Dreamer:
         report.warnings.append("MEMORY.md kept changing; promotion postponed to the next dream")
 
     @staticmethod
-    def _counts(old: str, new: str, promotions: list[consolidate.Promotion], report: DreamReport) -> dict[str, int]:
+    def _counts(
+        old: str, new: str, promotions: list[consolidate.Promotion], report: DreamReport
+    ) -> dict[str, int]:
         old_n = {e.norm for e in entries(old)}
         new_n = {e.norm for e in entries(new)}
-        return {"added": len(promotions), "merged": max(0, len(old_n - new_n)),
-                "superseded": len(old_n - new_n), "model_ops": report.counts.get("model_ops", 0)}
+        return {
+            "added": len(promotions),
+            "merged": max(0, len(old_n - new_n)),
+            "superseded": len(old_n - new_n),
+            "model_ops": report.counts.get("model_ops", 0),
+        }
 
     def _save_preimage(self, text: str) -> Path:
         self.preimage_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
         path = self.preimage_dir / f"MEMORY.{stamp}.md"
         atomic_write(path, text)
-        for old in sorted(self.preimage_dir.glob(PREIMAGE_GLOB))[: -max(1, self.settings.preimages_kept)]:
+        for old in sorted(self.preimage_dir.glob(PREIMAGE_GLOB))[
+            : -max(1, self.settings.preimages_kept)
+        ]:
             old.unlink(missing_ok=True)
         return path
 
@@ -325,12 +394,18 @@ class Dreamer:
     def _append_dreams(self, report: DreamReport, old: str, new: str) -> None:
         c = report.counts
         head = f"## {report.at} · {report.mode}"
-        lines = [head, "",
-                 f"- added {c.get('added', 0)}, merged {c.get('merged', 0)}, superseded {c.get('superseded', 0)}"]
+        lines = [
+            head,
+            "",
+            f"- added {c.get('added', 0)}, merged {c.get('merged', 0)}, superseded {c.get('superseded', 0)}",
+        ]
         if report.fallback_reason:
             lines.append(f"- why: {report.fallback_reason}")
-        diff = [d for d in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-                if d[:1] in "+-" and not d.startswith(("+++", "---"))]
+        diff = [
+            d
+            for d in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if d[:1] in "+-" and not d.startswith(("+++", "---"))
+        ]
         lines += [f"- `{d[:1]}` {d[1:].strip()[:200]}" for d in diff[:20]]
         rejected = Counter(
             next((g["name"] for g in c.gates if not g["passed"]), "dropped")
@@ -338,7 +413,9 @@ class Dreamer:
             if c.decision == "reject"
         )
         if rejected:
-            lines.append("- rejected: " + ", ".join(f"{k} {v}" for k, v in sorted(rejected.items())))
+            lines.append(
+                "- rejected: " + ", ".join(f"{k} {v}" for k, v in sorted(rejected.items()))
+            )
         path = self.ws.root / "DREAMS.md"
         current = path.read_text(encoding="utf-8") if path.exists() else "# Dreams\n\n"
         if not current.endswith("\n"):
@@ -347,8 +424,16 @@ class Dreamer:
 
     def _write_phase_report(self, report: DreamReport) -> None:
         day = report.at[:10]
-        lines = [f"# Dream report {report.at}", "", "## Light sleep", "",
-                 f"- staged {report.staged} candidates, dropped {len(report.dropped)}", "", "## REM", ""]
+        lines = [
+            f"# Dream report {report.at}",
+            "",
+            "## Light sleep",
+            "",
+            f"- staged {report.staged} candidates, dropped {len(report.dropped)}",
+            "",
+            "## REM",
+            "",
+        ]
         lines += [f"- {r}" for r in report.reflections] or ["- no recurring themes"]
         lines += ["", "## Deep sleep", ""]
         for c in report.candidates:
@@ -363,8 +448,16 @@ class Dreamer:
                 return asdict(c)
         for d in report.dropped:
             if d["key"] == key:
-                return {"key": key, "decision": "reject", "reason": d["reason"], "gates": [], "signals": {}}
-        raise ReverieError(f"{key}: not in the candidate pool (never recalled, or recalled only below the min score)")
+                return {
+                    "key": key,
+                    "decision": "reject",
+                    "reason": d["reason"],
+                    "gates": [],
+                    "signals": {},
+                }
+        raise ReverieError(
+            f"{key}: not in the candidate pool (never recalled, or recalled only below the min score)"
+        )
 
 
 __all__ = ["CandidateReport", "DreamReport", "Dreamer"]
