@@ -175,7 +175,7 @@ def score(
 def _mmr(items: list[Scored], lam: float) -> list[Scored]:
     """Maximal marginal relevance: reorder to avoid near-duplicates; scores unchanged."""
     if len(items) <= 2:
-        return items
+        return sorted(items, key=lambda s: -s.final)
     sets = {s.candidate.chunk_id: token_set(s.candidate.text) for s in items}
     remaining = sorted(items, key=lambda s: -s.final)
     chosen: list[Scored] = [remaining.pop(0)]

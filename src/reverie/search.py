@@ -67,7 +67,8 @@ class Hit:
     def render(self, explain: bool = False) -> str:
         where = f"{self.path}#L{self.start_line}-L{self.end_line}"
         head = f"{where}  score {self.score:.3f}  origin {self.origin}"
-        body = self.snippet
+        # frame delimiters inside the text are defused, so no text can close its frame
+        body = self.snippet.replace("<<<", "‹‹‹").replace(">>>", "›››")
         if self.untrusted:
             body = f"{UNTRUSTED_OPEN.format(where=where)}\n{body}\n{UNTRUSTED_CLOSE}"
         out = f"{head}\n{body}"

