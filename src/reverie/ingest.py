@@ -26,7 +26,7 @@ from filelock import FileLock
 from .fsutil import atomic_write
 from .journal import clean_lines
 from .lineorigin import render_marker
-from .provenance import Origin, SessionKind, Source, cap
+from .provenance import Channel, Origin, SessionKind, Source, lowest, origin_for
 from .redact import redact
 from .transcript import load
 from .workspace import Workspace
@@ -50,6 +50,25 @@ class IngestResult:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def _origin(msg: dict[str, Any], header: dict[str, Any], kind: SessionKind) -> Origin:
+    """The recorded origin, never above what the record's source allows in this
+    session (a transcript file is input too: it cannot raise its own trust)."""
+    recorded = Origin.parse(msg.get("origin")) or Origin.UNTRUSTED
+    try:
+        source = Source(str(msg.get("source")))
+        channel = Channel(str(header.get("channel", "direct")))
+    except ValueError:
+        return Origin.UNTRUSTED
+    allowed = origin_for(
+        source,
+        session_kind=kind,
+        channel=channel,
+        sender=msg.get("sender"),
+        owner=header.get("owner"),
+    )
+    return lowest(recorded, allowed)
 
 
 def strip_injected(text: str) -> tuple[str, int]:
@@ -95,7 +114,7 @@ def ingest(
             red = redact(text)
             for k, v in red.counts.items():
                 result.redactions[k] = result.redactions.get(k, 0) + v
-            origin = cap(Origin.parse(msg.get("origin")) or Origin.UNTRUSTED, Origin.OWNER)
+            origin = _origin(msg, header, kind)
             ts = str(msg.get("ts") or now.isoformat())
             day = ts[:10]
             info = {"role": str(msg.get("role", "")), "anchor": f"{sid}#{seq}"}

@@ -20,6 +20,7 @@ from filelock import FileLock
 
 from .lineorigin import render_marker, strip_markers
 from .provenance import Origin, SessionKind
+from .redact import redact_secrets
 from .workspace import Workspace
 
 MAX_LINE_CHARS = 2000
@@ -47,13 +48,15 @@ def journal_relpath(day: datetime) -> str:
 
 
 def clean_lines(text: str) -> list[str]:
-    """Each non-blank input line as one list-item text; markers and comment closers
-    that could hide a marker are neutralised, overlong lines are cut."""
+    """Each non-blank input line as one list-item text; markers are removed and HTML
+    comment openers/closers defused (text can neither hide nor forge a marker), live
+    secrets redacted, overlong lines cut."""
     out = []
     for raw in text.splitlines():
         line = strip_markers(raw).strip()
         line = re.sub(r"^[-*+]\s+", "", line)
-        line = line.replace("-->", "-- >")
+        line = line.replace("<!--", "<!- -").replace("-->", "-- >")
+        line = redact_secrets(line).text
         if line:
             out.append(line[:MAX_LINE_CHARS])
     return out

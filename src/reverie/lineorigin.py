@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 from .provenance import Origin, SessionKind, cap, lowest
 
-MARKER_RE = re.compile(r"\s*<!--\s*origin\s*:([^>]*?)-->", re.IGNORECASE)
+# the body may not contain '<' or '>': an unclosed "<!-- origin: owner;" in the text can
+# never swallow the real marker after it
+MARKER_RE = re.compile(r"\s*<!--\s*origin\s*:([^<>]*?)-->", re.IGNORECASE)
 _FIELD_RE = re.compile(r"^\s*(origin|session|sig)?\s*:?\s*([A-Za-z0-9_-]+)\s*$")
 SIG_HEX = 16
 INFO_FIELDS = frozenset({"role", "anchor", "at"})

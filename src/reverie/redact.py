@@ -250,6 +250,16 @@ def _apply(rule: _Rule, text: str, counts: dict[str, int]) -> str:
     return rule.pattern.sub(replace, text)
 
 
+def redact_secrets(text: str) -> Redaction:
+    """Only secrets (API keys, tokens, passwords): for journal appends, where an email
+    or a phone number may be the fact itself but a live key never should be stored."""
+    counts: dict[str, int] = {}
+    for rule in _RULES:
+        if rule.kind == "secret":
+            text = _apply(rule, text, counts)
+    return Redaction(text, counts)
+
+
 def redact(text: str) -> Redaction:
     """Replace emails, phones, payment cards, secrets and Chinese resident IDs in ``text``
     with ``[REDACTED:<kind>]``. Labels stay (``password = [REDACTED:secret]``) so the
@@ -261,4 +271,4 @@ def redact(text: str) -> Redaction:
     return Redaction(text, counts)
 
 
-__all__ = ["KINDS", "Redaction", "cn_id_ok", "luhn_ok", "placeholder", "redact"]
+__all__ = ["KINDS", "Redaction", "cn_id_ok", "luhn_ok", "placeholder", "redact", "redact_secrets"]

@@ -89,6 +89,7 @@ class Session:
         self._tokens = state.tokens_in_cycle
         self._tainted = self._replay_taint(state.messages)
         self._size = path.stat().st_size
+        self._cycle_start_size = state.cycle_start_bytes
         self.ended = state.ended
 
     # -- creation --------------------------------------------------------------------
@@ -187,7 +188,9 @@ class Session:
     # -- flush -----------------------------------------------------------------------
     @property
     def flush_state(self) -> FlushState:
-        return FlushState(self._cycle, self._flushed, self._tokens, self._size)
+        return FlushState(
+            self._cycle, self._flushed, self._tokens, self._size - self._cycle_start_size
+        )
 
     def flush_due(self) -> FlushDecision:
         s = self.engine.settings
@@ -212,6 +215,7 @@ class Session:
                 "ts": self.engine.clock.now().isoformat(timespec="seconds"),
             },
         )
+        self._cycle_start_size = self._size
         return self._cycle
 
     def flush(self, llm: LLM | None = None, *, force: bool = False) -> FlushResult:
@@ -223,9 +227,10 @@ class Session:
         model = llm if llm is not None else self.engine.llm("flush")
         if model is None:
             return FlushResult("skipped", "no LLM configured")
-        turns = [
+        state = load(self.path)
+        turns = [  # this cycle's trusted turns only: earlier cycles were flushed already
             (m.get("role", ""), str(m.get("text", "")))
-            for m in load(self.path).messages
+            for m in state.messages[state.cycle_start_message :]
             if m.get("origin") in ("owner", "agent") and m.get("source") in ("owner", "assistant")
         ]
         self._mark_flushed("started")

@@ -45,9 +45,17 @@ def append_record(path: Path, record: dict[str, Any]) -> int:
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) pairs; a malformed line raises ParseError naming it,
     except a torn last line (a crash mid-append), which is skipped."""
+    for number, _end, record in _records(path):
+        yield number, record
+
+
+def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset after the line, record)."""
     with path.open("rb") as fh:
         lines = fh.read().split(b"\n")
+    offset = 0
     for number, raw in enumerate(lines, start=1):
+        offset += len(raw) + 1
         if not raw.strip():
             continue
         try:
@@ -58,7 +66,7 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise ParseError(f"not a JSON record ({exc})", path=str(path), line=number) from None
         if not isinstance(record, dict) or "type" not in record:
             raise ParseError("record without a type", path=str(path), line=number)
-        yield number, record
+        yield number, offset, record
 
 
 @dataclass
@@ -69,13 +77,15 @@ class TranscriptState:
     flushed_cycle: int = -1
     tokens_in_cycle: int = 0
     ended: bool = False
+    cycle_start_bytes: int = 0  # transcript size when the current cycle began
+    cycle_start_message: int = 0  # index into messages where the current cycle began
 
 
 def load(path: Path) -> TranscriptState:
     from .tokens import count_tokens
 
     state: TranscriptState | None = None
-    for number, rec in read_records(path):
+    for number, offset, rec in _records(path):
         kind = rec["type"]
         if kind == "session":
             state = TranscriptState(header=rec)
@@ -90,6 +100,8 @@ def load(path: Path) -> TranscriptState:
         elif kind == "compaction":
             state.cycle = int(rec.get("cycle", state.cycle + 1))
             state.tokens_in_cycle = 0
+            state.cycle_start_bytes = offset
+            state.cycle_start_message = len(state.messages)
         elif kind == "flush":
             state.flushed_cycle = max(state.flushed_cycle, int(rec.get("cycle", -1)))
         elif kind == "end":
