@@ -1,0 +1,76 @@
+"""``reverie serve``: the background daemon (file watcher, backstop sync, nightly dream).
+
+Run it under a service manager (systemd, launchd) or in a terminal; stop it with
+SIGTERM or Ctrl-C, which lets the current step finish and exits 0 (a second signal
+ends it at once). Without a service manager, ``reverie serve --once`` from cron (say
+every 15 minutes) does one sync and runs the dream if its slot has passed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+from dataclasses import asdict
+from types import FrameType
+from typing import Any
+
+import click
+
+from ..daemon import Daemon
+from .app import Ctx, cli, handles_errors, json_option
+
+
+def _install_stop_handlers(stop: threading.Event) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        logging.getLogger("reverie.daemon").info(
+            "%s received; finishing the current step", signal.Signals(signum).name
+        )
+        # Setting an Event inside a signal handler can deadlock if the main thread
+        # holds the Event's internal lock at that instant, so hand it to a thread.
+        threading.Thread(target=stop.set, daemon=True).start()
+        signal.signal(signum, signal.SIG_DFL)  # a second signal ends the process at once
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
+
+
+@cli.command()
+@click.option("--no-watch", is_flag=True, help="No file watcher; rely on the periodic sync.")
+@click.option("--no-schedule", is_flag=True, help="Never dream; only keep the index fresh.")
+@click.option("--once", is_flag=True, help="One sync and one due-dream check, then exit.")
+@json_option
+@click.pass_obj
+@handles_errors
+def serve(obj: Ctx, no_watch: bool, no_schedule: bool, once: bool, as_json: bool) -> None:
+    """Keep the index fresh as files change and dream on schedule (default 03:00)."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO,
+            stream=sys.stderr,
+            format="%(asctime)s reverie[%(process)d] %(levelname)s %(message)s",
+        )
+    engine = obj.engine
+    engine.workspace.require()
+    daemon = Daemon(engine, watch=not no_watch, schedule=not no_schedule)
+    stop = threading.Event()
+    if not once:
+        _install_stop_handlers(stop)
+    summary = daemon.run(stop, once=once)
+    data: dict[str, Any] = asdict(summary)
+    try:
+        status = engine.status()
+        data["index"] = {k: status[k] for k in ("files", "chunks", "dirty", "last_sync")}
+    except Exception as exc:  # the summary matters more than the status
+        data["index"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+    else:
+        click.echo(
+            f"{summary.syncs} syncs ({summary.sync_errors} failed), {summary.dreams} dreams "
+            f"({summary.dream_errors} failed); next dream {summary.next_dream or '-'}"
+        )
+    if once and summary.failed:
+        sys.exit(1)  # a cron job should see that a step failed

@@ -1,0 +1,444 @@
+"""``reverie serve``: keep the index fresh and dream at night, in one background process.
+
+What it does, and why it is built this way:
+
+- **One daemon per state dir.** An OS file lock (``daemon.lock`` in the agent's state
+  folder, taken without waiting) guards it. The OS drops the lock when the process dies,
+  so a crashed or SIGKILLed daemon never leaves it stuck; a second daemon fails at once
+  with "another daemon is running (pid N)".
+- **Three sync triggers (SPEC 2.3 step 0).** A recursive file watcher on the workspace
+  (only events that can change the index: indexed ``.md`` files, folder moves and
+  deletes; reads, which our own sync causes, are ignored, so there is no feedback loop),
+  debounced by ``watch_debounce`` (1.5 s) so a burst of saves costs one sync; a backstop
+  sync every ``sync_interval`` seconds for anything the watcher missed; and the index's
+  ``dirty`` flag, which other processes (``memory_write``) set.
+- **The nightly dream (R-DREAM-1)** runs when :func:`reverie.schedule.due_run` says so,
+  read in the machine's time zone. The last slot run is persisted in
+  ``daemon-state.json`` (written atomically), so a night missed while the machine slept
+  runs once on wake and never twice, across restarts too. On the very first start the
+  start time is the baseline: a slot from before the daemon ever ran is not replayed.
+- **P5: memory failure never crashes the loop.** A failing sync or dream is logged and
+  retried later (a failing sync with backoff, a failing dream at its next slot).
+- **Clean shutdown.** :meth:`Daemon.run` returns when its stop event is set. A sync in
+  progress stops at the next batch boundary (each file commits in its own transaction,
+  so the index stays usable and the dirty flag sends the rest to the next sync); a dream
+  in progress finishes (its ``MEMORY.md`` write is atomic). Then the lock is released.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+from watchdog.events import (
+    EVENT_TYPE_ATTRIB,
+    EVENT_TYPE_CLOSED_NO_WRITE,
+    EVENT_TYPE_OPENED,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+
+from .classify import classify
+from .clock import local_zone
+from .engine import Reverie
+from .errors import ReverieError
+from .fsutil import atomic_write
+from .index.db import get_meta
+from .schedule import due_run, next_run, validate
+
+log = logging.getLogger("reverie.daemon")
+
+LOCK_FILE = "daemon.lock"
+STATE_FILE = "daemon-state.json"
+# Reads (our own sync opens every changed file) and metadata-only changes (atime) must
+# not trigger a sync, or the daemon would wake itself up.
+_IGNORED_EVENTS = frozenset({EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE, EVENT_TYPE_ATTRIB})
+# Folders the sync walks although hidden (mirrors Workspace.walk).
+_HIDDEN_INDEXED = ("memory/.dreams",)
+_RETRY_MIN = 5.0  # first retry after a failed sync, seconds; doubles up to sync_interval
+
+
+class DaemonBusy(ReverieError):
+    """Another daemon already serves this state dir."""
+
+
+class _Interrupted(Exception):
+    """Raised from the sync's progress callback to stop at a batch boundary."""
+
+
+@dataclass
+class DaemonState:
+    """What survives restarts (the dream schedule) plus the current session's counters."""
+
+    last_slot: str | None = None  # ISO time of the last dream slot handled (or the baseline)
+    dream_runs: int = 0  # dreams started by a daemon, all sessions
+    last_dream: dict[str, Any] | None = None
+    pid: int | None = None
+    started: str | None = None
+    stopped: str | None = None
+    syncs: int = 0  # this session
+    sync_errors: int = 0
+    last_sync: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> DaemonState:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValueError) as exc:
+            log.warning("%s unreadable (%s); starting a fresh schedule", path, exc)
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        known = {k: data.pop(k) for k in list(data) if k in cls.__dataclass_fields__}
+        known.pop("extra", None)
+        try:
+            return cls(**known, extra=data)
+        except TypeError:
+            return cls()
+
+    def save(self, path: Path) -> None:
+        data = asdict(self)
+        data.update(data.pop("extra"))
+        atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+    def last_slot_time(self) -> datetime | None:
+        if not self.last_slot:
+            return None
+        try:
+            value = datetime.fromisoformat(self.last_slot)
+        except (TypeError, ValueError):
+            return None
+        return value if value.tzinfo is not None else value.astimezone()
+
+
+@dataclass
+class Summary:
+    """The session's result (``reverie serve --json`` prints it)."""
+
+    syncs: int = 0
+    sync_errors: int = 0
+    sync_interrupted: bool = False
+    dreams: int = 0
+    dream_errors: int = 0
+    dreams_skipped: int = 0
+    next_dream: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.sync_errors or self.dream_errors)
+
+
+class _Watcher(FileSystemEventHandler):
+    """Turns file events into a debounce deadline (runs on watchdog's thread)."""
+
+    def __init__(self, root: Path, on_change: Any) -> None:
+        self.root = root
+        self.on_change = on_change
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _IGNORED_EVENTS:
+            return
+        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+        if any(p and self.relevant(os.fsdecode(p), event.is_directory) for p in paths):
+            self.on_change()
+
+    def relevant(self, path: str, is_directory: bool) -> bool:
+        """Could this path change the index? The rule the sync itself uses."""
+        try:
+            rel = Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return False
+        if rel == ".":
+            return False
+        folders = rel.split("/") if is_directory else rel.split("/")[:-1]
+        for i, part in enumerate(folders):
+            if part.startswith(".") and "/".join(folders[: i + 1]) not in _HIDDEN_INDEXED:
+                return False
+        if is_directory:
+            return True  # a folder moved or deleted takes its notes with it
+        return rel.endswith(".md") and classify(rel).indexed
+
+
+class Daemon:
+    """Watch, sync and dream for one agent until stopped. See the module docstring."""
+
+    def __init__(
+        self,
+        engine: Reverie,
+        *,
+        watch: bool = True,
+        schedule: bool = True,
+        tick: float = 1.0,
+        now: Any = None,
+        zone: tzinfo | None = None,
+    ) -> None:
+        self.engine = engine
+        self.watch = watch
+        self.schedule = schedule
+        self.tick = max(0.01, float(tick))
+        self.now = now or engine.clock.now
+        self.zone = zone or local_zone()
+        settings = engine.settings
+        self.cron = validate(str(settings.dream_schedule)) if schedule else ""
+        self.debounce = float(settings.watch_debounce)
+        self.interval = float(settings.sync_interval)
+        self.max_delay = max(10 * self.debounce, 5.0)  # a file saved nonstop still syncs
+        agent_dir = engine.workspace.agent_dir
+        self.lock_path = agent_dir / LOCK_FILE
+        self.state_path = agent_dir / STATE_FILE
+        self.state = DaemonState.load(self.state_path)  # re-read once the lock is held
+        self.summary = Summary()
+        self._lock: FileLock | None = None
+        self._events = threading.Lock()
+        self._first_event: float | None = None
+        self._last_event = 0.0
+        self._retry_at = 0.0
+        self._retry_delay = _RETRY_MIN
+        self._stop = threading.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def acquire(self) -> None:
+        """Take the per-state-dir lock or raise :class:`DaemonBusy` at once."""
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.lock_path), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            pid = DaemonState.load(self.state_path).pid
+            who = f"pid {pid}" if pid else "pid unknown"
+            raise DaemonBusy(
+                f"another daemon is running ({who}) on {self.engine.workspace.agent_dir}"
+            ) from None
+        self._lock = lock
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def run(self, stop_event: threading.Event | None = None, *, once: bool = False) -> Summary:
+        """Serve until ``stop_event`` is set (``once``: one sync and one due-dream check)."""
+        self._stop = stop_event or threading.Event()
+        self.acquire()
+        observer: Any = None
+        try:
+            self._begin()
+            if self.watch and not once:
+                observer = self._start_watcher()
+            self.sync("start")
+            if self.schedule and not self._stop.is_set():
+                self.dream_if_due()
+            if not once:
+                self._loop()
+        finally:
+            if observer is not None:
+                observer.stop()
+                observer.join(timeout=5)
+            self._end()
+            self.release()
+        return self.summary
+
+    def _begin(self) -> None:
+        self.state = DaemonState.load(self.state_path)
+        now = self.now()
+        if self.state.last_slot_time() is None:
+            # First start: nothing from before the daemon existed is "missed".
+            self.state.last_slot = now.isoformat()
+        self.state.pid = os.getpid()
+        self.state.started = now.isoformat(timespec="seconds")
+        self.state.stopped = None
+        self.state.syncs = self.state.sync_errors = 0
+        self._save()
+        ws = self.engine.workspace
+        log.info("serving %s (state %s, pid %d)", ws.root, ws.agent_dir, os.getpid())
+        if self.schedule:
+            self.summary.next_dream = next_run(self.cron, now, self.zone).isoformat()
+            log.info("next dream at %s (%s)", self.summary.next_dream, self.cron)
+
+    def _end(self) -> None:
+        self.state.stopped = self.now().isoformat(timespec="seconds")
+        self._save()
+        log.info("stopped after %d syncs and %d dreams", self.summary.syncs, self.summary.dreams)
+
+    def _save(self) -> None:
+        try:
+            self.state.save(self.state_path)
+        except OSError as exc:  # P5: a full disk must not stop the daemon
+            log.error("cannot write %s: %s", self.state_path, exc)
+
+    # -- the loop ------------------------------------------------------------------------
+    def _loop(self) -> None:
+        next_backstop = time.monotonic() + self.interval
+        while not self._stop.is_set():
+            mono = time.monotonic()
+            reason = self._sync_reason(mono, next_backstop)
+            if reason is not None:
+                self.sync(reason)
+                next_backstop = time.monotonic() + self.interval
+            if self.schedule and not self._stop.is_set():
+                self.dream_if_due()
+            self._stop.wait(self._timeout(next_backstop))
+
+    def _sync_reason(self, mono: float, next_backstop: float) -> str | None:
+        if mono < self._retry_at:
+            return None
+        with self._events:
+            first = self._first_event
+            quiet = mono - self._last_event >= self.debounce
+        if first is not None and (quiet or mono - first >= self.max_delay):
+            return "watch"
+        if mono >= next_backstop:
+            return "backstop"
+        if self._dirty():
+            return "dirty"
+        return None
+
+    def _timeout(self, next_backstop: float) -> float:
+        mono = time.monotonic()
+        wait = min(self.tick, next_backstop - mono)
+        with self._events:
+            if self._first_event is not None:
+                wait = min(wait, self._last_event + self.debounce - mono)
+        if self._retry_at > mono:
+            wait = max(wait, min(self.tick, self._retry_at - mono))
+        return max(0.01, wait)
+
+    def _dirty(self) -> bool:
+        try:
+            return get_meta(self.engine.conn, "dirty", "1") == "1"
+        except Exception as exc:  # a broken index is the sync's to report
+            log.debug("dirty flag unreadable: %s", exc)
+            return False
+
+    # -- watcher ---------------------------------------------------------------------------
+    def notice(self) -> None:
+        """A relevant file changed: (re)start the debounce timer."""
+        mono = time.monotonic()
+        with self._events:
+            self._last_event = mono
+            if self._first_event is None:
+                self._first_event = mono
+
+    def _start_watcher(self) -> Any:
+        root = self.engine.workspace.root
+        try:
+            observer = Observer()
+            observer.schedule(_Watcher(root, self.notice), str(root), recursive=True)
+            observer.daemon = True
+            observer.start()
+        except Exception as exc:  # P5: fall back to the backstop timer
+            log.error("file watcher unavailable (%s); relying on the periodic sync", exc)
+            return None
+        log.info("watching %s (debounce %.1f s)", root, self.debounce)
+        return observer
+
+    # -- steps -----------------------------------------------------------------------------
+    def sync(self, reason: str) -> bool:
+        """One incremental sync; False if it failed or was interrupted (logged, never
+        raised). Stops at the next batch boundary once the stop event is set."""
+        with self._events:
+            self._first_event = None  # events from now on need another sync
+
+        def progress(done: int, total: int, path: str) -> None:
+            if self._stop.is_set() and done < total:
+                raise _Interrupted(f"{done}/{total}")
+
+        started = time.monotonic()
+        try:
+            stats = self.engine.index(progress=progress)
+        except _Interrupted as exc:
+            self.summary.sync_interrupted = True
+            log.info("sync interrupted at %s files by shutdown; the rest waits", exc)
+            try:
+                self.engine.mark_dirty()
+            except Exception as mark_exc:
+                log.warning("could not mark the index dirty: %s", mark_exc)
+            return False
+        except Exception as exc:  # P5: log, back off, keep serving
+            self.summary.sync_errors += 1
+            self.state.sync_errors += 1
+            self.state.last_sync = {"reason": reason, "ok": False, "error": _describe(exc)}
+            self._retry_at = time.monotonic() + self._retry_delay
+            log.error(
+                "sync (%s) failed: %s; retry in %.0f s", reason, _describe(exc), self._retry_delay
+            )
+            self._retry_delay = min(self._retry_delay * 2, max(self.interval, _RETRY_MIN))
+            self._save()
+            return False
+        self._retry_at, self._retry_delay = 0.0, _RETRY_MIN
+        self.summary.syncs += 1
+        self.state.syncs += 1
+        self.state.last_sync = {
+            "reason": reason,
+            "ok": True,
+            "at": self.now().isoformat(timespec="seconds"),
+            "changed": stats.files_changed,
+            "deleted": stats.files_deleted,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        if stats.files_changed or stats.files_deleted:
+            log.info(
+                "sync (%s): %d changed, %d deleted",
+                reason,
+                stats.files_changed,
+                stats.files_deleted,
+            )
+        self._save()
+        return True
+
+    def dream_if_due(self, now: datetime | None = None) -> dict[str, Any] | None:
+        """Dream if a scheduled slot passed since the last one handled; returns the
+        record written to the state file, or None when nothing was due."""
+        now = now or self.now()
+        try:
+            slot = due_run(self.cron, now=now, last_run=self.state.last_slot_time(), tz=self.zone)
+        except ReverieError as exc:
+            log.error("dream schedule: %s", exc)
+            return None
+        if slot is None:
+            return None
+        record: dict[str, Any] = {"slot": slot.isoformat(), "at": now.isoformat()}
+        if not self.engine.dreaming_enabled:
+            record["outcome"] = "skipped"
+            self.summary.dreams_skipped += 1
+            log.info("dream slot %s skipped: dreaming is off", slot.isoformat())
+        else:
+            log.info("dreaming (slot %s)", slot.isoformat())
+            try:
+                report = self.engine.dream()
+            except Exception as exc:  # P5: the next slot tries again
+                record.update(outcome="error", error=_describe(exc))
+                self.summary.dream_errors += 1
+                log.error("dream failed: %s", _describe(exc))
+            else:
+                record.update(outcome="ok", promoted=len(report.promoted), mode=report.mode)
+                self.summary.dreams += 1
+                log.info("dream done: %d promoted (%s)", len(report.promoted), report.mode)
+            self.state.dream_runs += 1
+        # Record the slot whatever happened: a slot is handled once, never twice.
+        self.state.last_slot = slot.isoformat()
+        self.state.last_dream = record
+        self._save()
+        self.summary.next_dream = next_run(self.cron, now, self.zone).isoformat()
+        if record["outcome"] == "ok" and not self._stop.is_set():
+            self.sync("dream")  # MEMORY.md may have changed; index it now
+        return record
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+__all__ = ["LOCK_FILE", "STATE_FILE", "Daemon", "DaemonBusy", "DaemonState", "Summary"]
