@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
 import sqlean as sqlite3
+from filelock import FileLock
 
 from .dreaming.signals import RecallStats, concept_tags
 from .index.db import transaction
@@ -101,14 +103,18 @@ class RecallHit:
 class RecallLog:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        self.conn.isolation_level = None
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA busy_timeout = 30000")
-        with transaction(self.conn):
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self.conn.execute(statement)
+        self._lock = threading.Lock()  # one connection, shared by a process's threads
+        # switching a new file to WAL needs an exclusive lock that busy_timeout does not
+        # wait for: serialise first-time set-up across processes with a file lock
+        with FileLock(str(path) + ".lock", timeout=60):
+            self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+            self.conn.isolation_level = None
+            self.conn.execute("PRAGMA busy_timeout = 30000")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            with transaction(self.conn):
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
 
     def close(self) -> None:
         self.conn.close()
@@ -121,7 +127,7 @@ class RecallLog:
         qh = query_hash(query)
         day = now.date().isoformat()
         ts = now.isoformat(timespec="seconds")
-        with transaction(self.conn):
+        with self._lock, transaction(self.conn):
             for h in episodic:
                 self.conn.execute(
                     "INSERT INTO recall_events(key, query_hash, score, day, ts) VALUES (?, ?, ?, ?, ?)",
@@ -191,7 +197,8 @@ class RecallLog:
             "query_hashes, recall_days, concept_tags, first_recalled, last_recalled, origin, "
             "session_kind, observed FROM recall_store"
         )
-        rows = self.conn.execute(sql).fetchall()
+        with self._lock:
+            rows = self.conn.execute(sql).fetchall()
         out = []
         wanted = set(keys) if keys is not None else None
         for r in rows:
