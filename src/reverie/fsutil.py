@@ -26,6 +26,21 @@ def atomic_write(path: Path, text: str) -> None:
     fsync_dir(path.parent)
 
 
+def sweep_temp(folder: Path, *, min_age_seconds: float = 300.0) -> int:
+    """Remove temp files that :func:`atomic_write` left behind when its process was
+    killed (``.<name>.<random>.tmp``), once they are old enough not to be in use."""
+    import time
+
+    removed = 0
+    cutoff = time.time() - min_age_seconds
+    for tmp in folder.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
 def fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
@@ -47,4 +62,4 @@ def write_if_absent(path: Path, text: str) -> bool:
     return True
 
 
-__all__ = ["atomic_write", "fsync_dir", "write_if_absent"]
+__all__ = ["atomic_write", "fsync_dir", "sweep_temp", "write_if_absent"]

@@ -203,6 +203,7 @@ class Searcher:
             s.explain(),
             c.session_kind,
             c.day,
+            c.text,
         )
 
 

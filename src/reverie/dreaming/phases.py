@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from ..provenance import is_promotable
 from ..tokens import jaccard, token_set
 from .junk import junk_reason
 from .signals import RecallStats, _aware
@@ -83,9 +84,18 @@ def light(
         else:
             kept.append(s)
             sets.append(toks)
-    for s in kept[max_candidates:]:
+    # the cap counts only candidates that could ever be promoted, so farmed poison can
+    # never crowd an owner's fact out; the others stay for the record and are rejected
+    # by the provenance gate before anything else (and before any prompt is built)
+    eligible = [s for s in kept if _promotable(s)]
+    ineligible = [s for s in kept if not _promotable(s)]
+    for s in eligible[max_candidates:]:
         dropped.append(Dropped(s.key, f"over the {max_candidates}-candidate limit"))
-    return LightResult(tuple(kept[:max_candidates]), tuple(dropped))
+    return LightResult(tuple(eligible[:max_candidates] + ineligible), tuple(dropped))
+
+
+def _promotable(s: RecallStats) -> bool:
+    return s.origin is not None and is_promotable(s.origin, s.session_kind)
 
 
 @dataclass(frozen=True)

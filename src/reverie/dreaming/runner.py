@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..classify import classify
 from ..errors import ProviderError, ReverieError
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, sweep_temp
 from ..lineorigin import resolve
 from ..provenance import Origin, lowest
 from ..results import Accepted
@@ -222,6 +222,10 @@ class Dreamer:
                 fallback_reason="dreaming is off; nothing read or written",
             )
         report, decisions = self.evaluate(now)
+        if not dry_run:
+            for folder in (self.ws.root, self.preimage_dir, self.state_path.parent):
+                if folder.is_dir():
+                    sweep_temp(folder)  # left by a writer killed mid-write
         winners = sorted(
             ((s, sig) for s, sig in decisions if sig is not None), key=lambda x: -x[1].score
         )
