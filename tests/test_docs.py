@@ -15,7 +15,9 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_settings_table_matches_the_settings_table() -> None:
     text = README.read_text(encoding="utf-8")
     block = text.split("<!-- settings-table:begin -->")[1].split("<!-- settings-table:end -->")[0]
-    assert block.strip() == settings_table().strip(), "regenerate the README table from reverie.settings"
+    assert block.strip() == settings_table().strip(), (
+        "regenerate the README table from reverie.settings"
+    )
 
 
 def test_readme_opens_with_the_demo_and_the_test_command() -> None:
@@ -32,11 +34,38 @@ def test_public_api_is_exactly_all() -> None:
     exported = set(reverie.__all__)
     for name in exported:
         assert hasattr(reverie, name), name
-    modules = {"bootstrap", "chunking", "classify", "clock", "context", "document", "embedders",
-               "engine", "errors", "flush", "fsutil", "index", "ingest", "journal", "lineorigin",
-               "llm", "provenance", "ranking", "recall_log", "redact", "results", "search",
-               "session", "settings", "tokens", "trailers", "transcript", "triggers", "workspace",
-               "dreaming"}
+    modules = {
+        "bootstrap",
+        "chunking",
+        "classify",
+        "clock",
+        "context",
+        "document",
+        "embedders",
+        "engine",
+        "errors",
+        "flush",
+        "fsutil",
+        "index",
+        "ingest",
+        "journal",
+        "lineorigin",
+        "llm",
+        "provenance",
+        "ranking",
+        "recall_log",
+        "redact",
+        "results",
+        "search",
+        "session",
+        "settings",
+        "tokens",
+        "trailers",
+        "transcript",
+        "triggers",
+        "workspace",
+        "dreaming",
+    }
     assert public - exported <= modules, public - exported - modules
     assert issubclass(reverie.PathEscapeError, reverie.ReverieError)
     assert issubclass(reverie.ProviderTimeout, reverie.ProviderError)
