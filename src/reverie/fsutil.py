@@ -11,11 +11,16 @@ from pathlib import Path
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync,
     rename, fsync the folder. A crash leaves the old or the new file, never half."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write` for bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -62,4 +67,4 @@ def write_if_absent(path: Path, text: str) -> bool:
     return True
 
 
-__all__ = ["atomic_write", "fsync_dir", "sweep_temp", "write_if_absent"]
+__all__ = ["atomic_write", "atomic_write_bytes", "fsync_dir", "sweep_temp", "write_if_absent"]

