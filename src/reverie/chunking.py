@@ -187,6 +187,9 @@ def chunk_budget(lines: Iterable[Line], budget: int, overlap: int) -> list[Chunk
         i = 0
         n = len(seg)
         while i < n:
+            if not seg[i].text.strip():  # a chunk never starts on a blank line
+                i += 1
+                continue
             if costs[i] > budget:  # one long line: pieces with the same line number
                 out.extend(_pieces(_make([seg[i]]), budget))
                 i += 1
@@ -198,13 +201,13 @@ def chunk_budget(lines: Iterable[Line], budget: int, overlap: int) -> list[Chunk
             out.append(_make(_trim(seg[i:j])))
             if j >= n:
                 break
-            # overlap: step back over trailing lines worth at most `overlap` tokens
+            # overlap: step back over trailing lines worth at most `overlap` tokens, but
+            # only as far as still leaves room for line j, so every chunk moves forward
+            # (no chunk ever sits inside its predecessor)
             k, back = j, 0
-            while k - 1 > i and back + costs[k - 1] <= overlap:
+            while k - 1 > i and back + costs[k - 1] <= overlap and back + costs[k - 1] + costs[j] <= budget:
                 back += costs[k - 1]
                 k -= 1
-            while k < j and not seg[k].text.strip():  # never start on a blank line
-                k += 1
             i = k
     return out
 

@@ -29,7 +29,11 @@ def parse_lines(
     curated root files only, their trailers (R-TRAIL-4)."""
     lines: list[Line] = []
     warnings: list[Warning_] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # line numbers count "\n" only (str.splitlines also breaks at \x0c, \x85, \u2028...)
+    lines_raw = text.split("\n")
+    if lines_raw and lines_raw[-1] == "":
+        lines_raw.pop()
+    for number, raw in enumerate((r.removesuffix("\r") for r in lines_raw), start=1):
         if pclass.curated:
             parsed = parse_line(raw)
             warnings.extend(Warning_(relpath, number, w) for w in parsed.warnings)

@@ -13,6 +13,7 @@ import math
 import re
 
 _CJK_RANGES = (
+    (0x3000, 0x303F),  # CJK symbols and punctuation (、。「」)
     (0x3040, 0x30FF),  # Hiragana, Katakana
     (0x3400, 0x4DBF),  # CJK extension A
     (0x4E00, 0x9FFF),  # CJK unified ideographs
@@ -37,7 +38,7 @@ def is_cjk(ch: str) -> bool:
 
 
 def count_tokens(text: str) -> int:
-    """Approximate tokens: 1 per CJK/full-width char, 1 per 4 other non-space chars."""
+    """Approximate tokens: 1 per CJK/full-width char, 1 per 4 other chars (spaces too)."""
     cjk = len(_CJK_RE.findall(text))
     other = len(text) - cjk
     return cjk + math.ceil(other / 4)

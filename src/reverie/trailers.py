@@ -79,7 +79,7 @@ def parse_line(line: str) -> ParsedLine:
         if key == "trigger":
             triggers.extend(split_phrases(value))
         elif key == "importance":
-            if re.fullmatch(r"\d{1,2}", value) and 1 <= int(value) <= 10:
+            if re.fullmatch(r"[0-9]{1,2}", value) and 1 <= int(value) <= 10:
                 importances.append(int(value))
             else:
                 warnings.append(f"importance must be an integer 1-10, got {value!r}")
@@ -93,7 +93,7 @@ def parse_line(line: str) -> ParsedLine:
                 if key_ == INVALID_PROJECT:
                     warnings.append(f"malformed project tag {part!r}")
                 projects.append(key_)
-    text = TRAILER_RE.sub("", line).rstrip()
+    text = strip(line)
     trailers = Trailers(
         triggers=_dedupe(tuple(triggers)),
         importance=max(importances) if importances else None,
@@ -103,8 +103,13 @@ def parse_line(line: str) -> ParsedLine:
 
 
 def strip(line: str) -> str:
-    """The line without trailer comments (what FTS and the embedder see)."""
-    return TRAILER_RE.sub("", line).rstrip()
+    """The line without trailer comments (what FTS and the embedder see); repeated until
+    nothing changes, so a trailer nested inside another cannot survive the strip."""
+    while True:
+        stripped = TRAILER_RE.sub("", line)
+        if stripped == line:
+            return line.rstrip()
+        line = stripped
 
 
 def render(text: str, trailers: Trailers) -> str:
