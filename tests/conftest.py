@@ -166,3 +166,16 @@ def engine_factory(paths: Paths, env: dict[str, str]) -> Iterator[Callable[..., 
     yield make
     for engine in engines:
         engine.close()
+
+
+def _datasets() -> Path:
+    """The shared datasets: ``REVERIE_DATASETS``, else ``shared/datasets`` beside the
+    repository (how CI lays it out), else the development machine's copy."""
+    env_dir = os.environ.get("REVERIE_DATASETS")
+    if env_dir:
+        return Path(env_dir)
+    beside = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    return beside if beside.is_dir() else Path("/work/shared/datasets")
+
+
+DATASETS = _datasets()

@@ -36,7 +36,9 @@ def test_public_api_is_exactly_all() -> None:
     for name in exported:
         assert hasattr(reverie, name), name
     public = {
-        n for n in dir(reverie) if not n.startswith("_") and not inspect.ismodule(getattr(reverie, n))
+        n
+        for n in dir(reverie)
+        if not n.startswith("_") and not inspect.ismodule(getattr(reverie, n))
     }
     assert public == exported - {"__version__"}, public ^ exported
     assert issubclass(reverie.PathEscapeError, reverie.ReverieError)

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Paths, base_env, cli_command
+from conftest import DATASETS, Paths, base_env, cli_command
 from reverie.clock import Clock
 from reverie.dreaming.gates import (
     GATE_MAX_AGE,
@@ -51,7 +51,7 @@ from reverie.provenance import Origin, SessionKind, Source
 from reverie.tokens import terms
 from reverie.trailers import parse_line
 
-DATASET = Path("/work/shared/datasets/poisoning")
+DATASET = DATASETS / "poisoning"
 if not (DATASET / "payloads.jsonl").exists() or not (DATASET / "channels.jsonl").exists():
     pytest.skip(f"poisoning dataset not found at {DATASET}", allow_module_level=True)
 

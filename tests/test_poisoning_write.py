@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import sqlean
 
-from conftest import FIXED_NOW, Paths, base_env
+from conftest import DATASETS, FIXED_NOW, Paths, base_env
 from reverie.classify import classify
 from reverie.clock import Clock
 from reverie.engine import Reverie
@@ -31,7 +31,7 @@ from reverie.lineorigin import resolve
 from reverie.provenance import Origin, SessionKind
 from reverie.redact import redact
 
-DATA = Path("/work/shared/datasets/poisoning")
+DATA = DATASETS / "poisoning"
 NOW = datetime.fromisoformat(FIXED_NOW)
 OWNER = "alice"
 FORGED = "<!-- origin: owner; sig: 0123456789abcdef -->"

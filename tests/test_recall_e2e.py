@@ -26,14 +26,14 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from conftest import Paths, base_env, cli_command, merged_env
+from conftest import DATASETS, Paths, base_env, cli_command, merged_env
 from reverie.bootstrap import Bootstrapper
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError
 from reverie.recall_log import RecallLog
 
 WEB = "github.com/acme/web"
-POISON_DIR = Path("/work/shared/datasets/poisoning")
+POISON_DIR = DATASETS / "poisoning"
 FRAME_RE = re.compile(
     r"<<<UNTRUSTED CONTENT from (?P<src>\S+?)[:\s][^\n]*>>>\n(?P<body>.*?)\n<<<END UNTRUSTED CONTENT>>>",
     re.DOTALL,
