@@ -205,7 +205,11 @@ def chunk_budget(lines: Iterable[Line], budget: int, overlap: int) -> list[Chunk
             # only as far as still leaves room for line j, so every chunk moves forward
             # (no chunk ever sits inside its predecessor)
             k, back = j, 0
-            while k - 1 > i and back + costs[k - 1] <= overlap and back + costs[k - 1] + costs[j] <= budget:
+            while (
+                k - 1 > i
+                and back + costs[k - 1] <= overlap
+                and back + costs[k - 1] + costs[j] <= budget
+            ):
                 back += costs[k - 1]
                 k -= 1
             i = k
