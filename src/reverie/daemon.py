@@ -55,6 +55,8 @@ from .fsutil import atomic_write
 from .index.db import get_meta
 from .schedule import due_run, next_run, validate
 
+SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
+
 log = logging.getLogger("reverie.daemon")
 
 LOCK_FILE = "daemon.lock"
@@ -357,7 +359,7 @@ class Daemon:
 
         started = time.monotonic()
         try:
-            stats = self.engine.index(progress=progress)
+            stats = self.engine.index(progress=progress, wait=SYNC_LOCK_WAIT)
         except _Interrupted as exc:
             self.summary.sync_interrupted = True
             log.info("sync interrupted at %s files by shutdown; the rest waits", exc)

@@ -15,6 +15,7 @@ from .clock import Clock
 from .context import TriggerIndex, TurnContext, render_block, trigger_hits
 from .embedders.base import Embedder
 from .embedders.factory import make_embedder
+from .errors import ReverieError
 from .index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
 from .index.sync import Progress, Syncer, SyncStats, mark_dirty
 from .ingest import IngestResult, ingest
@@ -123,17 +124,35 @@ class Reverie:
         """Create the workspace layout; never overwrites an existing file."""
         return self.workspace.init()
 
-    def index(self, *, force: bool = False, progress: Progress | None = None) -> SyncStats:
-        """Bring the index up to date with the files (``force``: rebuild them all)."""
+    def index(
+        self,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        wait: float | None = None,
+    ) -> SyncStats:
+        """Bring the index up to date with the files (``force``: rebuild them all).
+        ``wait``: seconds to wait for another process's sync (default: as long as it
+        takes); past it, :class:`ReverieError` says a sync is already running."""
         self.workspace.require()
-        from filelock import FileLock
+        from filelock import FileLock, Timeout
 
         self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.workspace.agent_dir / "sync.lock")), self._lock:
-            syncer = Syncer(
-                self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
-            )
-            return syncer.run(force=force, progress=progress)
+        lock = FileLock(
+            str(self.workspace.agent_dir / "sync.lock"), timeout=-1 if wait is None else wait
+        )
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ReverieError("another sync of this index is running; try again later") from None
+        try:
+            with self._lock:
+                syncer = Syncer(
+                    self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
+                )
+                return syncer.run(force=force, progress=progress)
+        finally:
+            lock.release()
 
     # -- recall, lane 1 ---------------------------------------------------------------
     def warm(self) -> None:
