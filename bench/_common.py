@@ -131,6 +131,49 @@ def rank_min_before_decay(
     return [replace(s, mmr_rank=i + 1) for i, s in enumerate(result[: cfg.max_results])]
 
 
+def text_scores_spread(bm25: dict[int, float]) -> dict[int, float]:
+    """Keyword score with the same shape as the calibrated vector score: half the
+    saturating |r|/(1+|r|), half the top value times the query's own min-max spread.
+    |r|/(1+|r|) alone squeezes ranks -3..-8 into 0.75..0.89, so the keyword lane
+    barely orders anything once it is mixed with the vector lane."""
+    if not bm25:
+        return {}
+    sat = {k: ranking.bm25_normalise(v) for k, v in bm25.items()}
+    lo, hi = min(sat.values()), max(sat.values())
+    top = hi
+    spread = hi - lo
+    return {
+        k: 0.5 * v + 0.5 * top * ((v - lo) / spread if spread > 1e-9 else 1.0)
+        for k, v in sat.items()
+    }
+
+
+_original_score = ranking.score
+
+
+def score_text_spread(
+    candidates: Any, cfg: RankConfig, *, today: Any, active_projects: frozenset[str] = frozenset()
+) -> list[Scored]:
+    """:func:`reverie.ranking.score` with :func:`text_scores_spread` for the keyword lane."""
+    cands = list(candidates)
+    scored = _original_score(cands, cfg, today=today, active_projects=active_projects)
+    texts = text_scores_spread({c.chunk_id: c.bm25 for c in cands if c.bm25 is not None})
+    w_vec, w_text = (0.0, 1.0) if cfg.keyword_only else (cfg.w_vec, cfg.w_text)
+    out = []
+    for s in scored:
+        t = texts.get(s.candidate.chunk_id, 0.0)
+        hybrid = w_vec * s.vector + w_text * t
+        final = hybrid * s.decay * s.importance_mult * s.project_mult
+        out.append(replace(s, text=t, hybrid=hybrid, final=final))
+    return out
+
+
+def use_text_spread(on: bool) -> None:
+    """Swap :func:`reverie.ranking.score` for :func:`score_text_spread`."""
+    if on:
+        ranking.score = score_text_spread  # type: ignore[assignment]
+
+
 def use_min_before_decay(on: bool) -> None:
     """Swap the ranking used by :mod:`reverie.search` for :func:`rank_min_before_decay`."""
     if on:
@@ -144,4 +187,5 @@ __all__ = [
     "set_vector_floor",
     "set_vector_scaling",
     "use_min_before_decay",
+    "use_text_spread",
 ]

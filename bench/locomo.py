@@ -34,6 +34,7 @@ from _common import (
     set_vector_floor,
     set_vector_scaling,
     use_min_before_decay,
+    use_text_spread,
 )
 
 from reverie.clock import Clock
@@ -46,6 +47,7 @@ from reverie.tokens import count_tokens
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 LANES = ("hybrid", "keyword", "vector")
 BUDGET_TOKENS = 2000
+DEPTH_NOTE = "--depth"
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 _SESSION_RE = re.compile(r"session_(\d+)")
 
@@ -142,10 +144,17 @@ def question_metrics(
         used += cost
         seen.update((h.path, ln) for ln in visible_lines(h))
     budget = sum(1 for t in turns if t in seen) / len(turns)
-    return {"S@5": session_any(5), "S@10": session_any(10), "T@10": float(all10), "B2k": budget}
+    return {
+        "S@5": session_any(5),
+        "S@10": session_any(10),
+        "T@10": float(all10),
+        "B2k": budget,
+        "hits": float(len(hits)),
+    }
 
 
 METRICS = ("S@5", "S@10", "T@10", "B2k")
+EXTRA = ("hits",)  # mean number of hits returned (min score and decay cut the list)
 
 
 # -- the run --------------------------------------------------------------------------
@@ -241,12 +250,12 @@ def summarise(tally: Tally) -> dict[str, Any]:
                 vals = tally.values.get((lane, decay, cat))
                 if not vals:
                     continue
-                rows[CATEGORIES[cat]] = {m: sum(vals[m]) / len(vals[m]) for m in METRICS}
+                rows[CATEGORIES[cat]] = {m: sum(vals[m]) / len(vals[m]) for m in METRICS + EXTRA}
                 if cat != 5:
-                    for m in METRICS:
+                    for m in METRICS + EXTRA:
                         overall[m].extend(vals[m])
             if overall:
-                rows["overall"] = {m: sum(overall[m]) / len(overall[m]) for m in METRICS}
+                rows["overall"] = {m: sum(overall[m]) / len(overall[m]) for m in METRICS + EXTRA}
             out[f"{lane}/{'decay' if decay else 'no-decay'}"] = rows
     return out
 
@@ -273,6 +282,11 @@ def render(summary: dict[str, Any], questions: dict[int, int]) -> str:
                     " " * 9 + " ".join(f"{row[m]:5.3f}" if row else "    -" for m in METRICS) + " "
                 )
             lines.append(f"{cat:<12} {counts.get(cat, 0):>4} |" + "|".join(cells))
+        hits = ", ".join(
+            f"{lane} {summary[f'{lane}/{decay}'].get('overall', {}).get('hits', 0):.1f}"
+            for lane in LANES
+        )
+        lines.append(f"mean hits returned (overall, of max {DEPTH_NOTE}): {hits}")
     return "\n".join(lines)
 
 
@@ -335,6 +349,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="Apply the min score before journal decay (ranking variant).",
     )
+    ap.add_argument(
+        "--text-spread",
+        action="store_true",
+        help="Keyword score spread within the query like the calibrated vector score (variant).",
+    )
     ap.add_argument("--depth", type=int, default=24, help="max_results asked per search [24].")
     ap.add_argument(
         "--keep", type=Path, help="Build the workspaces here (kept) instead of a temp dir."
@@ -346,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     samples = data[: args.limit_conversations] if args.limit_conversations else data
     overrides = parse_sets(args.sets)
     use_min_before_decay(args.min_before_decay)
+    use_text_spread(args.text_spread)
     settings = load_settings({"embedder": args.embedder, **overrides}, environ={})
     inner = make_embedder(settings)
     embedder = MemoQueryEmbedder(inner) if inner is not None else None
@@ -371,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "floor": args.floor,
         "depth": args.depth,
         "min_before_decay": args.min_before_decay,
+        "text_spread": args.text_spread,
     }
     print(f"LoCoMo retrieval: {args.data.name}, {len(samples)} conversations, config {config}")
     print(

@@ -15,7 +15,7 @@ from .clock import Clock
 from .context import TriggerIndex, TurnContext, render_block, trigger_hits
 from .embedders.base import Embedder
 from .embedders.factory import make_embedder
-from .errors import ReverieError
+from .errors import ProviderError, ReverieError
 from .index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
 from .index.sync import Progress, Syncer, SyncStats, mark_dirty
 from .ingest import IngestResult, ingest
@@ -338,7 +338,10 @@ class Reverie:
         conn = self.conn
         one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
         stored = get_meta(conn, "embedder")
-        current = self.embedder.identity.label() if self.embedder else None
+        try:
+            current = self.embedder.identity.label() if self.embedder else None
+        except ProviderError as exc:  # status must work while a provider is down
+            current = f"unreachable ({exc})"
         vectors = one("SELECT count(*) FROM chunks WHERE has_vector = 1")
         chunks = one("SELECT count(*) FROM chunks")
         stale = vectors if (current is not None and stored is not None and stored != current) else 0
