@@ -172,12 +172,19 @@ def score(
     return out
 
 
+def _order(s: Scored) -> tuple[float, str, int, int]:
+    """Best first; ties broken by location, never by chunk id (a rebuilt index assigns
+    other ids and must rank exactly the same)."""
+    c = s.candidate
+    return (-s.final, c.path, c.start_line, c.end_line)
+
+
 def _mmr(items: list[Scored], lam: float) -> list[Scored]:
     """Maximal marginal relevance: reorder to avoid near-duplicates; scores unchanged."""
     if len(items) <= 2:
-        return sorted(items, key=lambda s: -s.final)
+        return sorted(items, key=_order)
     sets = {s.candidate.chunk_id: token_set(s.candidate.text) for s in items}
-    remaining = sorted(items, key=lambda s: -s.final)
+    remaining = sorted(items, key=_order)
     chosen: list[Scored] = [remaining.pop(0)]
     while remaining:
         best_i, best_v = 0, -math.inf

@@ -190,10 +190,12 @@ def fetch_candidates(
 
 
 def measure_vector_floor(conn: sqlite3.Connection, sample: int = 256) -> float | None:
-    """Median cosine of random chunk pairs: this embedder's noise floor on this corpus."""
+    """Median cosine of chunk pairs: this embedder's noise floor on this corpus. The
+    sample is chosen by text hash, not at random, so a rebuilt index (other chunk ids,
+    same files) measures the same floor and ranks exactly as before."""
     rows = conn.execute(
-        "SELECT embedding FROM vec_chunks WHERE rowid IN "
-        "(SELECT rowid FROM vec_chunks ORDER BY random() LIMIT ?)",
+        "SELECT v.embedding FROM chunks c JOIN vec_chunks v ON v.rowid = c.id "
+        "WHERE c.has_vector = 1 ORDER BY c.text_hash, c.path, c.start_line, c.part LIMIT ?",
         (sample,),
     ).fetchall()
     if len(rows) < 8:
