@@ -9,6 +9,7 @@ nothing above the min score shows only keyword hits, flagged as below it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import date, timedelta
 
 import pytest
@@ -25,8 +26,9 @@ from reverie.ranking import (
     importance_multiplier,
     project_multiplier,
     rank,
+    relevance,
     score,
-    vector_scores,
+    spread,
 )
 from reverie.trailers import INVALID_PROJECT
 
@@ -159,16 +161,27 @@ def test_project_multiplier() -> None:
 
 
 @given(
-    cos=st.dictionaries(st.integers(1, 50), st.floats(-1, 1, allow_nan=False), max_size=20),
-    floor=st.floats(-0.5, 0.95, allow_nan=False),
-    scaling=st.sampled_from(["calibrated", "minmax", "raw"]),
+    values=st.dictionaries(st.integers(1, 50), st.floats(-1, 1, allow_nan=False), max_size=20),
+    scaling=st.sampled_from(["spread", "minmax", "raw"]),
 )
-def test_vector_scores_stay_in_unit_interval(
-    cos: dict[int, float], floor: float, scaling: str
+def test_lane_scores_stay_in_unit_interval_and_keep_the_order(
+    values: dict[int, float], scaling: str
 ) -> None:
-    out = vector_scores(cos, RankConfig(vector_floor=floor, vector_scaling=scaling))
-    assert set(out) == set(cos)
+    out = spread(values, scaling)
+    assert set(out) == set(values)
     assert all(-1e-9 <= v <= 1 + 1e-9 for v in out.values())
+    for a in values:  # scaling never reorders a lane
+        for b in values:
+            if values[a] > values[b] and max(values[a], values[b]) > 0:
+                assert out[a] >= out[b] - 1e-12
+
+
+def test_spread_keeps_a_weak_best_hit_weak() -> None:
+    """The absolute half keeps the min score meaningful: an unrelated query's best hit
+    (cosine 0.1) does not become 1.0 as plain min-max would make it."""
+    out = spread({1: 0.1, 2: 0.05, 3: 0.0})
+    assert out[1] == pytest.approx(0.1)
+    assert spread({1: 0.1, 2: 0.05, 3: 0.0}, "minmax")[1] == 1.0
 
 
 # -- the chain -------------------------------------------------------------------------
@@ -287,16 +300,18 @@ def test_min_score_and_flagged_keyword_fallback(
 ) -> None:
     ranked = rank(cands, cfg, today=TODAY, active_projects=active)
     plain = score(cands, cfg, today=TODAY, active_projects=active)
-    content_pass = [s for s in plain if s.tier == 0 and s.final >= cfg.min_score]
+    # the min score judges relevance (everything but decay): decay only orders
+    content_pass = [s for s in plain if s.tier == 0 and relevance(s, cfg) >= cfg.min_score]
     has_tier = any(s.tier > 0 for s in plain)
     for s in ranked:
         if s.tier == 0 and not s.below_min:
-            assert s.final >= cfg.min_score
+            assert relevance(s, cfg) >= cfg.min_score
+            assert s.hybrid * s.importance_mult * s.project_mult >= cfg.min_score
         if s.below_min:
             # only when nothing passes; only keyword hits; never a path-tier hit
             assert not content_pass and not has_tier
             assert s.candidate.bm25 is not None and s.tier == 0
-            assert s.final < cfg.min_score
+            assert relevance(s, cfg) < cfg.min_score
     if content_pass or has_tier:
         assert not any(s.below_min for s in ranked)
     if not content_pass and not has_tier:
@@ -352,10 +367,11 @@ def test_mmr_moves_a_distinct_hit_above_near_duplicates_without_rescoring() -> N
         cand(3, dup + " too", cosine=0.88, bm25=-7.8),
         cand(4, "retention keeps seven days of logs", cosine=0.80, bm25=-6.0),
     ]
-    plain = _by_id(score(cands, CFG, today=TODAY))
+    cfg = replace(CFG, scaling="raw")  # MMR mechanics alone, on unscaled lane scores
+    plain = _by_id(score(cands, cfg, today=TODAY))
     by_score = sorted(plain, key=lambda cid: -plain[cid].final)
     assert by_score[-1] == 4  # the distinct hit has the lowest score ...
-    ranked = rank(cands, CFG, today=TODAY)
+    ranked = rank(cands, cfg, today=TODAY)
     order = [s.candidate.chunk_id for s in ranked]
     assert order[0] == 1 and order[1] == 4  # ... yet MMR lists it second
     assert {s.candidate.chunk_id: s.final for s in ranked} == {c: plain[c].final for c in plain}

@@ -114,7 +114,7 @@ class Searcher:
         self.vectors = VectorLane()
         self.paths = PathLane()
 
-    def config(self, *, keyword_only: bool, floor: float, max_results: int | None) -> RankConfig:
+    def config(self, *, keyword_only: bool, max_results: int | None) -> RankConfig:
         s = self.settings
         return RankConfig(
             max_results=max_results or s.search_max_results,
@@ -123,7 +123,8 @@ class Searcher:
             w_text=s.search_text_weight,
             half_life_days=s.journal_half_life_days,
             mmr_lambda=s.search_mmr_lambda,
-            vector_floor=floor,
+            scaling=s.search_scaling,
+            min_before_decay=s.search_min_before_decay,
             keyword_only=keyword_only,
         )
 
@@ -174,8 +175,7 @@ class Searcher:
         mode = (
             "keyword-only" if keyword_only else ("vector-only" if lanes == "vector" else "hybrid")
         )
-        floor = float(get_meta(conn, "vector_floor", "0") or 0)
-        cfg = self.config(keyword_only=keyword_only, floor=floor, max_results=max_results)
+        cfg = self.config(keyword_only=keyword_only, max_results=max_results)
         if lanes == "vector":
             cfg = RankConfig(**{**cfg.__dict__, "w_vec": 1.0, "w_text": 0.0})
         if not decay:

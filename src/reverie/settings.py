@@ -116,6 +116,18 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
         maximum=1,
     ),
+    S(
+        "search_scaling",
+        "spread",
+        "How each lane's scores are scaled per query before mixing.",
+        choices=("spread", "minmax", "raw"),
+    ),
+    S(
+        "search_min_before_decay",
+        True,
+        "The min score judges relevance before journal decay (decay only orders).",
+        bool,
+    ),
     S("journal_half_life_days", 30.0, "Half-life of journal decay, days.", float, minimum=0.1),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),

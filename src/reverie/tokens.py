@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 _CJK_RANGES = (
     (0x3000, 0x303F),  # CJK symbols and punctuation (、。「」)
@@ -119,6 +120,7 @@ _STOP = frozenset(
 )
 
 
+@lru_cache(maxsize=65536)
 def token_set(text: str) -> frozenset[str]:
     """ASCII words plus CJK unigrams and bigrams: for Jaccard similarity (MMR, dedup)."""
     tokens: set[str] = set()

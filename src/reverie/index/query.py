@@ -189,23 +189,6 @@ def fetch_candidates(
     return out
 
 
-def measure_vector_floor(conn: sqlite3.Connection, sample: int = 256) -> float | None:
-    """Median cosine of chunk pairs: this embedder's noise floor on this corpus. The
-    sample is chosen by text hash, not at random, so a rebuilt index (other chunk ids,
-    same files) measures the same floor and ranks exactly as before."""
-    rows = conn.execute(
-        "SELECT v.embedding FROM chunks c JOIN vec_chunks v ON v.rowid = c.id "
-        "WHERE c.has_vector = 1 ORDER BY c.text_hash, c.path, c.start_line, c.part LIMIT ?",
-        (sample,),
-    ).fetchall()
-    if len(rows) < 8:
-        return None
-    m = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    sims = m @ m.T
-    upper = sims[np.triu_indices(len(rows), k=1)]
-    return float(np.median(upper))
-
-
 def chunk_by_key(
     conn: sqlite3.Connection, path: str, start: int, end: int
 ) -> Sequence[object] | None:
@@ -222,6 +205,5 @@ __all__ = [
     "fetch_candidates",
     "index_version",
     "keyword_lane",
-    "measure_vector_floor",
     "path_chunks",
 ]

@@ -33,7 +33,6 @@ from ..tokens import segment
 from ..workspace import FileEntry, Workspace
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
-from .query import measure_vector_floor
 
 TOKENIZER = "unicode61+cjk-unigram"
 GROUP_FILES = 64
@@ -156,7 +155,6 @@ class Syncer:
         self._backfill(stats)
         stats.vectors_missing = self._missing_vectors()
         changed = bool(stats.files_changed or stats.files_deleted or stats.rebuilt_schema)
-        floor = measure_vector_floor(self.conn) if (changed or stats.embeddings_computed) else None
         stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
         with transaction(self.conn):
             set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
@@ -169,8 +167,6 @@ class Syncer:
                     "index_version",
                     int(get_meta(self.conn, "index_version", "0") or 0) + 1,
                 )
-            if floor is not None:
-                set_meta(self.conn, "vector_floor", round(floor, 4))
         self.cache.trim()
         stats.seconds = round(time.perf_counter() - t0, 3)
         return stats
