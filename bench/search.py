@@ -45,7 +45,6 @@ from reverie.document import chunk_document
 from reverie.embedders.factory import make_embedder
 from reverie.engine import Reverie
 from reverie.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
-from reverie.index.query import measure_vector_floor
 from reverie.index.sync import TOKENIZER
 from reverie.settings import load_settings
 from reverie.tokens import fts_query, segment
@@ -236,7 +235,6 @@ def build_corpus(base: Path, size: int, identity: Any) -> dict[str, Any]:
         set_meta(conn, "index_version", 1)
         set_meta(conn, "last_sync", "2026-01-01T00:00:00")
         set_meta(conn, "dirty", 0)
-        set_meta(conn, "vector_floor", round(measure_vector_floor(conn) or 0.0, 4))
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("ANALYZE")
     conn.close()

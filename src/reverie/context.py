@@ -14,19 +14,28 @@ from typing import Any
 import sqlean as sqlite3
 
 from .bootstrap import Bootstrap
-from .index.query import index_version, keyword_lane
+from .index.query import index_version
 from .provenance import Origin
 from .ranking import bm25_normalise
-from .tokens import is_cjk, terms
+from .tokens import fts_query, is_cjk, segment, terms
 from .triggers import Message, TriggerEntry, TriggerHit, entry_score, render_block, select
 
 
 class TriggerIndex:
+    """Trigger-carrying curated entries, kept in memory per index version, with a word
+    index for the prefilter and a small in-memory FTS5 table for the lexical relevance:
+    only these entries can ever fire, so searching the whole index for every inbound
+    message would be wasted work."""
+
     def __init__(self) -> None:
         self._version: str | None = None
         self.entries: dict[int, TriggerEntry] = {}
         self._by_word: dict[str, list[int]] = defaultdict(list)
         self._cjk_terms: dict[str, list[int]] = defaultdict(list)
+        self._fts = sqlite3.connect(":memory:", check_same_thread=False)
+        self._fts.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
+        )
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         version = index_version(conn)
@@ -57,7 +66,25 @@ class TriggerIndex:
                 for t in terms(phrase):
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk
+        self._fts.execute("DELETE FROM t")
+        self._fts.executemany(
+            "INSERT INTO t(rowid, body) VALUES (?, ?)",
+            [(cid, segment(e.text)) for cid, e in entries.items()],
+        )
         self._version = version
+
+    def lexical(self, message: str, k: int) -> dict[int, float]:
+        """Lexical-only relevance (vectors off) of trigger entries to ``message``."""
+        match = fts_query(message)
+        if match is None:
+            return {}
+        try:
+            rows = self._fts.execute(
+                "SELECT rowid, bm25(t) AS r FROM t WHERE t MATCH ? ORDER BY r LIMIT ?", (match, k)
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {int(cid): bm25_normalise(r) for cid, r in rows}
 
     def prefilter(self, message: str) -> set[int]:
         msg = Message.of(message)
@@ -116,9 +143,7 @@ def trigger_hits(
     """R-TRIG-1..6: lexical-only candidates unioned with trigger-carrying curated
     entries (at most ``max_candidates``), then eligibility, scoring, threshold, top."""
     index.refresh(conn)
-    lexical = {
-        cid: bm25_normalise(r) for cid, r in keyword_lane(conn, message, max_candidates).items()
-    }
+    lexical = index.lexical(message, max_candidates)
     ids = [cid for cid in lexical if cid in index.entries]
     msg = Message.of(message)
     extra = sorted(
