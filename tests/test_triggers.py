@@ -8,6 +8,8 @@ only inside its project; at most 3 hits in one block of at most 1,800 characters
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -226,3 +228,23 @@ def test_select_properties(
         assert h.combined >= 0.65
         assert h.combined == pytest.approx(0.8 * h.trigger_score + 0.2 * max(0.0, min(1.0, rel)))
         assert 0.0 < h.trigger_score <= 1.0
+
+
+def test_lexical_noise_never_crowds_out_a_firing_trigger(tmp_path: Path) -> None:
+    """30 curated entries share the message's common words (lexical hits that cannot
+    fire); the one entry whose trigger the message holds must still fire."""
+    from reverie import Reverie
+
+    lines = [
+        f"- Note {i}: the staging cluster restarts nightly. <!-- trigger: zz{i}zz -->"
+        for i in range(30)
+    ]
+    lines.append("- Rotate the keys every quarter. <!-- trigger: vault rotation -->")
+    e = Reverie.open(tmp_path / "ws", tmp_path / "st", embedder="fake")
+    e.init()
+    (tmp_path / "ws" / "MEMORY.md").write_text(
+        "# Memory\n\n" + "\n".join(lines) + "\n", encoding="utf-8"
+    )
+    e.index()
+    ctx = e.context("the staging cluster restarts nightly; when is the vault rotation due?")
+    assert [h.entry.text for h in ctx.trigger_hits][:1] == ["- Rotate the keys every quarter."]

@@ -144,13 +144,14 @@ def trigger_hits(
     entries (at most ``max_candidates``), then eligibility, scoring, threshold, top."""
     index.refresh(conn)
     lexical = index.lexical(message, max_candidates)
-    ids = [cid for cid in lexical if cid in index.entries]
     msg = Message.of(message)
-    extra = sorted(
-        (cid for cid in index.prefilter(message) if cid not in lexical),
-        key=lambda cid: -entry_score(index.entries[cid], msg)[0],
-    )
-    ids = (ids + extra)[:max_candidates]
+    pool = (set(lexical) | index.prefilter(message)) & index.entries.keys()
+    # the cap keeps the entries whose trigger words the message holds: a lexical hit
+    # without one could never fire, and must not push out one that can
+    ids = sorted(
+        pool,
+        key=lambda cid: (-entry_score(index.entries[cid], msg)[0], -lexical.get(cid, 0.0), cid),
+    )[:max_candidates]
     candidates = [(index.entries[cid], lexical.get(cid, 0.0)) for cid in ids]
     return select(
         candidates, message, active_projects=active_projects, threshold=threshold, top=top

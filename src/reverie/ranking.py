@@ -40,8 +40,8 @@ TIER_NAMES = {3: "full path", 2: "basename", 1: "stem", 0: ""}
 class RankConfig:
     max_results: int = 6
     min_score: float = 0.35
-    w_vec: float = 0.7
-    w_text: float = 0.3
+    w_vec: float = 0.4
+    w_text: float = 0.6
     half_life_days: float = 30.0
     mmr_lambda: float = 0.7
     scaling: str = "spread"  # spread | minmax | raw (both lanes)
