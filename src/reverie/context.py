@@ -18,7 +18,15 @@ from .index.query import index_version
 from .provenance import Origin
 from .ranking import bm25_normalise
 from .tokens import fts_query, is_cjk, segment, terms
-from .triggers import Message, TriggerEntry, TriggerHit, entry_score, render_block, select
+from .triggers import (
+    Message,
+    TriggerEntry,
+    TriggerHit,
+    entry_score,
+    phrase_parts,
+    render_block,
+    select,
+)
 
 
 class TriggerIndex:
@@ -63,6 +71,7 @@ class TriggerIndex:
             )
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
+                phrase_parts(phrase)  # compile once per index version, not per message
                 for t in terms(phrase):
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk

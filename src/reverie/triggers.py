@@ -71,8 +71,8 @@ def eligible(entry: TriggerEntry, active_projects: frozenset[str]) -> bool:
     return True
 
 
-@lru_cache(maxsize=8192)
-def _phrase_parts(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+@lru_cache(maxsize=65536)
+def phrase_parts(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
     parts = tuple(terms(phrase))
     if len(parts) < 2:
         return parts, None
@@ -90,7 +90,7 @@ def _term_hit(term: str, msg: Message) -> bool:
 
 
 def phrase_score(phrase: str, msg: Message) -> float:
-    parts, pattern = _phrase_parts(phrase)
+    parts, pattern = phrase_parts(phrase)
     if not parts:
         return 0.0
     hits = sum(1 for t in parts if _term_hit(t, msg))
