@@ -24,6 +24,7 @@ from reverie.ranking import (
     bm25_normalise,
     decay_factor,
     importance_multiplier,
+    keyword_blind,
     project_multiplier,
     rank,
     relevance,
@@ -425,3 +426,19 @@ def test_explain_reports_every_factor() -> None:
     assert e["text"] == pytest.approx(0.75)
     assert e["final"] == pytest.approx(round(s.hybrid * 0.5 * 1.2 * 1.15, 4), abs=1e-4)
     assert math.isclose(s.final, s.hybrid * 0.5 * 1.2 * 1.15)
+
+
+def test_a_lane_blind_to_a_chunk_does_not_vote() -> None:
+    """Cross-lingual recall: an English question cannot share a word with a Chinese
+    note, so the keyword lane's silence does not halve that note's vector score."""
+    cfg = RankConfig(min_score=0.35)
+    zh = cand(1, "用户喜欢在所有编辑器里使用深色主题。", cosine=0.6)
+    en = cand(2, "the user likes dark themes in every editor", cosine=0.6)
+    query = "which editor theme does the user like?"
+    assert keyword_blind(query, zh.text) and not keyword_blind(query, en.text)
+    ranked = rank([zh], cfg, today=TODAY, query=query)
+    assert [s.candidate.chunk_id for s in ranked] == [1] and not ranked[0].below_min
+    assert ranked[0].hybrid == pytest.approx(ranked[0].vector)
+    # the same vector evidence on a chunk the keyword lane could see but did not find
+    # is weighed as usual and falls under the min score
+    assert rank([en], cfg, today=TODAY, query=query) == []

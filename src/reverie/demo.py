@@ -105,7 +105,9 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
         r = mem.search(query, max_results=3, record=False)
         say(f"-- {label}: {query!r} ({r.mode})")
         for h in r.hits:
-            say(f"   {h.score:.3f} {h.path}#L{h.start_line} [{h.origin}] {h.snippet[:90]}")
+            say(
+                f"   {h.score:.3f} {h.path}#L{h.start_line} [{h.origin}] {' '.join(h.snippet.split())[:90]}"
+            )
         summary["searches"].append({"query": query, "top": [h.as_dict()["source"] for h in r.hits]})
     r = mem.search("skip the test suite before deploying hotfixes", max_results=3, record=False)
     say("-- an untrusted hit is framed:")

@@ -16,6 +16,11 @@ and half the best value times the query's own min-max position (so each lane ord
 its own hits across the whole range). Measured on the LoCoMo development split (see
 bench/README.md): this raised hybrid session recall@5 from 0.846 to 0.903.
 
+Why a lane that cannot see a chunk does not vote: the keyword lane cannot match a
+Chinese note to an English question (no shared word is possible), so for a chunk
+written only in scripts the query does not use, the hybrid is the vector score alone
+instead of being halved by a lane that was blind to it: cross-lingual recall works.
+
 Why the min score comes before decay: decay is for ordering. Applied before the
 threshold, a 30-day half-life silently drops every relevant memory older than a few
 months (LoCoMo decay-on recall@5 0.355 -> 0.426 with the threshold first).
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from .provenance import Origin
-from .tokens import jaccard, token_set
+from .tokens import jaccard, scripts, token_set
 from .trailers import INVALID_PROJECT
 
 LN2 = math.log(2)
@@ -149,12 +154,19 @@ def spread(values: dict[int, float], how: str = "spread") -> dict[int, float]:
     return {k: 0.5 * absolute[k] + 0.5 * top * position[k] for k in values}
 
 
+def keyword_blind(query: str, text: str) -> bool:
+    """The keyword lane could not have matched ``text`` for ``query``: they share no script."""
+    q = scripts(query)
+    return bool(q) and not (q & scripts(text))
+
+
 def score(
     candidates: Iterable[Candidate],
     cfg: RankConfig,
     *,
     today: date,
     active_projects: frozenset[str] = frozenset(),
+    query: str = "",
 ) -> list[Scored]:
     """Every candidate scored (unsorted)."""
     cands = list(candidates)
@@ -167,7 +179,10 @@ def score(
     for c in cands:
         v = vecs.get(c.chunk_id, 0.0)
         t = texts.get(c.chunk_id, 0.0)
-        hybrid = w_vec * v + w_text * t
+        if c.bm25 is None and w_vec > 0 and query and keyword_blind(query, c.text):
+            hybrid = v  # the keyword lane was blind to this chunk: it does not vote
+        else:
+            hybrid = w_vec * v + w_text * t
         d = (
             decay_factor(c.day, today, cfg.half_life_days)
             if c.kind in ("journal", "transcript")
@@ -223,9 +238,10 @@ def rank(
     *,
     today: date,
     active_projects: frozenset[str] = frozenset(),
+    query: str = "",
 ) -> list[Scored]:
     """The final result list (at most ``cfg.max_results``)."""
-    scored = score(candidates, cfg, today=today, active_projects=active_projects)
+    scored = score(candidates, cfg, today=today, active_projects=active_projects, query=query)
     tiered = [s for s in scored if s.tier > 0]
     content = [s for s in scored if s.tier == 0]
     passing = [s for s in content if relevance(s, cfg) >= cfg.min_score]
@@ -247,6 +263,7 @@ __all__ = [
     "bm25_normalise",
     "decay_factor",
     "importance_multiplier",
+    "keyword_blind",
     "project_multiplier",
     "rank",
     "relevance",

@@ -182,7 +182,7 @@ class Searcher:
             cfg = RankConfig(**{**cfg.__dict__, "half_life_days": 1e12})
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
-        ranked = rank(cands, cfg, today=today, active_projects=active_projects)
+        ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
         hits = [self._hit(s) for s in ranked]
         notes = []
         if any(s.below_min for s in ranked):

@@ -133,6 +133,16 @@ def token_set(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
+@lru_cache(maxsize=65536)
+def scripts(text: str) -> frozenset[str]:
+    """The scripts the words of ``text`` are written in: ``cjk`` and/or ``latin`` (any
+    other letters count as latin: what matters is whether two texts can share a word)."""
+    out = set()
+    for term in terms(text):
+        out.add("cjk" if _CJK_RE.match(term) else "latin")
+    return frozenset(out)
+
+
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
@@ -140,4 +150,13 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-__all__ = ["count_tokens", "fts_query", "is_cjk", "jaccard", "segment", "terms", "token_set"]
+__all__ = [
+    "count_tokens",
+    "fts_query",
+    "is_cjk",
+    "jaccard",
+    "scripts",
+    "segment",
+    "terms",
+    "token_set",
+]
