@@ -186,12 +186,16 @@ class Reverie:
         if record and self.dreaming_enabled:
             hits = []
             for h in response.hits:
-                if h.score < self.settings.search_min_score:
-                    continue  # below-min fallbacks and bare path matches are no evidence
+                # the quality of the retrieval is its relevance, before decay (recency is
+                # a signal of its own in dreaming); below-min fallbacks and bare path
+                # matches are no evidence
+                quality = h.relevance
+                if h.explain.get("below_min_score") or quality < self.settings.search_min_score:
+                    continue
                 line, text = focus_line(h.text or h.snippet, h.start_line, query)
                 hits.append(
                     RecallHit(
-                        h.path, line, line, h.score, text, h.origin, h.kind, h.session_kind, h.day
+                        h.path, line, line, quality, text, h.origin, h.kind, h.session_kind, h.day
                     )
                 )
             try:

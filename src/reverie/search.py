@@ -47,6 +47,16 @@ class Hit:
         return f"{self.path}:{self.start_line}:{self.end_line}"
 
     @property
+    def relevance(self) -> float:
+        """The score before journal decay (what the min score judges)."""
+        e = self.explain
+        return (
+            float(e.get("hybrid", 0.0))
+            * float(e.get("importance_mult", 1.0))
+            * float(e.get("project_mult", 1.0))
+        )
+
+    @property
     def untrusted(self) -> bool:
         return self.origin == Origin.UNTRUSTED.value
 
