@@ -90,6 +90,11 @@ class Scored:
     def tier(self) -> int:
         return self.candidate.path_tier
 
+    @property
+    def relevance(self) -> float:
+        """Everything but decay: what the min score judges by default."""
+        return self.hybrid * self.importance_mult * self.project_mult
+
     def explain(self) -> dict[str, object]:
         c = self.candidate
         return {
@@ -103,6 +108,7 @@ class Scored:
             "importance_mult": round(self.importance_mult, 4),
             "project_mult": round(self.project_mult, 4),
             "path_tier": TIER_NAMES[c.path_tier] or None,
+            "relevance": round(self.relevance, 4),
             "final": round(self.final, 4),
             "below_min_score": self.below_min,
         }
@@ -197,9 +203,7 @@ def score(
 
 def relevance(s: Scored, cfg: RankConfig) -> float:
     """What the min score judges: everything but decay (unless configured otherwise)."""
-    if cfg.min_before_decay:
-        return s.hybrid * s.importance_mult * s.project_mult
-    return s.final
+    return s.relevance if cfg.min_before_decay else s.final
 
 
 def _order(s: Scored) -> tuple[float, str, int, int]:

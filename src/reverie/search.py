@@ -49,12 +49,7 @@ class Hit:
     @property
     def relevance(self) -> float:
         """The score before journal decay (what the min score judges)."""
-        e = self.explain
-        return (
-            float(e.get("hybrid", 0.0))
-            * float(e.get("importance_mult", 1.0))
-            * float(e.get("project_mult", 1.0))
-        )
+        return float(self.explain.get("relevance", self.score))
 
     @property
     def untrusted(self) -> bool:

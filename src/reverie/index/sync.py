@@ -280,10 +280,14 @@ class Syncer:
         return list(outcome.vectors)
 
     def _delete_rows(self, path: str) -> None:
-        ids = "SELECT id FROM chunks WHERE path = ?"
-        self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (path,))
+        # delete by rowid one at a time: neither FTS5 nor vec0 pushes "rowid IN
+        # (subquery)" down, so that form scans the whole table once per file
+        ids = [(r[0],) for r in self.conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
+        if not ids:
+            return
+        self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
         if get_meta(self.conn, "vec_dims") is not None:
-            self.conn.execute(f"DELETE FROM vec_chunks WHERE rowid IN ({ids})", (path,))
+            self.conn.executemany("DELETE FROM vec_chunks WHERE rowid = ?", ids)
         self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
     def _delete(self, path: str) -> None:
