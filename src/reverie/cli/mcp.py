@@ -15,7 +15,7 @@ reads an ``mcpServers`` map) to start it::
 Add ``"--state-dir", "..."`` or ``"--embedder", "..."`` before ``"mcp"`` to override
 them, or set ``REVERIE_*`` variables in the entry's ``"env"`` map. If ``reverie`` is not
 on the client's ``PATH``, give the full path of the script (for example
-``/path/to/venv/bin/reverie``). The server offers ``memory_search`` and ``memory_get``;
+``/path/to/venv/bin/reverie``). The server offers ``memory_search``, ``memory_get`` and ``memory_write``;
 it syncs a stale index and warms the vectors in the background at start, and logs to
 stderr only (stdout carries the protocol).
 """
@@ -31,7 +31,7 @@ from .app import Ctx, cli, handles_errors
 @click.pass_obj
 @handles_errors
 def mcp(obj: Ctx) -> None:
-    """Serve memory_search and memory_get over MCP (stdio) until the client disconnects."""
+    """Serve memory_search, memory_get and memory_write over MCP (stdio) until the client disconnects."""
     from ..mcp_server import run_stdio  # the MCP SDK loads only for this command
 
     run_stdio(obj.engine)
