@@ -111,6 +111,9 @@ class RecallLog:
             self.conn.isolation_level = None
             self.conn.execute("PRAGMA busy_timeout = 30000")
             self.conn.execute("PRAGMA journal_mode = WAL")
+            # no fsync per search (WAL + NORMAL stays consistent; a power cut may lose
+            # the last few recall events, never corrupt the store)
+            self.conn.execute("PRAGMA synchronous = NORMAL")
             with transaction(self.conn):
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
