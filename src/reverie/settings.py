@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -270,13 +270,10 @@ def defaults() -> Settings:
     return load_settings(environ={}, config_file=Path("/nonexistent/reverie.toml"))
 
 
-def settings_table(render: Callable[[Setting], str] | None = None) -> str:
-    """The settings table as Markdown (used by ``reverie settings`` and the docs)."""
+def settings_table() -> str:
+    """The settings table as Markdown (the README's copy is checked against it)."""
     rows = ["| setting | default | environment | help |", "|---|---|---|---|"]
-    for s in SETTINGS:
-        rows.append(
-            render(s) if render else f"| `{s.name}` | `{s.default}` | `{s.env}` | {s.help} |"
-        )
+    rows += [f"| `{s.name}` | `{s.default}` | `{s.env}` | {s.help} |" for s in SETTINGS]
     return "\n".join(rows)
 
 

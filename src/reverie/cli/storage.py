@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..settings import SETTINGS, settings_table
+from ..settings import SETTINGS
 from .app import Ctx, cli, emit, handles_errors, json_option
 
 
@@ -115,4 +115,10 @@ def settings_cmd(obj: Ctx, as_json: bool) -> None:
         }
         for d in SETTINGS
     ]
-    emit(data, as_json, lambda _: settings_table())
+    emit(
+        data,
+        as_json,
+        lambda rows: "\n".join(
+            f"{r['name']} = {r['value']!r}  ({r['source']}; {r['env']})" for r in rows
+        ),
+    )

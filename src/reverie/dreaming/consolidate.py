@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..results import Accepted, Rejected
-from .memory_file import anchors, entries, normalise, parses
+from .memory_file import anchors, entries, parses
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -136,16 +136,10 @@ def check_rewrite(
     return Accepted(new)
 
 
-def normalised_set(text: str) -> set[str]:
-    return {e.norm for e in entries(text)}
-
-
 __all__ = [
     "SCHEMA",
     "SYSTEM",
     "Promotion",
     "build_prompt",
     "check_rewrite",
-    "normalise",
-    "normalised_set",
 ]

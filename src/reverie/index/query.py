@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import posixpath
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import date
 
 import numpy as np
@@ -187,16 +187,6 @@ def fetch_candidates(
                 )
             )
     return out
-
-
-def chunk_by_key(
-    conn: sqlite3.Connection, path: str, start: int, end: int
-) -> Sequence[object] | None:
-    return conn.execute(
-        "SELECT c.id, c.text, p.origin FROM chunks c JOIN provenance p ON p.chunk_id = c.id "
-        "WHERE c.path = ? AND c.start_line = ? AND c.end_line = ?",
-        (path, start, end),
-    ).fetchone()
 
 
 __all__ = [

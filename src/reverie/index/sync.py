@@ -94,6 +94,7 @@ class Syncer:
         self.cache = SqliteEmbeddingCache(conn, cap_rows=settings.embed_cache_rows)
         self.pipeline: EmbeddingPipeline | None = None
         self.breaker_open = False  # once open, the rest of this sync is keyword-only
+        self.has_vec_table = False
         if embedder is not None:
             self.pipeline = EmbeddingPipeline(
                 embedder,
@@ -112,6 +113,7 @@ class Syncer:
         stats.rebuilt_schema = ensure_schema(self.conn)
         generation = self._generation(force or stats.rebuilt_schema)
         self._check_identity()
+        self.has_vec_table = get_meta(self.conn, "vec_dims") is not None  # once per run
         registry = {
             row[0]: row[1:]
             for row in self.conn.execute(
@@ -286,7 +288,7 @@ class Syncer:
         if not ids:
             return
         self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
-        if get_meta(self.conn, "vec_dims") is not None:
+        if self.has_vec_table:
             self.conn.executemany("DELETE FROM vec_chunks WHERE rowid = ?", ids)
         self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
@@ -297,7 +299,7 @@ class Syncer:
 
     def _write(self, p: _Prepared, vectors: Sequence[np.ndarray | None], generation: int) -> None:
         rel = p.entry.relpath
-        has_vec_table = get_meta(self.conn, "vec_dims") is not None
+        has_vec_table = self.has_vec_table
         with transaction(self.conn):
             self._delete_rows(rel)
             for chunk, vec in zip(p.chunks, vectors, strict=True):
