@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from reverie.embedders.base import EmbedderIdentity
+from reverie.storage.embedders.base import EmbedderIdentity
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -34,9 +34,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from reverie.embedders.factory import make_pipeline
 from reverie.engine import Reverie
-from reverie.index.sync import SyncStats
+from reverie.storage.embedders.factory import make_pipeline
+from reverie.storage.index.sync import SyncStats
 
 FULL_GOAL = 1.3
 NOOP_GOAL = 0.02

@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import MemoQueryEmbedder, parse_sets
 
 from reverie.clock import Clock
-from reverie.embedders.factory import make_embedder
 from reverie.engine import Reverie
-from reverie.search import Hit
+from reverie.recall.search import Hit
 from reverie.settings import load_settings
+from reverie.storage.embedders.factory import make_embedder
 from reverie.tokens import count_tokens
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

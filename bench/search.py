@@ -1,7 +1,7 @@
 """Search latency benchmark: hybrid memory_search, trigger injection, one-shot CLI.
 
 Corpora of 10,000 and 100,000 chunks are written straight into a fresh index through
-the engine's own schema (``reverie.index.db``) with the same rows the sync writes
+the engine's own schema (``reverie.storage.index.db``) with the same rows the sync writes
 (chunks, FTS, vec0, notes, provenance, sources): synthetic journal text drawn from a
 Zipf vocabulary, and random unit vectors of the query embedder's dimension, stored
 under that embedder's identity so the engine uses them. MEMORY.md's 1,000 curated
@@ -38,15 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import MemoQueryEmbedder, percentile
 
-from reverie.chunking import CHUNKING_VERSION
-from reverie.classify import classify
-from reverie.context import trigger_hits
-from reverie.document import chunk_document
-from reverie.embedders.factory import make_embedder
 from reverie.engine import Reverie
-from reverie.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
-from reverie.index.sync import TOKENIZER
+from reverie.provenance.paths import classify
+from reverie.recall.context import trigger_hits
 from reverie.settings import load_settings
+from reverie.storage.chunking import CHUNKING_VERSION
+from reverie.storage.document import chunk_document
+from reverie.storage.embedders.factory import make_embedder
+from reverie.storage.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
+from reverie.storage.index.sync import TOKENIZER
 from reverie.tokens import fts_query, segment
 
 K = 24
@@ -442,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder.embed_query("warm-up")
     sizes = [int(s) for s in args.sizes.split(",")]
     print(
-        f"corpus: synthetic rows inserted directly into the index through reverie.index.db's "
+        f"corpus: synthetic rows inserted directly into the index through reverie.storage.index.db's "
         f"schema; random unit vectors ({embedder.identity.dims} dims) stored as "
         f"{embedder.identity.label()}; queries embedded by the real {args.embedder}; "
         f"MEMORY.md with {TRIGGERS} trigger entries chunked by chunk_document"

@@ -21,7 +21,7 @@ import pytest
 import sqlean as sqlite3
 
 from reverie.engine import Reverie
-from reverie.index.db import connect
+from reverie.storage.index.db import connect
 
 FIXED_NOW = "2026-05-01T09:00:00+00:00"
 

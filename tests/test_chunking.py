@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.chunking import Chunk, Line, chunk_budget
-from reverie.classify import classify
-from reverie.document import chunk_document
-from reverie.provenance import Origin, SessionKind
+from reverie.provenance.origin import Origin, SessionKind
+from reverie.provenance.paths import classify
+from reverie.storage.chunking import Chunk, Line, chunk_budget
+from reverie.storage.document import chunk_document
+from reverie.storage.trailers import Trailers, render
 from reverie.tokens import count_tokens
-from reverie.trailers import Trailers, render
 
 WORDS = ["memory", "gateway", "loopback", "python", "sqlite", "build", "deploy", "the", "a"]
 HAN = "我喜欢喝咖啡数据库记忆人工智能网关部署"

@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 from conftest import Paths, cli_command, merged_env
 from reverie.clock import Clock, local_zone
 from reverie.daemon import STATE_FILE, Daemon, DaemonBusy, DaemonState, _Watcher
+from reverie.dreaming.schedule import due_run, latest_slot, next_run, validate
 from reverie.engine import Reverie
 from reverie.errors import ConfigError
-from reverie.schedule import due_run, latest_slot, next_run, validate
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

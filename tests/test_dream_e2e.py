@@ -27,7 +27,7 @@ from conftest import FIXED_NOW, Paths, RunCli
 from reverie.clock import Clock
 from reverie.dreaming.signals import promoted_importance
 from reverie.engine import Reverie
-from reverie.provenance import Origin, SessionKind
+from reverie.provenance.origin import Origin, SessionKind
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 JOURNAL_DAY = NOW - timedelta(days=4)

@@ -46,10 +46,10 @@ from reverie.dreaming.junk import junk_reason
 from reverie.dreaming.signals import compute_signals, promoted_importance
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
-from reverie.lineorigin import strip_markers
-from reverie.provenance import Origin, SessionKind, Source
+from reverie.provenance.markers import strip_markers
+from reverie.provenance.origin import Origin, SessionKind, Source
+from reverie.storage.trailers import parse_line
 from reverie.tokens import terms
-from reverie.trailers import parse_line
 
 DATASET = DATASETS / "poisoning"
 if not (DATASET / "payloads.jsonl").exists() or not (DATASET / "channels.jsonl").exists():

@@ -38,7 +38,7 @@ from reverie.dreaming.signals import (
     promoted_importance,
     recency,
 )
-from reverie.provenance import Origin, SessionKind
+from reverie.provenance.origin import Origin, SessionKind
 from reverie.results import Rejected
 from reverie.settings import defaults
 

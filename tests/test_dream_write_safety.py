@@ -40,7 +40,7 @@ from reverie.dreaming.memory_file import append_generated
 from reverie.engine import Reverie
 from reverie.llm.base import Message
 from reverie.llm.fake import ScriptedLLM, SimulatedTimeout
-from reverie.provenance import Origin, SessionKind
+from reverie.provenance.origin import Origin, SessionKind
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 JOURNAL = f"memory/{(NOW - timedelta(days=4)).date().isoformat()}.md"
@@ -329,7 +329,7 @@ def test_restore_brings_the_previous_version_back(site: Site) -> None:
 WRITER = """
 import itertools, sys
 from pathlib import Path
-from reverie.fsutil import atomic_write
+from reverie.storage.files import atomic_write
 target, a, b = Path(sys.argv[1]), Path(sys.argv[2]).read_text(), Path(sys.argv[3]).read_text()
 print("ready", flush=True)
 for i in itertools.count():

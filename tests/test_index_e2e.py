@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import Paths, RunCli, base_env, cli_command, merged_env
-from reverie.embedders.fake import ENV_DOWN, ENV_FAIL_AFTER, FakeEmbedder
 from reverie.errors import ReverieError
-from reverie.index.db import connect, ensure_schema
-from reverie.lineorigin import render_marker
-from reverie.provenance import Origin
+from reverie.provenance.markers import render_marker
+from reverie.provenance.origin import Origin
+from reverie.storage.embedders.fake import ENV_DOWN, ENV_FAIL_AFTER, FakeEmbedder
+from reverie.storage.index.db import connect, ensure_schema
+from reverie.storage.workspace import Workspace
 from reverie.tokens import fts_query, segment
-from reverie.workspace import Workspace
 
 CliJson = Callable[..., Any]
 OpenIndex = Callable[[], sqlite3.Connection]

@@ -23,14 +23,14 @@ from click.testing import CliRunner, Result
 import reverie.cli.extra
 import reverie.cli.storage  # noqa: F401  (registers the commands)
 from conftest import FIXED_NOW, Paths
-from reverie.classify import classify
 from reverie.cli.app import cli
 from reverie.clock import Clock
 from reverie.engine import Reverie
-from reverie.lineorigin import resolve
-from reverie.provenance import Origin
-from reverie.redact import placeholder
+from reverie.provenance.markers import resolve
+from reverie.provenance.origin import Origin
+from reverie.provenance.paths import classify
 from reverie.session import Session
+from reverie.write.redact import placeholder
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 DAY = NOW.date().isoformat()

@@ -24,13 +24,13 @@ from click.testing import CliRunner, Result
 import reverie.cli.extra
 import reverie.cli.storage  # noqa: F401  (registers the commands)
 from conftest import FIXED_NOW, Paths
-from reverie.classify import classify
 from reverie.cli.app import cli
 from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.errors import ReverieError
-from reverie.lineorigin import resolve
-from reverie.provenance import Origin, SessionKind
+from reverie.provenance.markers import resolve
+from reverie.provenance.origin import Origin, SessionKind
+from reverie.provenance.paths import classify
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 JOURNAL = f"memory/{NOW.date().isoformat()}.md"

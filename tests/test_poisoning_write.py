@@ -23,13 +23,13 @@ import pytest
 import sqlean
 
 from conftest import DATASETS, FIXED_NOW, Paths, base_env
-from reverie.classify import classify
 from reverie.clock import Clock
 from reverie.engine import Reverie
-from reverie.journal import clean_lines
-from reverie.lineorigin import resolve
-from reverie.provenance import Origin, SessionKind
-from reverie.redact import redact
+from reverie.provenance.markers import resolve
+from reverie.provenance.origin import Origin, SessionKind
+from reverie.provenance.paths import classify
+from reverie.write.journal import clean_lines
+from reverie.write.redact import redact
 
 DATA = DATASETS / "poisoning"
 NOW = datetime.fromisoformat(FIXED_NOW)

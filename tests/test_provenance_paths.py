@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Paths, RunCli, base_env, cli_command
-from reverie.classify import SourceKind, classify
-from reverie.index.db import connect
-from reverie.lineorigin import render_marker, resolve
-from reverie.provenance import Origin, SessionKind
+from reverie.provenance.markers import render_marker, resolve
+from reverie.provenance.origin import Origin, SessionKind
+from reverie.provenance.paths import SourceKind, classify
+from reverie.storage.index.db import connect
 
 # -- classification (pure) ----------------------------------------------------------------
 

@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 import reverie.cli.extra
 import reverie.cli.storage  # noqa: F401  (registers the commands)
 from conftest import FIXED_NOW, Paths, base_env
-from reverie.classify import classify
 from reverie.cli.app import cli
 from reverie.clock import Clock
 from reverie.engine import Reverie
-from reverie.journal import Appended
-from reverie.lineorigin import resolve
-from reverie.provenance import Channel, Origin, SessionKind, Source
+from reverie.provenance.markers import resolve
+from reverie.provenance.origin import Channel, Origin, SessionKind, Source
+from reverie.provenance.paths import classify
+from reverie.write.journal import Appended
 
 OWNER = "alice"
 NOW = datetime.fromisoformat(FIXED_NOW)
@@ -357,7 +357,7 @@ EVENTS = st.lists(
 
 
 def oracle(kind: SessionKind, channel: Channel, events: list[str]) -> list[Origin]:
-    """The rules of R-PROV-1..3 written out independently of reverie.provenance."""
+    """The rules of R-PROV-1..3 written out independently of reverie.provenance.origin."""
     out = []
     tainted = False
     for case in events:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.provenance import Origin
-from reverie.ranking import (
+from reverie.provenance.origin import Origin
+from reverie.recall.ranking import (
     Candidate,
     RankConfig,
     Scored,
@@ -31,7 +31,7 @@ from reverie.ranking import (
     score,
     spread,
 )
-from reverie.trailers import INVALID_PROJECT
+from reverie.storage.trailers import INVALID_PROJECT
 
 TODAY = date(2026, 5, 1)
 CFG = RankConfig()

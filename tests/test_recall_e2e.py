@@ -27,10 +27,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import DATASETS, Paths, base_env, cli_command, merged_env
-from reverie.bootstrap import Bootstrapper
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError
-from reverie.recall_log import RecallLog
+from reverie.recall.bootstrap import Bootstrapper
+from reverie.recall.log import RecallLog
 
 WEB = "github.com/acme/web"
 POISON_DIR = DATASETS / "poisoning"

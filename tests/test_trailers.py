@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.trailers import (
+from reverie.storage.trailers import (
     INVALID_PROJECT,
     Trailers,
     normalise_project,

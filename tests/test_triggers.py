@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.provenance import Origin
-from reverie.trailers import INVALID_PROJECT
-from reverie.triggers import (
+from reverie.provenance.origin import Origin
+from reverie.recall.triggers import (
     Message,
     TriggerEntry,
     TriggerHit,
@@ -25,6 +24,7 @@ from reverie.triggers import (
     render_block,
     select,
 )
+from reverie.storage.trailers import INVALID_PROJECT
 
 WEB, API = "github.com/acme/web", "github.com/acme/api"
 

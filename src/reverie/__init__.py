@@ -18,7 +18,7 @@ from .errors import (
     ReverieError,
     WorkspaceError,
 )
-from .provenance import Origin, SessionKind
+from .provenance.origin import Origin, SessionKind
 from .results import Accepted, Rejected
 from .settings import Settings, load_settings
 

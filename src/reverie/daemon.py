@@ -47,13 +47,13 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from .classify import classify
 from .clock import local_zone
+from .dreaming.schedule import due_run, next_run, validate
 from .engine import Reverie
 from .errors import ReverieError
-from .fsutil import atomic_write
-from .index.db import get_meta
-from .schedule import due_run, next_run, validate
+from .provenance.paths import classify
+from .storage.files import atomic_write
+from .storage.index.db import get_meta
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from .clock import Clock
 from .engine import Reverie
-from .lineorigin import resolve
 from .llm.fake import ScriptedLLM
-from .provenance import Origin, SessionKind
+from .provenance.markers import resolve
+from .provenance.origin import Origin, SessionKind
 
 Say = Callable[[str], None]
 SEARCHES = (

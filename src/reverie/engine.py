@@ -10,23 +10,23 @@ from typing import Any
 
 import sqlean as sqlite3
 
-from .bootstrap import Bootstrap, Bootstrapper
 from .clock import Clock
-from .context import TriggerIndex, TurnContext, render_block, trigger_hits
-from .embedders.base import Embedder
-from .embedders.factory import make_embedder
 from .errors import ProviderError, ReverieError
-from .index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
-from .index.sync import Progress, Syncer, SyncStats, mark_dirty
-from .ingest import IngestResult, ingest
-from .journal import Appended
-from .journal import append as journal_append
-from .provenance import Channel, Origin, SessionKind
-from .recall_log import RecallHit, RecallLog, focus_line
-from .search import GetResult, Lanes, Searcher, SearchResponse, memory_get
+from .provenance.origin import Channel, Origin, SessionKind
+from .recall.bootstrap import Bootstrap, Bootstrapper
+from .recall.context import TriggerIndex, TurnContext, render_block, trigger_hits
+from .recall.log import RecallHit, RecallLog, focus_line
+from .recall.search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .session import Session
 from .settings import Settings, load_settings
-from .workspace import Workspace
+from .storage.embedders.base import Embedder
+from .storage.embedders.factory import make_embedder
+from .storage.index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
+from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
+from .storage.workspace import Workspace
+from .write.ingest import IngestResult, ingest
+from .write.journal import Appended
+from .write.journal import append as journal_append
 
 _UNSET: Any = object()
 

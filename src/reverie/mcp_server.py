@@ -30,11 +30,11 @@ from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .classify import classify
 from .engine import Reverie
 from .errors import ReverieError
-from .provenance import Origin
-from .search import UNTRUSTED_CLOSE, UNTRUSTED_OPEN
+from .provenance.origin import Origin
+from .provenance.paths import classify
+from .recall.search import UNTRUSTED_CLOSE, UNTRUSTED_OPEN
 
 log = logging.getLogger("reverie.mcp")
 

@@ -24,19 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ProviderError, ReverieError
-from .flush import (
-    FLUSH_SCHEMA,
-    FLUSH_SYSTEM,
-    FlushDecision,
-    FlushResult,
-    FlushState,
-    accept_entries,
-    build_input,
-    plan,
-)
-from .ingest import IngestResult, ingest
-from .journal import Appended
-from .provenance import (
+from .provenance.origin import (
     EXTERNAL,
     PROMOTABLE_ORIGINS,
     Channel,
@@ -46,12 +34,24 @@ from .provenance import (
     origin_for,
 )
 from .tokens import count_tokens
-from .transcript import VERSION, append_record, load
+from .write.flush import (
+    FLUSH_SCHEMA,
+    FLUSH_SYSTEM,
+    FlushDecision,
+    FlushResult,
+    FlushState,
+    accept_entries,
+    build_input,
+    plan,
+)
+from .write.ingest import IngestResult, ingest
+from .write.journal import Appended
+from .write.transcript import VERSION, append_record, load
 
 if TYPE_CHECKING:
-    from .context import TurnContext
     from .engine import Reverie
     from .llm.base import LLM
+    from .recall.context import TurnContext
 
 ROLE = {
     Source.OWNER: "user",

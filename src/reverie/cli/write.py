@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import ReverieError
-from ..provenance import Origin, SessionKind, cap
+from ..provenance.origin import Origin, SessionKind, cap
 from .app import Ctx, cli, emit, handles_errors, json_option
 
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from reverie.provenance import PROMOTABLE_ORIGINS, Origin, SessionKind
-from reverie.results import Accepted, Rejected
-
+from ..provenance.origin import PROMOTABLE_ORIGINS, Origin, SessionKind
+from ..results import Accepted, Rejected
 from .junk import junk_reason
 from .signals import RecallStats, Signals, compute_signals
 

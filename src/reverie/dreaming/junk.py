@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from reverie.tokens import count_tokens, is_cjk
+from ..tokens import count_tokens, is_cjk
 
 # The silent pre-compaction flush turn starts with this (R-WRITE-2); the writer of that
 # prompt should import it from here so the filter and the prompt never drift apart.

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..storage.trailers import Trailers, render, strip
 from ..tokens import count_tokens
-from ..trailers import Trailers, render, strip
 from .junk import GENERATED_BEGIN, GENERATED_END
 
 ANCHOR_RE = re.compile(r"Source:\s*(\S+?#L\d+-L\d+)")

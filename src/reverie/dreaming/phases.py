@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from ..provenance import is_promotable
+from ..provenance.origin import is_promotable
 from ..tokens import jaccard, token_set
 from .junk import junk_reason
 from .signals import RecallStats, _aware

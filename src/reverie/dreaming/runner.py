@@ -22,12 +22,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..classify import classify
 from ..errors import ProviderError, ReverieError
-from ..fsutil import atomic_write, sweep_temp
-from ..lineorigin import resolve
-from ..provenance import Origin, lowest
+from ..provenance.markers import resolve
+from ..provenance.origin import Origin, lowest
+from ..provenance.paths import classify
 from ..results import Accepted
+from ..storage.files import atomic_write, sweep_temp
 from . import consolidate
 from .gates import GateConfig, decide
 from .memory_file import anchors, append_generated, clean_snippet, entries, normalise, render_entry

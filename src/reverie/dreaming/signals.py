@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from reverie.provenance import Origin, SessionKind
-from reverie.tokens import is_cjk
+from ..provenance.origin import Origin, SessionKind
+from ..tokens import is_cjk
 
 # Weights of the weighted sum (R-DREAM-4); they add up to 1.
 WEIGHTS: dict[str, float] = {

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from croniter import croniter
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 # Daylight-saving changes move wall time by at most a couple of hours; near one, look
 # this far beyond ``now``'s wall time for slots whose real time lies on the other side.

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError, ProviderError
-from ..tokens import token_set
+from ...errors import ConfigError, ProviderError
+from ...tokens import token_set
 from .base import EmbedderIdentity, normalise
 
 PROVIDER = "fake"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-from .provenance import Origin
+from .origin import Origin
 
 
 class SourceKind(StrEnum):

@@ -12,13 +12,13 @@ from typing import Any, Literal
 
 import sqlean as sqlite3
 
-from .embedders.base import Embedder
-from .errors import ProviderError, WorkspaceError
-from .index.db import get_meta
-from .index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
-from .provenance import Origin
+from ..errors import ProviderError, WorkspaceError
+from ..provenance.origin import Origin
+from ..storage.embedders.base import Embedder
+from ..storage.index.db import get_meta
+from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
+from ..storage.workspace import Workspace
 from .ranking import RankConfig, Scored, rank
-from .workspace import Workspace
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_CHARS = 700

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ParseError
+from ..errors import ParseError
 
 VERSION = 1
 
@@ -82,7 +82,7 @@ class TranscriptState:
 
 
 def load(path: Path) -> TranscriptState:
-    from .tokens import count_tokens
+    from ..tokens import count_tokens
 
     state: TranscriptState | None = None
     for number, offset, rec in _records(path):

@@ -13,11 +13,11 @@ from typing import Any
 
 import sqlean as sqlite3
 
+from ..provenance.origin import Origin
+from ..storage.index.query import index_version
+from ..tokens import fts_query, is_cjk, segment, terms
 from .bootstrap import Bootstrap
-from .index.query import index_version
-from .provenance import Origin
 from .ranking import bm25_normalise
-from .tokens import fts_query, is_cjk, segment, terms
 from .triggers import (
     Message,
     TriggerEntry,

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .classify import classify
+from ..errors import PathEscapeError, WorkspaceError
+from ..provenance.paths import classify
 from .document import Warning_
-from .errors import PathEscapeError, WorkspaceError
-from .fsutil import write_if_absent
+from .files import write_if_absent
 
 SKELETON: dict[str, str] = {
     "AGENTS.md": (

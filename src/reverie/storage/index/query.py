@@ -13,9 +13,9 @@ from datetime import date
 import numpy as np
 import sqlean as sqlite3
 
-from ..provenance import Origin
-from ..ranking import Candidate
-from ..tokens import fts_query
+from ...provenance.origin import Origin
+from ...recall.ranking import Candidate
+from ...tokens import fts_query
 from .db import get_meta
 
 _MARKS = 900

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
-from .provenance import Origin
-from .tokens import jaccard, scripts, token_set
-from .trailers import INVALID_PROJECT
+from ..provenance.origin import Origin
+from ..storage.trailers import INVALID_PROJECT
+from ..tokens import jaccard, scripts, token_set
 
 LN2 = math.log(2)
 TIER_NAMES = {3: "full path", 2: "basename", 1: "stem", 0: ""}

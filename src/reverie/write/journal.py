@@ -18,10 +18,10 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from .lineorigin import render_marker, strip_markers
-from .provenance import Origin, SessionKind
+from ..provenance.markers import render_marker, strip_markers
+from ..provenance.origin import Origin, SessionKind
+from ..storage.workspace import Workspace
 from .redact import redact_secrets
-from .workspace import Workspace
 
 MAX_LINE_CHARS = 2000
 

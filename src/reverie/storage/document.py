@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..provenance.markers import resolve
+from ..provenance.origin import cap
+from ..provenance.paths import PathClass
 from .chunking import Chunk, Line, chunk_lines
-from .classify import PathClass
-from .lineorigin import resolve
-from .provenance import cap
 from .trailers import Trailers, parse_line
 
 

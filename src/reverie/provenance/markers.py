@@ -28,7 +28,7 @@ import hmac
 import re
 from dataclasses import dataclass
 
-from .provenance import Origin, SessionKind, cap, lowest
+from .origin import Origin, SessionKind, cap, lowest
 
 # the body may not contain '<' or '>': an unclosed "<!-- origin: owner;" in the text can
 # never swallow the real marker after it

@@ -24,12 +24,12 @@ from typing import Any, TypeVar
 import numpy as np
 import sqlean as sqlite3
 
+from ...provenance.paths import classify
+from ...tokens import segment
 from ..chunking import CHUNKING_VERSION, Chunk
-from ..classify import classify
 from ..document import Warning_, chunk_document
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
-from ..tokens import segment
 from ..workspace import FileEntry, Workspace
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction

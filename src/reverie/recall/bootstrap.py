@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .trailers import strip
+from ..storage.trailers import strip
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
 CURATED = ("MEMORY.md", "USER.md")

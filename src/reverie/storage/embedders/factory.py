@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .base import Embedder, EmbeddingCache
 from .pipeline import EmbeddingPipeline
 

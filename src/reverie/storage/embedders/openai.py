@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 import httpx
 import numpy as np
 
-from ..errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
+from ...errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
 from .base import EmbedderIdentity, normalise
 
 PROVIDER = "openai"

@@ -23,13 +23,13 @@ from typing import Any
 
 from filelock import FileLock
 
-from .fsutil import atomic_write
+from ..provenance.markers import render_marker
+from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
+from ..storage.files import atomic_write
+from ..storage.workspace import Workspace
 from .journal import clean_lines
-from .lineorigin import render_marker
-from .provenance import Channel, Origin, SessionKind, Source, lowest, origin_for
 from .redact import redact
 from .transcript import load
-from .workspace import Workspace
 
 CORPUS = "memory/.dreams/session-corpus"
 INJECTED_BLOCK = re.compile(

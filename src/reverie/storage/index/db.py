@@ -16,7 +16,7 @@ from typing import Any
 import sqlean as sqlite3
 import sqlite_vec
 
-from ..errors import IndexError_
+from ...errors import IndexError_
 
 SCHEMA_VERSION = 3
 

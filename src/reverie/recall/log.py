@@ -21,10 +21,10 @@ from pathlib import Path
 import sqlean as sqlite3
 from filelock import FileLock
 
-from .dreaming.signals import RecallStats, concept_tags
-from .index.db import transaction
-from .provenance import Origin, SessionKind
-from .tokens import token_set
+from ..dreaming.signals import RecallStats, concept_tags
+from ..provenance.origin import Origin, SessionKind
+from ..storage.index.db import transaction
+from ..tokens import token_set
 
 MAX_QUERIES = 32
 MAX_DAYS = 16

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .provenance import Origin
-from .tokens import is_cjk, terms
-from .trailers import INVALID_PROJECT
+from ..provenance.origin import Origin
+from ..storage.trailers import INVALID_PROJECT
+from ..tokens import is_cjk, terms
 
 SINGLE_WORD = 0.85
 WHOLE_PHRASE = 1.0

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dreaming.junk import FLUSH_PROMPT_MARKER
-from .provenance import SessionKind
+from ..dreaming.junk import FLUSH_PROMPT_MARKER
+from ..provenance.origin import SessionKind
 
 FLUSH_SCHEMA: dict[str, Any] = {
     "type": "object",
