@@ -46,6 +46,7 @@ from reverie.storage.chunking import CHUNKING_VERSION
 from reverie.storage.document import chunk_document
 from reverie.storage.embedders.factory import make_embedder
 from reverie.storage.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
+from reverie.storage.index.query import TriggerRows
 from reverie.storage.index.sync import TOKENIZER
 from reverie.tokens import fts_query, segment
 
@@ -338,9 +339,11 @@ def bench_size(info: dict[str, Any], embedder: Any, n_queries: int) -> dict[str,
     for m in msgs[:10]:
         engine.context(m)
 
+    rows = TriggerRows(conn)
+
     def inject(message: str) -> Any:
         return trigger_hits(
-            conn,
+            rows,
             engine._triggers,
             message,
             active_projects=frozenset(),

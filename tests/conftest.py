@@ -21,7 +21,10 @@ import pytest
 import sqlean as sqlite3
 
 from reverie.engine import Reverie
+from reverie.provenance.origin import Origin, SessionKind
 from reverie.storage.index.db import connect
+from reverie.write.journal import Appended
+from reverie.write.journal import append as journal_append
 
 FIXED_NOW = "2026-05-01T09:00:00+00:00"
 
@@ -48,6 +51,20 @@ class Paths:
         else:
             path.write_text(text, encoding="utf-8")
         return path
+
+
+def plant(
+    engine: Reverie, text: str, *, origin: Origin, session: SessionKind | None = None
+) -> Appended:
+    """Test data: a journal line of exactly ``origin`` (and session kind), written by
+    the journal module itself, as if some channel had produced it. The facade's
+    ``write`` decides origins from sources; this plants a given one."""
+    appended = journal_append(
+        engine.workspace, text, origin=origin, session=session, now=engine.clock.now()
+    )
+    assert appended is not None
+    engine.mark_dirty()
+    return appended
 
 
 def base_env(tmp_path: Path) -> dict[str, str]:

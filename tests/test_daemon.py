@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from conftest import Paths, cli_command, merged_env
 from reverie.clock import Clock, local_zone
-from reverie.daemon import STATE_FILE, Daemon, DaemonBusy, DaemonState, _Watcher
+from reverie.daemon import Daemon, DaemonBusy, DaemonState, _Watcher
 from reverie.dreaming.schedule import due_run, latest_slot, next_run, validate
 from reverie.engine import Reverie
 from reverie.errors import ConfigError
@@ -216,7 +216,7 @@ def daemon_at(engine: Reverie, moment: datetime, **kwargs: Any) -> Daemon:
 def test_first_start_records_a_baseline_and_does_not_dream(engine: Reverie) -> None:
     summary = daemon_at(engine, datetime(2026, 5, 1, 10, tzinfo=UTC)).run(once=True)
     assert summary.syncs == 1 and summary.dreams == 0
-    state = DaemonState.load(engine.workspace.agent_dir / STATE_FILE)
+    state = DaemonState.load(engine.workspace.daemon_state)
     assert state.last_slot_time() == datetime(2026, 5, 1, 10, tzinfo=UTC)
     assert state.stopped is not None
     # the next night's slot is caught
@@ -225,7 +225,7 @@ def test_first_start_records_a_baseline_and_does_not_dream(engine: Reverie) -> N
 
 
 def test_sleep_through_two_nights_dreams_once_then_not_again(engine: Reverie) -> None:
-    DaemonState(last_slot="2026-05-01T03:00:00+00:00").save(engine.workspace.agent_dir / STATE_FILE)
+    DaemonState(last_slot="2026-05-01T03:00:00+00:00").save(engine.workspace.daemon_state)
     wake = datetime(2026, 5, 3, 10, tzinfo=UTC)
     daemon = daemon_at(engine, wake)
     record = daemon.dream_if_due(wake)
@@ -236,7 +236,7 @@ def test_sleep_through_two_nights_dreams_once_then_not_again(engine: Reverie) ->
     # a restarted daemon reads the slot back from disk: still nothing until tomorrow 03:00
     restarted = daemon_at(engine, wake + timedelta(hours=1))
     assert restarted.run(once=True).dreams == 0
-    assert DaemonState.load(engine.workspace.agent_dir / STATE_FILE).dream_runs == 1
+    assert DaemonState.load(engine.workspace.daemon_state).dream_runs == 1
     assert restarted.dream_if_due(datetime(2026, 5, 4, 3, tzinfo=UTC)) is not None
 
 
@@ -247,7 +247,7 @@ def test_a_failing_dream_is_logged_and_the_slot_not_retried_every_tick(
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(engine, "dream", broken)
-    DaemonState(last_slot="2026-05-01T03:00:00+00:00").save(engine.workspace.agent_dir / STATE_FILE)
+    DaemonState(last_slot="2026-05-01T03:00:00+00:00").save(engine.workspace.daemon_state)
     now = datetime(2026, 5, 2, 3, 1, tzinfo=UTC)
     daemon = daemon_at(engine, now)
     summary = daemon.run(once=True)
@@ -261,7 +261,7 @@ def test_dreaming_off_skips_the_slot_without_dreaming(
 ) -> None:
     engine.set_dreaming(False)
     monkeypatch.setattr(engine, "dream", lambda **_: pytest.fail("dreamed while off"))
-    DaemonState(last_slot="2026-05-01T03:00:00+00:00").save(engine.workspace.agent_dir / STATE_FILE)
+    DaemonState(last_slot="2026-05-01T03:00:00+00:00").save(engine.workspace.daemon_state)
     summary = daemon_at(engine, datetime(2026, 5, 2, 4, tzinfo=UTC)).run(once=True)
     assert summary.dreams_skipped == 1 and summary.dreams == 0
 
@@ -309,7 +309,7 @@ class Served:
         self.paths = paths
         self.out = paths.state.parent / f"{tag}.out"
         self.err = paths.state.parent / f"{tag}.err"
-        self.state = paths.state / "main" / STATE_FILE
+        self.state = paths.state / "main" / "daemon-state.json"
         with self.out.open("w") as out, self.err.open("w") as err:
             self.proc = subprocess.Popen(
                 cli_command(paths, "serve", "--json", *args), env=env, stdout=out, stderr=err

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_NOW, Paths, RunCli
+from conftest import FIXED_NOW, Paths, RunCli, plant
 from reverie.clock import Clock
 from reverie.dreaming.signals import promoted_importance
 from reverie.engine import Reverie
@@ -73,8 +73,8 @@ def write_fact(open_at: Open, origin: Origin = Origin.OWNER) -> int:
     """Init, journal the filler and the fact four days ago, index; the fact's line."""
     e = open_at(-4)
     e.init()
-    e.append_journal(FILLER, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
-    appended = e.append_journal(FACT, origin=origin, session=SessionKind.INTERACTIVE)
+    plant(e, FILLER, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+    appended = plant(e, FACT, origin=origin, session=SessionKind.INTERACTIVE)
     assert appended is not None
     e.index()
     e.close()
@@ -185,12 +185,13 @@ def test_recall_is_credited_to_the_matching_line_of_a_long_chunk(
     e = open_at(-4)
     e.init()
     for i in range(20):
-        e.append_journal(
+        plant(
+            e,
             f"Routine note number {i} about the weekly grocery list and errands.",
             origin=Origin.OWNER,
             session=SessionKind.INTERACTIVE,
         )
-    appended = e.append_journal(FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+    appended = plant(e, FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     assert appended is not None
     e.index()
     hits = e.search(QUERIES[0]).hits
@@ -291,7 +292,7 @@ def test_rem_shows_recurring_themes(paths: Paths, open_at: Open, cli_json: Any) 
         "The gateway logs rotate weekly and are kept for ninety days.",
     )
     for n in notes:
-        e.append_journal(n, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+        plant(e, n, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     e.index()
     e.close()
     e = open_at(-1)

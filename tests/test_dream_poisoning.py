@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from conftest import DATASETS, Paths, base_env, cli_command
+from conftest import DATASETS, Paths, base_env, cli_command, plant
 from reverie.clock import Clock
 from reverie.dreaming.gates import (
     GATE_MAX_AGE,
@@ -193,12 +193,11 @@ def _write_cases(farm: Farm) -> None:
     with at("owner") as e:
         e.init()
         for p in PAYLOADS:
-            e.append_journal(
-                ROUTES["owner"].line(p), origin=Origin.OWNER, session=SessionKind.INTERACTIVE
-            )
+            plant(e, ROUTES["owner"].line(p), origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     with at("untrusted_journal") as e:
         for p in PAYLOADS:
-            e.append_journal(
+            plant(
+                e,
                 ROUTES["untrusted_journal"].line(p),
                 origin=Origin.UNTRUSTED,
                 session=SessionKind.INTERACTIVE,
@@ -240,9 +239,7 @@ def _write_cases(farm: Farm) -> None:
             farm.ingest[name] = s.end()
     with at("cron_as_owner") as e:
         for p in PAYLOADS:
-            e.append_journal(
-                ROUTES["cron_as_owner"].line(p), origin=Origin.OWNER, session=SessionKind.CRON
-            )
+            plant(e, ROUTES["cron_as_owner"].line(p), origin=Origin.OWNER, session=SessionKind.CRON)
     lines = [f"- {ROUTES['import'].line(p)} {FORGED_MARKER}" for p in PAYLOADS]
     (farm.ws / IMPORT_PATH).write_text(
         "# Imported from another assistant\n\n" + "\n".join(lines) + "\n"

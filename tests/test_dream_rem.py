@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from conftest import plant
 from reverie import Origin, Reverie, SessionKind
 from reverie.clock import Clock
 from reverie.llm.fake import ScriptedLLM
@@ -23,7 +24,7 @@ def _farm(tmp_path: Path) -> tuple[Path, Path]:
     first = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0))
     first.init()
     for note in NOTES:
-        first.append_journal(note, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+        plant(first, note, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     first.index()
     first.close()
     for day in range(3):
@@ -36,11 +37,10 @@ def _farm(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_rem_reflections_come_from_the_model_and_stay_out_of_memory(tmp_path: Path) -> None:
     ws, st = _farm(tmp_path)
-    e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)))
     model = ScriptedLLM(
         [{"reflections": ["The gateway keeps coming up: certificates, limits, logs."]}]
     )
-    e._llms["main"] = model
+    e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)), llm=model)
     report = e.dream()
     assert report.themes and any(t["tag"] == "gateway" for t in report.themes)
     assert report.reflections == ["The gateway keeps coming up: certificates, limits, logs."]

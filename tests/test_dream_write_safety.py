@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_NOW, Paths, base_env, cli_command, merged_env
+from conftest import FIXED_NOW, Paths, base_env, cli_command, merged_env, plant
 from reverie.clock import Clock
 from reverie.dreaming.memory_file import append_generated
 from reverie.engine import Reverie
@@ -107,12 +107,13 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Site:
     with site.open(-4) as e:
         e.init()
         site.memory.write_text(OLD_MEMORY, encoding="utf-8")
-        e.append_journal(
+        plant(
+            e,
             "Lunch was a sandwich again, nothing worth keeping.",
             origin=Origin.OWNER,
             session=SessionKind.INTERACTIVE,
         )
-        e.append_journal(FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+        plant(e, FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
         e.index()
     for day in (-3, -2, -1):
         with site.open(day) as e:
@@ -158,10 +159,8 @@ def rewrite(
 
 
 def with_model(site: Site, *replies: Any) -> tuple[Reverie, ScriptedLLM]:
-    engine = site.open()
     model = ScriptedLLM(list(replies))
-    engine._llms["main"] = model
-    return engine, model
+    return site.open(llm=model), model
 
 
 def append_only_result(model: ScriptedLLM, base: str = OLD_MEMORY) -> str:

@@ -278,7 +278,7 @@ def test_the_flush_model_sees_only_trusted_turns(make: EngineFactory) -> None:
     for hidden in ("zqweb", "zqtainted", "zqtool", "zqrecalled", "zqstranger"):
         assert hidden not in seen
     assert call.json_schema is not None
-    assert call.timeout == s.engine.settings.llm_timeout
+    assert call.timeout == s.host.settings.llm_timeout
 
 
 # --- a broken model never breaks the turn (P5) ------------------------------------------------

@@ -339,7 +339,8 @@ def test_session_write_goes_to_todays_journal_with_the_session_kind(
     assert "session: heartbeat" in line
     engine.index()
     assert indexed(ws, "zqbeat") == [("system", "heartbeat")]
-    assert s.write("   ") is None
+    with pytest.raises(ReverieError, match="blank"):
+        s.write("   ")  # blank text is refused on every write path, not silently dropped
 
 
 def test_session_ids_that_could_escape_are_refused(engine: Reverie) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from conftest import plant
 from reverie import Origin, Reverie, SessionKind
 from reverie.clock import Clock
 
@@ -31,12 +32,13 @@ def test_deleted_index_rebuilds_to_identical_search_results(tmp_path: Path) -> N
         encoding="utf-8",
     )
     for i in range(12):
-        e.append_journal(
+        plant(
+            e,
             f"Note {i}: the staging database port is {5400 + i}.",
             origin=Origin.OWNER,
             session=SessionKind.INTERACTIVE,
         )
-    e.append_journal("Page says the release is cancelled.", origin=Origin.UNTRUSTED)
+    plant(e, "Page says the release is cancelled.", origin=Origin.UNTRUSTED)
     (ws / "memory" / "imports" / "old.md").write_text(
         "- gateway notes from elsewhere\n", encoding="utf-8"
     )

@@ -53,19 +53,16 @@ from .engine import Reverie
 from .errors import ReverieError
 from .provenance.paths import classify
 from .storage.files import atomic_write
-from .storage.index.db import get_meta
+from .storage.workspace import HIDDEN_INDEXED
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
 
 log = logging.getLogger("reverie.daemon")
 
-LOCK_FILE = "daemon.lock"
-STATE_FILE = "daemon-state.json"
 # Reads (our own sync opens every changed file) and metadata-only changes (atime) must
 # not trigger a sync, or the daemon would wake itself up.
 _IGNORED_EVENTS = frozenset({EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE, EVENT_TYPE_ATTRIB})
 # Folders the sync walks although hidden (mirrors Workspace.walk).
-_HIDDEN_INDEXED = ("memory/.dreams",)
 _RETRY_MIN = 5.0  # first retry after a failed sync, seconds; doubles up to sync_interval
 
 
@@ -166,7 +163,7 @@ class _Watcher(FileSystemEventHandler):
             return False
         folders = rel.split("/") if is_directory else rel.split("/")[:-1]
         for i, part in enumerate(folders):
-            if part.startswith(".") and "/".join(folders[: i + 1]) not in _HIDDEN_INDEXED:
+            if part.startswith(".") and "/".join(folders[: i + 1]) not in HIDDEN_INDEXED:
                 return False
         if is_directory:
             return True  # a folder moved or deleted takes its notes with it
@@ -197,9 +194,8 @@ class Daemon:
         self.debounce = float(settings.watch_debounce)
         self.interval = float(settings.sync_interval)
         self.max_delay = max(10 * self.debounce, 5.0)  # a file saved nonstop still syncs
-        agent_dir = engine.workspace.agent_dir
-        self.lock_path = agent_dir / LOCK_FILE
-        self.state_path = agent_dir / STATE_FILE
+        self.lock_path = engine.workspace.daemon_lock
+        self.state_path = engine.workspace.daemon_state
         self.state = DaemonState.load(self.state_path)  # re-read once the lock is held
         self.summary = Summary()
         self._lock: FileLock | None = None
@@ -319,7 +315,7 @@ class Daemon:
 
     def _dirty(self) -> bool:
         try:
-            return get_meta(self.engine.conn, "dirty", "1") == "1"
+            return self.engine.is_dirty()
         except Exception as exc:  # a broken index is the sync's to report
             log.debug("dirty flag unreadable: %s", exc)
             return False
@@ -443,4 +439,4 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-__all__ = ["LOCK_FILE", "STATE_FILE", "Daemon", "DaemonBusy", "DaemonState", "Summary"]
+__all__ = ["Daemon", "DaemonBusy", "DaemonState", "Summary"]

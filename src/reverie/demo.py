@@ -17,9 +17,10 @@ from typing import Any
 
 from .clock import Clock
 from .engine import Reverie
+from .llm.base import LLM
 from .llm.fake import ScriptedLLM
 from .provenance.markers import resolve
-from .provenance.origin import Origin, SessionKind
+from .provenance.origin import OWNER_AT_CLI, Origin, Source
 
 Say = Callable[[str], None]
 SEARCHES = (
@@ -69,11 +70,12 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
 
     shared: dict[str, Any] = {}
 
-    def engine(day: datetime) -> Reverie:
-        e = Reverie.open(ws_dir, state_dir, clock=Clock(day), **flags)
-        if "embedder" not in shared:  # load the model once for every simulated day
-            shared["embedder"] = e.embedder
-        e._embedder = shared["embedder"]
+    def engine(day: datetime, llm: LLM | None = None) -> Reverie:
+        extra: dict[str, Any] = {"llm": llm} if llm is not None else {}
+        if "embedder" in shared:  # load the model once for every simulated day
+            extra["use_embedder"] = shared["embedder"]
+        e = Reverie.open(ws_dir, state_dir, clock=Clock(day), **flags, **extra)
+        shared.setdefault("embedder", e.embedder)
         return e
 
     say(f"== 1. workspace at {ws_dir}")
@@ -82,8 +84,9 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
     _copy_samples(ws_dir)
     for days, source, text in _journal_lines():
         e = engine(today - timedelta(days=days))
-        origin = {"owner": Origin.OWNER, "agent": Origin.AGENT}.get(source, Origin.UNTRUSTED)
-        e.append_journal(text, origin=origin, session=SessionKind.INTERACTIVE)
+        # the sample journal lines were written by the owner, the agent or a web page
+        src = {"owner": Source.OWNER, "agent": Source.ASSISTANT}.get(source, Source.WEB)
+        e.write(text, source=src, author=OWNER_AT_CLI)
         e.close()
 
     say("== 2. index and status")
@@ -120,9 +123,11 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
     summary["triggers"] = [h.entry.text for h in ctx.trigger_hits]
 
     say("== 5. a scripted session: journal append, flush, transcript ingestion")
-    session_engine = engine(today)
-    session_engine._llms["flush"] = ScriptedLLM(
-        [{"entries": ["The user wants the staging database kept on PostgreSQL 16 until Q3."]}]
+    session_engine = engine(
+        today,
+        llm=ScriptedLLM(
+            [{"entries": ["The user wants the staging database kept on PostgreSQL 16 until Q3."]}]
+        ),
     )
     s = session_engine.open_session(
         kind="interactive", channel="direct", sender="owner", owner="owner"

@@ -1,27 +1,37 @@
-"""The facade: the one object the CLI, the MCP server and the daemon all go through."""
+"""The facade: the one object the CLI, the MCP server and the daemon all go through.
+
+It wires the flows together and hands each lower layer only the small ports it needs
+(the session gets a :class:`reverie.session.SessionHost`, the dreamer explicit
+collaborators); nothing below this module imports it.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import sqlean as sqlite3
+from filelock import FileLock, Timeout
 
 from .clock import Clock
+from .dreaming.report import DreamReport
+from .dreaming.runner import Dreamer
 from .errors import ProviderError, ReverieError
-from .provenance.origin import Channel, Origin, SessionKind
+from .llm.base import LLM
+from .llm.factory import Purpose, make_llm
+from .provenance.origin import Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, render_block, trigger_hits
-from .recall.log import RecallHit, RecallLog, focus_line
+from .recall.log import RecallLog, evidence
 from .recall.search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .session import Session
 from .settings import Settings, load_settings
 from .storage.embedders.base import Embedder
 from .storage.embedders.factory import make_embedder
-from .storage.index.db import SCHEMA_VERSION, connect, ensure_schema, get_meta, user_version
+from .storage.index.db import SCHEMA_VERSION, Connection, connect, ensure_schema
+from .storage.index.query import TriggerRows, index_counts, is_dirty
 from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
 from .storage.workspace import Workspace
 from .write.ingest import IngestResult, ingest
@@ -32,7 +42,11 @@ _UNSET: Any = object()
 
 
 class Reverie:
-    """Memory for one agent: a workspace of Markdown files plus its derived index."""
+    """Memory for one agent: a workspace of Markdown files plus its derived index.
+
+    ``embedder`` and ``llm`` override what the settings name (``None``: keyword-only
+    search, no model); tests and demos pass fakes here.
+    """
 
     def __init__(
         self,
@@ -40,6 +54,7 @@ class Reverie:
         *,
         clock: Clock | None = None,
         embedder: Embedder | None = _UNSET,
+        llm: LLM | None = _UNSET,
     ) -> None:
         self.settings = settings
         self.clock = clock or Clock.from_env()
@@ -47,13 +62,14 @@ class Reverie:
             Path(settings.workspace), Path(settings.state_dir), settings.agent
         )
         self._embedder = embedder
-        self._conn: sqlite3.Connection | None = None
+        self._llm_override = llm
+        self._conn: Connection | None = None
         self._lock = threading.RLock()
         self._searcher: Searcher | None = None
         self._bootstrapper: Bootstrapper | None = None
         self._triggers = TriggerIndex()
         self._recall_log: RecallLog | None = None
-        self._llms: dict[str, Any] = {}
+        self._llms: dict[str, LLM | None] = {}
 
     @classmethod
     def open(
@@ -64,6 +80,7 @@ class Reverie:
         environ: Mapping[str, str] | None = None,
         clock: Clock | None = None,
         use_embedder: Embedder | None = _UNSET,
+        llm: LLM | None = _UNSET,
         **flags: Any,
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
@@ -73,17 +90,17 @@ class Reverie:
         if state_dir is not None:
             flags["state_dir"] = str(state_dir)
         settings = load_settings(flags, environ=environ)
-        return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder)
+        return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
 
     # -- adapters --------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder | None:
         if self._embedder is _UNSET:
-            self._embedder = make_embedder(self.settings)
-        return self._embedder
+            self._embedder = make_embedder(self.settings, models_dir=self.workspace.models_dir)
+        return self._embedder  # type: ignore[no-any-return]
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> Connection:
         with self._lock:
             if self._conn is None:
                 self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
@@ -101,8 +118,16 @@ class Reverie:
     def recall_log(self) -> RecallLog:
         with self._lock:
             if self._recall_log is None:
-                self._recall_log = RecallLog(self.workspace.agent_dir / "recall.sqlite")
+                self._recall_log = RecallLog(self.workspace.recall_log_path)
             return self._recall_log
+
+    def llm(self, purpose: Purpose = "main") -> LLM | None:
+        """The configured LLM provider for ``purpose`` (None when ``llm = none``)."""
+        if self._llm_override is not _UNSET:
+            return self._llm_override  # type: ignore[no-any-return]
+        if purpose not in self._llms:
+            self._llms[purpose] = make_llm(self.settings, purpose=purpose)
+        return self._llms[purpose]
 
     def close(self) -> None:
         with self._lock:
@@ -135,12 +160,8 @@ class Reverie:
         ``wait``: seconds to wait for another process's sync (default: as long as it
         takes); past it, :class:`ReverieError` says a sync is already running."""
         self.workspace.require()
-        from filelock import FileLock, Timeout
-
         self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(
-            str(self.workspace.agent_dir / "sync.lock"), timeout=-1 if wait is None else wait
-        )
+        lock = FileLock(str(self.workspace.sync_lock), timeout=-1 if wait is None else wait)
         try:
             lock.acquire()
         except Timeout:
@@ -154,11 +175,20 @@ class Reverie:
         finally:
             lock.release()
 
+    def mark_dirty(self) -> None:
+        """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
+        mark_dirty(self.conn)
+
+    def is_dirty(self) -> bool:
+        """Files changed since the last complete sync (or never synced)."""
+        with self._lock:
+            return is_dirty(self.conn)
+
     # -- recall, lane 1 ---------------------------------------------------------------
     def warm(self) -> None:
         """Load the vectors into memory (long-running processes: MCP server, daemon)."""
         self.searcher.vectors.load(self.conn)
-        self._triggers.refresh(self.conn)
+        self._triggers.refresh(TriggerRows(self.conn))
 
     def search(
         self,
@@ -184,22 +214,9 @@ class Reverie:
                 decay=decay,
             )
         if record and self.dreaming_enabled:
-            hits = []
-            for h in response.hits:
-                # the quality of the retrieval is its relevance, before decay (recency is
-                # a signal of its own in dreaming); below-min fallbacks and bare path
-                # matches are no evidence
-                quality = h.relevance
-                if h.explain.get("below_min_score") or quality < self.settings.search_min_score:
-                    continue
-                line, text = focus_line(h.text or h.snippet, h.start_line, query)
-                hits.append(
-                    RecallHit(
-                        h.path, line, line, quality, text, h.origin, h.kind, h.session_kind, h.day
-                    )
-                )
+            rows = evidence(query, response.hits, min_score=self.settings.search_min_score)
             try:
-                self.recall_log.record(query, hits, now=self.clock.now())
+                self.recall_log.record(query, rows, now=self.clock.now())
             except Exception as exc:  # P5: a broken recall log never fails a search
                 response.notes.append(f"recall not recorded: {exc}")
         return response
@@ -207,8 +224,7 @@ class Reverie:
     @property
     def dreaming_enabled(self) -> bool:
         """Dreaming on (setting) and not switched off with ``reverie dream off``."""
-        off = (self.workspace.agent_dir / "dreaming.off").exists()
-        return bool(self.settings.dreaming) and not off
+        return bool(self.settings.dreaming) and not self.workspace.dreaming_off_flag.exists()
 
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """memory_get: lines of a workspace file (never outside the workspace)."""
@@ -243,7 +259,7 @@ class Reverie:
         try:
             with self._lock:
                 hits = trigger_hits(
-                    self.conn,
+                    TriggerRows(self.conn),
                     self._triggers,
                     message,
                     active_projects=frozenset(active_projects),
@@ -258,35 +274,54 @@ class Reverie:
         return ctx
 
     # -- write flow ---------------------------------------------------------------------
-    def llm(self, purpose: str = "main") -> Any:
-        """The configured LLM provider (None when ``llm = none``)."""
-        from .llm.factory import make_llm
-
-        if purpose not in self._llms:
-            self._llms[purpose] = make_llm(self.settings, purpose=purpose)  # type: ignore[arg-type]
-        return self._llms[purpose]
-
-    def append_journal(
+    def write(
         self,
         text: str,
         *,
-        origin: Origin,
-        session: SessionKind | None = None,
+        source: Source,
+        author: Author,
+        lower_to: Origin | None = None,
         info: dict[str, str] | None = None,
         sync: bool = False,
-    ) -> Appended | None:
-        """Append to today's journal with a code-computed origin (R-WRITE-1)."""
+    ) -> Appended:
+        """Append to today's journal (R-WRITE-1). The one place write provenance is
+        decided: the origin is what ``author`` (the runtime's session context) gives
+        ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
+        text is refused. A line that landed is never reported as failed: a sync that
+        fails afterwards leaves the index dirty and adds a warning."""
         self.workspace.require()
+        origin = author.origin(source, lower_to=lower_to)
         appended = journal_append(
-            self.workspace, text, origin=origin, session=session, now=self.clock.now(), info=info
+            self.workspace,
+            text,
+            origin=origin,
+            session=author.session_kind,
+            now=self.clock.now(),
+            info=info,
         )
-        if appended is not None:
-            if sync:
+        if appended is None:
+            raise ReverieError("nothing to write: the text is blank")
+        warnings = self._after_write(sync=sync)
+        return replace(appended, warnings=tuple(warnings)) if warnings else appended
+
+    def _after_write(self, *, sync: bool) -> list[str]:
+        """One policy for every write to the workspace (journal lines, ingestion): mark
+        the index dirty, then sync now if asked. Failures only warn (P5)."""
+        warnings: list[str] = []
+        try:
+            self.mark_dirty()
+        except Exception as exc:  # a broken index never loses the line
+            warnings.append(f"index not marked dirty: {exc}")
+        if sync:
+            try:
                 self.index()
-            else:
-                with contextlib.suppress(Exception):  # P5: a broken index never loses the line
-                    self.mark_dirty()
-        return appended
+            except (ReverieError, ProviderError, OSError) as exc:
+                warnings.append(f"written, but the index was not updated: {exc}")
+        return warnings
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.workspace.sessions_dir
 
     def open_session(
         self,
@@ -300,74 +335,85 @@ class Reverie:
         """Open (or reopen) a session; its transcript is persisted as JSONL."""
         self.workspace.require()
         return Session.create(
-            self, kind=kind, channel=channel, sender=sender, owner=owner, session_id=session_id
+            self,
+            kind=SessionKind(kind),
+            channel=Channel(channel),
+            sender=sender,
+            owner=owner,
+            session_id=session_id,
         )
 
     def ingest(self, transcript: Path, *, session_kind: SessionKind | None = None) -> IngestResult:
+        """A finished transcript becomes dreaming evidence (R-WRITE-3)."""
         self.workspace.require()
-        return ingest(self.workspace, transcript, now=self.clock.now(), session_kind=session_kind)
+        result = ingest(self.workspace, transcript, now=self.clock.now(), session_kind=session_kind)
+        if result.lines_written:
+            result.warnings += self._after_write(sync=False)
+        return result
 
     # -- dreaming -------------------------------------------------------------------------
     @property
-    def dreamer(self) -> Any:
-        from .dreaming.runner import Dreamer
+    def dreamer(self) -> Dreamer:
+        """The dreamer, wired with explicit collaborators (never this facade)."""
+        return Dreamer(
+            workspace=self.workspace,
+            settings=self.settings,
+            clock=self.clock,
+            evidence=lambda: self.recall_log.stats(),
+            llm=lambda: self.llm("main"),
+            reindex=self.index,
+            enabled=lambda: self.dreaming_enabled,
+        )
 
-        return Dreamer(self)
-
-    def dream(self, *, dry_run: bool = False) -> Any:
+    def dream(self, *, dry_run: bool = False) -> DreamReport:
         """Run light, REM and deep sleep now (``dry_run``: preview, write nothing)."""
         self.workspace.require()
-        from filelock import FileLock
-
         if dry_run:
             return self.dreamer.run(dry_run=True)
-        with FileLock(str(self.workspace.agent_dir / "dream.lock"), timeout=600):
+        with FileLock(str(self.workspace.dream_lock), timeout=600):
             return self.dreamer.run()
 
     def set_dreaming(self, on: bool) -> None:
         """``reverie dream on|off``: off means no dreaming state is written at all."""
-        flag = self.workspace.agent_dir / "dreaming.off"
+        flag = self.workspace.dreaming_off_flag
         self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
         if on:
             flag.unlink(missing_ok=True)
         else:
             flag.write_text("dreaming switched off with `reverie dream off`\n")
 
-    def mark_dirty(self) -> None:
-        mark_dirty(self.conn)
-
     def status(self) -> dict[str, Any]:
         """What the index holds and how fresh it is."""
         self.workspace.require()
-        conn = self.conn
-        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-        stored = get_meta(conn, "embedder")
+        with self._lock:
+            counts = index_counts(self.conn)
         try:
             current = self.embedder.identity.label() if self.embedder else None
         except ProviderError as exc:  # status must work while a provider is down
             current = f"unreachable ({exc})"
-        vectors = one("SELECT count(*) FROM chunks WHERE has_vector = 1")
-        chunks = one("SELECT count(*) FROM chunks")
-        stale = vectors if (current is not None and stored is not None and stored != current) else 0
+        stored = counts.pop("embedder_indexed")
+        stale = (
+            counts["vectors"]
+            if (current is not None and stored is not None and stored != current)
+            else 0
+        )
         return {
             "workspace": str(self.workspace.root),
             "index": str(self.workspace.index_path),
-            "schema_version": user_version(conn),
-            "schema_current": user_version(conn) == SCHEMA_VERSION,
-            "files": one("SELECT count(*) FROM sources"),
-            "chunks": chunks,
-            "vectors": vectors,
-            "vectors_missing": chunks - vectors,
+            "schema_version": counts["schema_version"],
+            "schema_current": counts["schema_version"] == SCHEMA_VERSION,
+            "files": counts["files"],
+            "chunks": counts["chunks"],
+            "vectors": counts["vectors"],
+            "vectors_missing": counts["chunks"] - counts["vectors"],
             "vectors_stale": stale,
             "embedder": current or "none",
             "embedder_indexed": stored,
-            "tokenizer": get_meta(conn, "tokenizer"),
-            "chunking_version": get_meta(conn, "chunking_version"),
-            "last_sync": get_meta(conn, "last_sync"),
-            "dirty": get_meta(conn, "dirty", "1") == "1" or get_meta(conn, "last_sync") is None,
-            "origins": dict(
-                conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
-            ),
+            "tokenizer": counts["tokenizer"],
+            "chunking_version": counts["chunking_version"],
+            "last_sync": counts["last_sync"],
+            "dirty": counts["dirty"],
+            "origins": counts["origins"],
         }
 
 

@@ -32,9 +32,9 @@ from pydantic import BaseModel, Field
 
 from .engine import Reverie
 from .errors import ReverieError
-from .provenance.origin import Origin
+from .provenance.frames import defuse, frame_untrusted
+from .provenance.origin import CONNECTED_AGENT, Origin, Source
 from .provenance.paths import classify
-from .recall.search import UNTRUSTED_CLOSE, UNTRUSTED_OPEN
 
 log = logging.getLogger("reverie.mcp")
 
@@ -146,10 +146,8 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def _defuse(text: str) -> str:
-    """Frame delimiters inside file text are defused (as search snippets are), so no
-    text can close a frame or forge one."""
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+# what the connected agent declares -> the source provenance computes the origin from
+_WRITE_SOURCES = {"agent": Source.ASSISTANT, "web": Source.WEB, "tool": Source.TOOL}
 
 
 class MemoryTools:
@@ -192,10 +190,10 @@ class MemoryTools:
         def body() -> CallToolResult:
             result = self.engine.get(path, from_line=from_line, lines=lines)
             untrusted = classify(result.path).default_origin is Origin.UNTRUSTED
-            text = _defuse(result.text)
+            text = defuse(result.text)
             if untrusted:
                 where = f"{result.path}#L{result.start_line}-L{result.end_line}"
-                text = f"{UNTRUSTED_OPEN.format(where=where)}\n{text}\n{UNTRUSTED_CLOSE}"
+                text = frame_untrusted(text, where)
             if result.more_from is not None:
                 text += f"\n[more available from line {result.more_from}]"
             return CallToolResult(
@@ -210,15 +208,17 @@ class MemoryTools:
         declares the text came from the web or a tool. It can never raise trust."""
 
         def body() -> CallToolResult:
-            origin = Origin.AGENT if source == "agent" else Origin.UNTRUSTED
-            appended = self.engine.append_journal(text, origin=origin, session=None, sync=True)
-            if appended is None:
-                raise ReverieError("nothing to write: the text is blank")
+            appended = self.engine.write(
+                text,
+                source=_WRITE_SOURCES.get(source, Source.TOOL),  # unknown: fails closed
+                author=CONNECTED_AGENT,
+                sync=True,
+            )
             data = appended.as_dict()
+            said = f"written to {data['source']} ({data['origin']})"
+            said += "".join(f"\nwarning: {w}" for w in appended.warnings)
             return CallToolResult(
-                content=[
-                    TextContent(type="text", text=f"written to {data['source']} ({data['origin']})")
-                ],
+                content=[TextContent(type="text", text=said)],
                 structured_content=data,
             )
 

@@ -1,26 +1,43 @@
-"""Typed results for expected outcomes (gates, acceptance checks)."""
+"""Typed results for expected outcomes (gates, acceptance checks).
+
+An expected "no" is a value, not an exception. ``Accepted`` and ``Rejected`` carry a
+``Literal`` tag (``ok``), so both ``if outcome.ok:`` and ``match`` narrow the union::
+
+    match decide(stats, now=now):
+        case Accepted(value=gates): ...
+        case Rejected(code=gate, reason=why): ...
+
+``Rejected.code`` is a stable identifier (a gate's name, a check's name) for code and
+tests; ``Rejected.reason`` is always the sentence a person reads.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Accepted(Generic[T]):
-    value: T | None = None
-    ok: bool = field(default=True, init=False)
+    """The check passed; ``value`` is what it produced."""
+
+    value: T
+    ok: Literal[True] = field(default=True, init=False)
 
 
 @dataclass(frozen=True)
 class Rejected:
+    """The check refused: ``code`` names which rule, ``reason`` says why in words."""
+
+    code: str
     reason: str
-    detail: dict[str, Any] = field(default_factory=dict)
-    ok: bool = field(default=False, init=False)
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    ok: Literal[False] = field(default=False, init=False)
 
 
-Outcome = Accepted[Any] | Rejected
+Outcome: TypeAlias = Accepted[T] | Rejected
 
 __all__ = ["Accepted", "Outcome", "Rejected"]

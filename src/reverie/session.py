@@ -12,6 +12,9 @@
 
 Provenance is computed from this session context and the declared source, never
 from the message text (:func:`reverie.provenance.origin_for`).
+
+The session talks to its host through :class:`SessionHost`, a small port the facade
+implements: it never sees (or imports) the facade itself.
 """
 
 from __future__ import annotations
@@ -21,18 +24,23 @@ import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from .clock import Clock
 from .errors import ProviderError, ReverieError
+from .llm.base import LLM, Message
+from .llm.factory import Purpose
 from .provenance.origin import (
     EXTERNAL,
     PROMOTABLE_ORIGINS,
+    Author,
     Channel,
     Origin,
     SessionKind,
     Source,
-    origin_for,
 )
+from .recall.context import TurnContext
+from .settings import Settings
 from .tokens import count_tokens
 from .write.flush import (
     FLUSH_SCHEMA,
@@ -44,14 +52,9 @@ from .write.flush import (
     build_input,
     plan,
 )
-from .write.ingest import IngestResult, ingest
+from .write.ingest import IngestResult
 from .write.journal import Appended
 from .write.transcript import VERSION, append_record, load
-
-if TYPE_CHECKING:
-    from .engine import Reverie
-    from .llm.base import LLM
-    from .recall.context import TurnContext
 
 ROLE = {
     Source.OWNER: "user",
@@ -67,14 +70,47 @@ ROLE = {
 
 @dataclass(frozen=True)
 class Recorded:
+    """One recorded message: its sequence number and computed origin."""
+
     seq: int
     origin: Origin
     source: Source
 
 
+class SessionHost(Protocol):
+    """What a session needs from its host (the facade implements it)."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def sessions_dir(self) -> Path: ...
+
+    def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext: ...
+
+    def write(
+        self,
+        text: str,
+        *,
+        source: Source,
+        author: Author,
+        info: dict[str, str] | None = None,
+    ) -> Appended: ...
+
+    def ingest(self, transcript: Path) -> IngestResult: ...
+
+    def llm(self, purpose: Purpose = "main") -> LLM | None: ...
+
+
 class Session:
-    def __init__(self, engine: Reverie, path: Path) -> None:
-        self.engine = engine
+    """One conversation of the agent: records every message with its computed
+    origin, builds the turn context, flushes before compaction, ingests at the end."""
+
+    def __init__(self, host: SessionHost, path: Path) -> None:
+        self.host = host
         self.path = path
         state = load(path)
         h = state.header
@@ -96,7 +132,7 @@ class Session:
     @classmethod
     def create(
         cls,
-        engine: Reverie,
+        host: SessionHost,
         *,
         kind: SessionKind | str = SessionKind.INTERACTIVE,
         channel: Channel | str = Channel.DIRECT,
@@ -107,7 +143,7 @@ class Session:
         sid = session_id or uuid.uuid4().hex[:12]
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", sid):
             raise ReverieError(f"session id {sid!r}: use letters, digits, '_', '.', '-'")
-        path = engine.workspace.agent_dir / "sessions" / f"{sid}.jsonl"
+        path = host.sessions_dir / f"{sid}.jsonl"
         if not path.exists():
             append_record(
                 path,
@@ -119,10 +155,10 @@ class Session:
                     "channel": Channel(channel).value,
                     "sender": sender,
                     "owner": owner,
-                    "started": engine.clock.now().isoformat(timespec="seconds"),
+                    "started": host.clock.now().isoformat(timespec="seconds"),
                 },
             )
-        return cls(engine, path)
+        return cls(host, path)
 
     @staticmethod
     def _replay_taint(messages: list[dict[str, Any]]) -> bool:
@@ -136,15 +172,16 @@ class Session:
         return tainted
 
     # -- recording -------------------------------------------------------------------
+    @property
+    def author(self) -> Author:
+        """This session's context as provenance sees it (taint included)."""
+        return Author(self.kind, self.channel, self.sender, self.owner, self._tainted)
+
     def origin_of(self, source: Source, sender: str | None = None) -> Origin:
-        return origin_for(
-            source,
-            session_kind=self.kind,
-            channel=self.channel,
-            sender=sender if sender is not None else self.sender,
-            owner=self.owner,
-            tainted=self._tainted,
-        )
+        author = self.author
+        if sender is not None:
+            author = Author(self.kind, self.channel, sender, self.owner, self._tainted)
+        return author.origin(source)
 
     def record(self, text: str, *, source: Source | str, sender: str | None = None) -> Recorded:
         """Record one message with where it came from; returns its computed origin."""
@@ -160,7 +197,7 @@ class Session:
             {
                 "type": "message",
                 "seq": self._seq,
-                "ts": self.engine.clock.now().isoformat(timespec="seconds"),
+                "ts": self.host.clock.now().isoformat(timespec="seconds"),
                 "source": src.value,
                 "role": ROLE[src],
                 "sender": sender if sender is not None else self.sender,
@@ -174,16 +211,16 @@ class Session:
     def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext:
         """What to inject for ``message``; the injected memory is recorded as
         ``recalled`` so ingestion strips it (R-PROV-4)."""
-        ctx = self.engine.context(message, active_projects=active_projects)
+        ctx = self.host.context(message, active_projects=active_projects)
         if ctx.trigger_block:
             self.record(ctx.trigger_block, source=Source.RECALLED)
         return ctx
 
-    def write(self, text: str, *, source: Source | str = Source.ASSISTANT) -> Appended | None:
+    def write(self, text: str, *, source: Source | str = Source.ASSISTANT) -> Appended:
         """Daily append from inside the session (memory_write): the origin is what the
-        session context gives the declared source, so a declaration can only lower it."""
-        origin = self.origin_of(Source(source))
-        return self.engine.append_journal(text, origin=origin, session=self.kind)
+        session context gives the declared source, so a declaration can only lower it.
+        Blank text is refused (:class:`ReverieError`)."""
+        return self.host.write(text, source=Source(source), author=self.author)
 
     # -- flush -----------------------------------------------------------------------
     @property
@@ -193,7 +230,7 @@ class Session:
         )
 
     def flush_due(self) -> FlushDecision:
-        s = self.engine.settings
+        s = self.host.settings
         return plan(
             self.flush_state,
             self.kind,
@@ -212,7 +249,7 @@ class Session:
             {
                 "type": "compaction",
                 "cycle": self._cycle,
-                "ts": self.engine.clock.now().isoformat(timespec="seconds"),
+                "ts": self.host.clock.now().isoformat(timespec="seconds"),
             },
         )
         self._cycle_start_size = self._size
@@ -224,7 +261,7 @@ class Session:
         decision = self.flush_due()
         if not decision.due and not (force and self.kind.promotable):
             return FlushResult("skipped", decision.reason)
-        model = llm if llm is not None else self.engine.llm("flush")
+        model = llm if llm is not None else self.host.llm("flush")
         if model is None:
             return FlushResult("skipped", "no LLM configured")
         state = load(self.path)
@@ -236,14 +273,12 @@ class Session:
         self._mark_flushed("started")
         if not turns:
             return FlushResult("nothing", "no trusted turns to flush")
-        from .llm.base import Message
-
         try:
             reply = model.complete(
                 [Message("user", build_input(turns))],
                 system=FLUSH_SYSTEM,
                 json_schema=FLUSH_SCHEMA,
-                timeout=self.engine.settings.llm_timeout,
+                timeout=self.host.settings.llm_timeout,
             )
         except ProviderError as exc:
             warnings.warn(f"pre-compaction flush skipped: {exc}", stacklevel=2)
@@ -253,11 +288,15 @@ class Session:
             return FlushResult("nothing", "the model had nothing to store")
         sources = []
         for entry in entries:
-            appended = self.engine.append_journal(
-                entry, origin=Origin.AGENT, session=self.kind, info={"role": "flush"}
-            )
-            if appended:
-                sources.append(f"{appended.path}#L{appended.first_line}-L{appended.last_line}")
+            # the flush model summarises this cycle's trusted turns: the agent's own words
+            clean = Author(self.kind, self.channel, self.sender, self.owner, tainted=False)
+            try:
+                appended = self.host.write(
+                    entry, source=Source.ASSISTANT, author=clean, info={"role": "flush"}
+                )
+            except ReverieError:  # a blank entry: nothing to store
+                continue
+            sources.append(f"{appended.path}#L{appended.first_line}-L{appended.last_line}")
         return FlushResult("written", f"{len(entries)} entries", entries, sources)
 
     def _mark_flushed(self, status: str) -> None:
@@ -268,7 +307,7 @@ class Session:
                 "type": "flush",
                 "cycle": self._cycle,
                 "status": status,
-                "ts": self.engine.clock.now().isoformat(timespec="seconds"),
+                "ts": self.host.clock.now().isoformat(timespec="seconds"),
             },
         )
 
@@ -278,10 +317,10 @@ class Session:
         if not self.ended:
             append_record(
                 self.path,
-                {"type": "end", "ts": self.engine.clock.now().isoformat(timespec="seconds")},
+                {"type": "end", "ts": self.host.clock.now().isoformat(timespec="seconds")},
             )
             self.ended = True
-        return ingest(self.engine.workspace, self.path, now=self.engine.clock.now())
+        return self.host.ingest(self.path)
 
 
-__all__ = ["Recorded", "Session"]
+__all__ = ["Recorded", "Session", "SessionHost"]

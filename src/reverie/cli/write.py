@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ReverieError
-from ..provenance.origin import Origin, SessionKind, cap
+from ..provenance.origin import OWNER_AT_CLI, Origin, SessionKind, Source
 from .app import Ctx, cli, emit, handles_errors, json_option
 
 
@@ -24,13 +23,21 @@ from .app import Ctx, cli, emit, handles_errors, json_option
 @handles_errors
 def write(obj: Ctx, text: str, origin: str | None, no_index: bool, as_json: bool) -> None:
     """Append TEXT to today's journal (memory/YYYY-MM-DD.md)."""
-    effective = cap(Origin(origin), Origin.OWNER) if origin else Origin.OWNER
-    appended = obj.engine.append_journal(
-        text, origin=effective, session=SessionKind.INTERACTIVE, sync=not no_index
+    appended = obj.engine.write(
+        text,
+        source=Source.OWNER,
+        author=OWNER_AT_CLI,
+        lower_to=Origin(origin) if origin else None,
+        sync=not no_index,
     )
-    if appended is None:
-        raise ReverieError("nothing to write: the text is blank")
-    emit(appended.as_dict(), as_json, lambda d: f"{d['source']} ({d['origin']})")
+    emit(
+        appended.as_dict(),
+        as_json,
+        lambda d: (
+            f"{d['source']} ({d['origin']})"
+            + "".join(f"\nwarning: {w}" for w in d.get("warnings", []))
+        ),
+    )
 
 
 @cli.command()

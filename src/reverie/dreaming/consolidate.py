@@ -91,38 +91,40 @@ def check_rewrite(
 ) -> Accepted[str] | Rejected:
     """Every acceptance check of R-DREAM-8 plus 'a person's text is never dropped'."""
     if not isinstance(data, dict) or not isinstance(data.get("memory"), str):
-        return Rejected("structure: the reply has no 'memory' string")
+        return Rejected("structure", "the reply has no 'memory' string")
     new: str = data["memory"]
     ops = data.get("operations")
     if not isinstance(ops, list):
-        return Rejected("structure: the reply has no 'operations' list")
+        return Rejected("structure", "the reply has no 'operations' list")
     if len(new) > budget:
-        return Rejected(f"budget: {len(new)} chars > {budget}")
+        return Rejected("budget", f"{len(new)} chars > {budget}")
     if not parses(new):
-        return Rejected("structure: the result does not parse (generated markers or fences)")
+        return Rejected("structure", "the result does not parse (generated markers or fences)")
     keys = [p.key for p in promotions]
     op_keys = [str(o.get("candidate")) for o in ops if isinstance(o, dict)]
     if sorted(op_keys) != sorted(keys):
         return Rejected(
-            "operations: not exactly one operation per candidate",
+            "operations",
+            "not exactly one operation per candidate",
             {"expected": keys, "got": op_keys},
         )
     old_entries = entries(old)
     new_norms = {e.norm for e in entries(new)}
     human_lost = [e.text for e in old_entries if not e.generated and e.norm not in new_norms]
     if human_lost:
-        return Rejected("person's text dropped", {"lost": human_lost[:5]})
+        return Rejected("person", "person's text dropped", {"lost": human_lost[:5]})
     lost = [e.text for e in old_entries if e.norm not in new_norms]
     if old_entries and len(lost) / len(old_entries) > max_loss:
         return Rejected(
-            f"loss: {len(lost)} of {len(old_entries)} prior entries lost (> {max_loss:.0%})",
+            "loss",
+            f"{len(lost)} of {len(old_entries)} prior entries lost (> {max_loss:.0%})",
             {"lost": lost[:5]},
         )
     present = anchors(new)
     missing = [p.anchor for p in promotions if p.anchor not in present]
     if missing:
         return Rejected(
-            "anchors: promoted entries without their Source anchor", {"missing": missing}
+            "anchors", "promoted entries without their Source anchor", {"missing": missing}
         )
     for p in promotions:
         line = next((ln for ln in new.splitlines() if f"Source: {p.anchor}" in ln), "")
@@ -130,7 +132,8 @@ def check_rewrite(
             p.tags and "<!-- trigger:" not in line
         ):
             return Rejected(
-                "trailers: a promoted entry lost its importance or trigger trailer",
+                "trailers",
+                "a promoted entry lost its importance or trigger trailer",
                 {"anchor": p.anchor},
             )
     return Accepted(new)

@@ -145,17 +145,15 @@ def decide(
 ) -> Accepted[list[GateResult]] | Rejected:
     """Accepted(gate results) when every gate passes, else Rejected(first failing gate).
 
-    ``Rejected.detail`` holds ``gates`` (all results), ``message`` (the first failure's
-    reason) and ``score``; ``signals`` are computed when not given.
+    ``Rejected.code`` is the first failing gate's name, ``Rejected.reason`` its reason;
+    ``Rejected.detail`` holds ``gates`` (all results) and ``score``; ``signals`` are
+    computed when not given.
     """
     sig = signals if signals is not None else compute_signals(stats, now)
     results = evaluate(stats, sig, now=now, already_promoted=already_promoted, config=config)
     for result in results:
         if not result.passed:
-            return Rejected(
-                result.name,
-                {"gates": results, "message": result.reason, "score": sig.score},
-            )
+            return Rejected(result.name, result.reason, {"gates": results, "score": sig.score})
     return Accepted(results)
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
+from ..provenance.frames import FLUSH_PROMPT_MARKER
 from ..tokens import count_tokens, is_cjk
 
 # The silent pre-compaction flush turn starts with this (R-WRITE-2); the writer of that
 # prompt should import it from here so the filter and the prompt never drift apart.
-FLUSH_PROMPT_MARKER = "Pre-compaction memory flush"
 # Dreaming wraps the sections it writes itself (e.g. in DREAMS.md or journals) in these
 # markers, so that its own output never comes back as a "new" candidate.
 GENERATED_BEGIN = "<!-- reverie:generated -->"

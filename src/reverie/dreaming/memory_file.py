@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from ..storage.trailers import Trailers, render, strip
 from ..tokens import count_tokens
-from .junk import GENERATED_BEGIN, GENERATED_END
+from .junk import GENERATED_BEGIN, GENERATED_END, MAX_TOKENS
 
 ANCHOR_RE = re.compile(r"Source:\s*(\S+?#L\d+-L\d+)")
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 GENERATED_HEADING = "## Promoted by dreaming"
-MAX_SNIPPET_TOKENS = 160
+MAX_SNIPPET_TOKENS = MAX_TOKENS  # one limit: SPEC section 8, a promoted snippet
 
 
 @dataclass(frozen=True)

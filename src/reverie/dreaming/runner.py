@@ -1,91 +1,77 @@
 """The nightly dream (R-DREAM-1..11): light, REM, deep, then a safe write.
 
 I/O lives here; the decisions are made by the pure modules next to it (phases,
-signals, gates, consolidate, memory_file).
+signals, gates, consolidate, memory_file, report). The write itself goes through
+:mod:`.safe_write` (R-DREAM-9).
 
-Write safety (R-DREAM-9): MEMORY.md is hashed when the input is built and re-checked
-just before writing. Equal: atomic replace, keeping the previous version as a
-pre-image (last 8, in the state dir). Different: the rewrite is dropped and the
-promotions are appended to the file as it is now, so a person's edit is never
-overwritten. No locks on the file: editors stay free. Every change appends a summary
-to DREAMS.md, and the index is re-synced afterwards.
+The dreamer is given its collaborators explicitly (the workspace map, settings, the
+clock, a reader of the recall log's evidence rows, the LLM or None, a re-index
+callback): it never sees the facade.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..clock import Clock
 from ..errors import ProviderError, ReverieError
+from ..llm.base import LLM, Message
 from ..provenance.markers import resolve
 from ..provenance.origin import Origin, lowest
 from ..provenance.paths import classify
-from ..results import Accepted
+from ..recall.evidence import RecallStats
+from ..results import Accepted, Rejected
+from ..settings import Settings
 from ..storage.files import atomic_write, sweep_temp
+from ..storage.workspace import Workspace
 from . import consolidate
 from .gates import GateConfig, decide
 from .memory_file import anchors, append_generated, clean_snippet, entries, normalise, render_entry
 from .phases import light, reflect, rem_themes
-from .signals import RecallStats, compute_signals, promoted_importance
+from .report import CandidateReport, DreamReport, change_summary, phase_report, rewrite_counts
+from .safe_write import MemoryFile, sha
+from .signals import Signals, compute_signals, promoted_importance
 
-if TYPE_CHECKING:
-    from ..engine import Reverie
-
-PREIMAGE_GLOB = "MEMORY.*.md"
-
-
-@dataclass
-class CandidateReport:
-    key: str
-    source: str
-    snippet: str
-    origin: str | None
-    session_kind: str | None
-    score: float
-    signals: dict[str, float]
-    gates: list[dict[str, Any]]
-    decision: str  # promote | reject
-    reason: str
-
-
-@dataclass
-class DreamReport:
-    at: str
-    enabled: bool
-    dry_run: bool
-    staged: int = 0
-    dropped: list[dict[str, str]] = field(default_factory=list)
-    themes: list[dict[str, Any]] = field(default_factory=list)
-    reflections: list[str] = field(default_factory=list)
-    candidates: list[CandidateReport] = field(default_factory=list)
-    promoted: list[str] = field(default_factory=list)
-    mode: str = "none"  # none | rewrite | append-only
-    fallback_reason: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+EvidenceReader = Callable[[], Sequence[RecallStats]]
+LLMProvider = Callable[[], LLM | None]
 
 
 class Dreamer:
-    def __init__(self, engine: Reverie) -> None:
-        self.engine = engine
-        self.ws = engine.workspace
-        self.settings = engine.settings
-        self.state_path = self.ws.agent_dir / "dreams" / "state.json"
-        self.preimage_dir = self.ws.agent_dir / "preimages"
-        self.memory_path = self.ws.root / "MEMORY.md"
+    """Runs and explains dreams over one workspace.
+
+    ``evidence`` reads the recall log's evidence rows; ``llm`` gives the consolidation
+    model or None (deterministic append-only promotion, R-DREAM-11); ``reindex`` syncs
+    the index after a write; ``enabled`` says whether dreaming is switched on.
+    """
+
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        settings: Settings,
+        clock: Clock,
+        evidence: EvidenceReader,
+        llm: LLMProvider,
+        reindex: Callable[[], object],
+        enabled: Callable[[], bool],
+    ) -> None:
+        self.ws = workspace
+        self.settings = settings
+        self.clock = clock
+        self._evidence = evidence
+        self._llm = llm
+        self._reindex = reindex
+        self._enabled = enabled
+        self.state_path = workspace.dream_state_path
+        self.memory = MemoryFile(workspace, preimages_kept=settings.preimages_kept)
+        self.preimage_dir = self.memory.preimage_dir
+        self.memory_path = self.memory.path
 
     # -- state -------------------------------------------------------------------------
     def load_state(self) -> dict[str, Any]:
@@ -133,8 +119,6 @@ class Dreamer:
                     origin = lo.origin if lo else pclass.default_origin
                     recorded = s.origin or Origin.UNTRUSTED
                     session = s.session_kind or (lo.session if lo else None)
-                    from dataclasses import replace
-
                     return replace(
                         s,
                         start_line=i + 1,
@@ -144,16 +128,18 @@ class Dreamer:
                     ), ""
         return None, "source line no longer exists"
 
-    def evaluate(self, now: datetime) -> tuple[DreamReport, list[tuple[RecallStats, Any]]]:
+    def evaluate(
+        self, now: datetime
+    ) -> tuple[DreamReport, list[tuple[RecallStats, Signals | None]]]:
         report = DreamReport(
-            at=now.isoformat(timespec="seconds"), enabled=self.engine.dreaming_enabled, dry_run=True
+            at=now.isoformat(timespec="seconds"), enabled=self._enabled(), dry_run=True
         )
         state = (
             self.load_state()
             if self.state_path.exists()
             else {"light_hits": {}, "rem_hits": {}, "promoted": {}}
         )
-        raw = self.engine.recall_log.stats()
+        raw = self._evidence()
         grounded: list[RecallStats] = []
         for s in raw:
             g, why = self._ground(s)
@@ -172,9 +158,7 @@ class Dreamer:
         promoted_anchors = anchors(memory)
         promoted_texts = {e.norm for e in entries(memory)}
         cfg = GateConfig.from_settings(self.settings)
-        decisions = []
-        from dataclasses import replace
-
+        decisions: list[tuple[RecallStats, Signals | None]] = []
         for s in lr.staged:
             s = replace(
                 s,
@@ -189,9 +173,11 @@ class Dreamer:
                 or normalise(clean_snippet(s.snippet)) in promoted_texts
             )
             outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
-            gates = (
-                outcome.value if isinstance(outcome, Accepted) else outcome.detail.get("gates", [])
-            )
+            match outcome:
+                case Accepted(value=gates):
+                    reason = "passed every gate"
+                case Rejected(reason=reason, detail=detail):
+                    gates = detail.get("gates", [])
             report.candidates.append(
                 CandidateReport(
                     key=s.key,
@@ -201,11 +187,9 @@ class Dreamer:
                     session_kind=s.session_kind.value if s.session_kind else None,
                     score=round(signals.score, 4),
                     signals={k: round(v, 4) for k, v in signals.as_dict().items()},
-                    gates=[g if isinstance(g, dict) else asdict(g) for g in (gates or [])],
+                    gates=[asdict(g) for g in gates],
                     decision="promote" if outcome.ok else "reject",
-                    reason="passed every gate"
-                    if outcome.ok
-                    else str(outcome.detail.get("message", outcome.reason)),  # type: ignore[union-attr]
+                    reason=reason,
                 )
             )
             decisions.append((s, signals) if outcome.ok else (s, None))
@@ -213,8 +197,8 @@ class Dreamer:
 
     # -- the run -----------------------------------------------------------------------
     def run(self, *, dry_run: bool = False) -> DreamReport:
-        now = self.engine.clock.now()
-        if not dry_run and not self.engine.dreaming_enabled:
+        now = self.clock.now()
+        if not dry_run and not self._enabled():
             return DreamReport(
                 at=now.isoformat(timespec="seconds"),
                 enabled=False,
@@ -223,7 +207,7 @@ class Dreamer:
             )
         report, decisions = self.evaluate(now)
         if not dry_run:
-            for folder in (self.ws.root, self.preimage_dir, self.state_path.parent):
+            for folder in (self.ws.root, self.memory.preimage_dir, self.state_path.parent):
                 if folder.is_dir():
                     sweep_temp(folder)  # left by a writer killed mid-write
         winners = sorted(
@@ -253,7 +237,7 @@ class Dreamer:
         self._write_phase_report(report)
         if promotions:
             try:
-                self.engine.index()
+                self._reindex()
             except ReverieError as exc:
                 report.warnings.append(f"re-index after the dream failed: {exc}")
         return report
@@ -262,11 +246,9 @@ class Dreamer:
         """REM reflections by the configured model (one bounded turn, strict JSON, the
         themes given as data), else the deterministic summaries. They go to the phase
         report only: nothing here can reach MEMORY.md."""
-        model = self.engine.llm("main")
+        model = self._llm()
         if model is None:
             return report.reflections
-        from ..llm.base import Message
-
         themes = [
             {"theme": t["tag"], "notes": len(t["keys"]), "example": t["example"][:300]}
             for t in report.themes
@@ -290,7 +272,7 @@ class Dreamer:
         except ProviderError as exc:
             report.warnings.append(f"REM reflections fell back to summaries: {exc}")
             return report.reflections
-        got = [" ".join(str(r).split())[:400] for r in reply.data.get("reflections", [])][:10]
+        got = [" ".join(str(r).split())[:400] for r in (reply.data or {}).get("reflections", [])][:10]
         return got or report.reflections
 
     def _promotion(self, s: RecallStats, score: float) -> consolidate.Promotion:
@@ -313,26 +295,28 @@ class Dreamer:
 
     # -- writing -----------------------------------------------------------------------
     def _read_memory(self) -> str:
-        return self.memory_path.read_text(encoding="utf-8") if self.memory_path.exists() else ""
+        return self.memory.read()
 
     def _write_memory(self, promotions: list[consolidate.Promotion], report: DreamReport) -> None:
         old = self._read_memory()
-        h0 = _sha(old)
+        h0 = sha(old)
         budget = self.settings.memory_max_chars
         rewrite: str | None = None
-        model = self.engine.llm("main")
+        model = self._llm()
         if model is None:
             report.fallback_reason = "no model configured: append-only promotion"
         else:
             rewrite = self._consolidate(model, old, promotions, budget, report)
         if rewrite is not None:
-            current = self._read_memory()
-            if _sha(current) == h0:
-                self._save_preimage(current)
-                atomic_write(self.memory_path, rewrite)
+            if self.memory.replace_if_unchanged(h0, rewrite):
                 report.mode = "rewrite"
-                report.counts = self._counts(old, rewrite, promotions, report)
-                self._append_dreams(report, old, rewrite)
+                report.counts = rewrite_counts(
+                    {e.norm for e in entries(old)},
+                    {e.norm for e in entries(rewrite)},
+                    added=len(promotions),
+                    model_ops=report.counts.get("model_ops", 0),
+                )
+                self.memory.append_dreams(change_summary(report, old, rewrite))
                 return
             report.fallback_reason = (
                 "MEMORY.md was edited during the dream: rewrite dropped, append-only"
@@ -341,14 +325,12 @@ class Dreamer:
 
     def _consolidate(
         self,
-        model: Any,
+        model: LLM,
         old: str,
         promotions: list[consolidate.Promotion],
         budget: int,
         report: DreamReport,
     ) -> str | None:
-        from ..llm.base import Message
-
         system, user = consolidate.build_prompt(old, promotions, budget)
         try:
             reply = model.complete(
@@ -361,12 +343,14 @@ class Dreamer:
         except ProviderError as exc:
             report.fallback_reason = f"consolidation turn failed ({exc}): append-only"
             return None
-        verdict = consolidate.check_rewrite(old, reply.data, promotions, budget=budget)
-        if not verdict.ok:
-            report.fallback_reason = f"rewrite rejected: {verdict.reason}: append-only"  # type: ignore[union-attr]
-            return None
-        report.counts["model_ops"] = len(reply.data.get("operations", []))
-        return verdict.value  # type: ignore[union-attr,return-value]
+        match consolidate.check_rewrite(old, reply.data, promotions, budget=budget):
+            case Accepted(value=text):
+                report.counts["model_ops"] = len((reply.data or {}).get("operations", []))
+                return text
+            case Rejected(code=code, reason=why):
+                report.fallback_reason = f"rewrite rejected: {code}: {why}: append-only"
+                return None
+        return None  # unreachable: the outcome is Accepted or Rejected
 
     def _append_only(self, promotions: list[consolidate.Promotion], report: DreamReport) -> None:
         for _attempt in range(5):
@@ -381,109 +365,30 @@ class Dreamer:
                     f"MEMORY.md would be {len(new)} chars (> {self.settings.memory_max_chars}); "
                     "promoted anyway in append-only mode, consolidate it by hand or with a model"
                 )
-            if _sha(self._read_memory()) != _sha(current):
+            if not self.memory.replace_if_unchanged(sha(current), new):
                 continue  # edited between read and write: read again, never overwrite
-            self._save_preimage(current)
-            atomic_write(self.memory_path, new)
             report.mode = "append-only"
             report.counts = {"added": len(lines), "merged": 0, "superseded": 0}
-            self._append_dreams(report, current, new)
+            self.memory.append_dreams(change_summary(report, current, new))
             return
         report.warnings.append("MEMORY.md kept changing; promotion postponed to the next dream")
 
-    @staticmethod
-    def _counts(
-        old: str, new: str, promotions: list[consolidate.Promotion], report: DreamReport
-    ) -> dict[str, int]:
-        old_n = {e.norm for e in entries(old)}
-        new_n = {e.norm for e in entries(new)}
-        return {
-            "added": len(promotions),
-            "merged": max(0, len(old_n - new_n)),
-            "superseded": len(old_n - new_n),
-            "model_ops": report.counts.get("model_ops", 0),
-        }
-
-    def _save_preimage(self, text: str) -> Path:
-        self.preimage_dir.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-        path = self.preimage_dir / f"MEMORY.{stamp}.md"
-        atomic_write(path, text)
-        for old in sorted(self.preimage_dir.glob(PREIMAGE_GLOB))[
-            : -max(1, self.settings.preimages_kept)
-        ]:
-            old.unlink(missing_ok=True)
-        return path
-
     def preimages(self) -> list[Path]:
-        return sorted(self.preimage_dir.glob(PREIMAGE_GLOB)) if self.preimage_dir.exists() else []
+        return self.memory.preimages()
 
     def restore(self, name: str | None = None) -> Path:
         """Put a pre-image back (the newest by default); the current file becomes one."""
-        images = self.preimages()
-        if not images:
-            raise ReverieError("no pre-image of MEMORY.md to restore")
-        chosen = images[-1] if name is None else next((p for p in images if p.name == name), None)
-        if chosen is None:
-            raise ReverieError(f"no pre-image named {name!r}; see `reverie dream restore --list`")
-        text = chosen.read_text(encoding="utf-8")
-        self._save_preimage(self._read_memory())
-        atomic_write(self.memory_path, text)
-        self.engine.index()
+        chosen = self.memory.restore(name)
+        self._reindex()
         return chosen
-
-    def _append_dreams(self, report: DreamReport, old: str, new: str) -> None:
-        c = report.counts
-        head = f"## {report.at} · {report.mode}"
-        lines = [
-            head,
-            "",
-            f"- added {c.get('added', 0)}, merged {c.get('merged', 0)}, superseded {c.get('superseded', 0)}",
-        ]
-        if report.fallback_reason:
-            lines.append(f"- why: {report.fallback_reason}")
-        diff = [
-            d
-            for d in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-            if d[:1] in "+-" and not d.startswith(("+++", "---"))
-        ]
-        lines += [f"- `{d[:1]}` {d[1:].strip()[:200]}" for d in diff[:20]]
-        rejected = Counter(
-            next((g["name"] for g in c.gates if not g["passed"]), "dropped")
-            for c in report.candidates
-            if c.decision == "reject"
-        )
-        if rejected:
-            lines.append(
-                "- rejected: " + ", ".join(f"{k} {v}" for k, v in sorted(rejected.items()))
-            )
-        path = self.ws.root / "DREAMS.md"
-        current = path.read_text(encoding="utf-8") if path.exists() else "# Dreams\n\n"
-        if not current.endswith("\n"):
-            current += "\n"
-        atomic_write(path, current + "\n" + "\n".join(lines) + "\n")
 
     def _write_phase_report(self, report: DreamReport) -> None:
         day = report.at[:10]
-        lines = [
-            f"# Dream report {report.at}",
-            "",
-            "## Light sleep",
-            "",
-            f"- staged {report.staged} candidates, dropped {len(report.dropped)}",
-            "",
-            "## REM",
-            "",
-        ]
-        lines += [f"- {r}" for r in report.reflections] or ["- no recurring themes"]
-        lines += ["", "## Deep sleep", ""]
-        for c in report.candidates:
-            lines.append(f"- {c.decision} {c.source} score {c.score:.3f}: {c.reason}")
-        atomic_write(self.ws.dreams_dir / "reports" / f"{day}.md", "\n".join(lines) + "\n")
+        atomic_write(self.ws.dream_reports_dir / f"{day}.md", phase_report(report))
 
     def explain(self, key: str) -> dict[str, Any]:
         """Every signal and every gate for one candidate (by key or source anchor)."""
-        report, _ = self.evaluate(self.engine.clock.now())
+        report, _ = self.evaluate(self.clock.now())
         for c in report.candidates:
             if key in (c.key, c.source):
                 return asdict(c)
@@ -501,4 +406,4 @@ class Dreamer:
         )
 
 
-__all__ = ["CandidateReport", "DreamReport", "Dreamer"]
+__all__ = ["CandidateReport", "DreamReport", "Dreamer", "EvidenceReader", "LLMProvider"]

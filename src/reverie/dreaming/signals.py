@@ -8,13 +8,18 @@ being retrieved, never from what the text claims. Pure: ``now`` is passed in.
 from __future__ import annotations
 
 import math
-import re
-from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from ..provenance.origin import Origin, SessionKind
-from ..tokens import is_cjk
+from ..recall.evidence import (
+    MAX_CONCEPT_TAGS,
+    MAX_QUERY_HASHES,
+    MAX_RECALL_DAYS,
+    MAX_SNIPPET_CHARS,
+    MAX_TAG_CHARS,
+    RecallStats,
+    concept_tags,
+)
 
 # Weights of the weighted sum (R-DREAM-4); they add up to 1.
 WEIGHTS: dict[str, float] = {
@@ -33,50 +38,6 @@ RICHNESS_SATURATION = 6
 LIGHT_BONUS_WEIGHT = 0.06
 REM_BONUS_WEIGHT = 0.09
 BONUS_HITS_SATURATION = 6  # ln(1 + 6) / ln 7 == 1
-
-# Recall-store caps (SPEC section 8, "recall store entry").
-MAX_QUERY_HASHES = 32
-MAX_RECALL_DAYS = 16
-MAX_CONCEPT_TAGS = 8
-MAX_SNIPPET_CHARS = 800
-MAX_TAG_CHARS = 64
-
-
-@dataclass(frozen=True)
-class RecallStats:
-    """One promotion candidate as the recall store aggregates it.
-
-    ``origin`` is ``None`` when the store does not know where the text came from; the
-    provenance gate then rejects it (fail closed, never default to trusted).
-    ``total_score`` sums the scores of every counted signal (recall, daily, grounded),
-    so that relevance = total_score / signals is a mean quality.
-    """
-
-    key: str  # "path:start:end"
-    path: str
-    start_line: int
-    end_line: int
-    snippet: str
-    recall_count: int
-    daily_count: int
-    grounded_count: int
-    total_score: float
-    max_score: float
-    query_hashes: frozenset[str]
-    recall_days: frozenset[date]
-    concept_tags: tuple[str, ...]
-    first_recalled: datetime
-    last_recalled: datetime
-    light_hits: int = 0
-    rem_hits: int = 0
-    origin: Origin | None = None
-    session_kind: SessionKind | None = None
-    observed: date | None = None
-
-    @property
-    def signal_count(self) -> int:
-        """Short-term signals behind frequency and relevance: recall + daily + grounded."""
-        return max(0, self.recall_count) + max(0, self.daily_count) + max(0, self.grounded_count)
 
 
 @dataclass(frozen=True)
@@ -178,117 +139,6 @@ def promoted_importance(score: float) -> int:
     """The importance trailer of a promoted entry: clamp(round(score * 10), 3, 10)."""
     value = math.floor(_unit(score) * 10 + 0.5)  # half-up, as OpenClaw's Math.round
     return min(10, max(3, value))
-
-
-# --- concept tags -------------------------------------------------------------------
-
-# fmt: off
-_STOPWORDS = frozenset((
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
-    "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each",
-    "either", "else", "etc", "even", "ever", "every", "few", "for", "from", "further", "get",
-    "gets", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
-    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "like", "likes", "made",
-    "make", "many", "may", "me", "might", "more", "most", "much", "must", "my", "neither", "no",
-    "nor", "not", "now", "of", "off", "often", "on", "once", "one", "only", "or", "other", "our",
-    "ours", "out", "over", "own", "per", "please", "rather", "really", "same", "shall", "she",
-    "should", "since", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
-    "then", "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too",
-    "under", "until", "up", "upon", "us", "use", "used", "uses", "using", "very", "via", "was",
-    "we", "well", "were", "what", "when", "where", "which", "while", "who", "whom", "whose",
-    "why", "will", "with", "within", "without", "would", "yes", "yet", "you", "your", "yours",
-    "user", "users", "assistant", "agent", "always", "never", "prefer", "prefers", "preferred",
-    "want", "wants", "wanted", "need", "needs", "needed", "thing", "things",
-))
-# fmt: on
-# Single Han characters that are almost always grammar, not content: a bigram that
-# contains one is rarely a concept.
-_CJK_STOP_CHARS = frozenset(
-    "的了是在着过吗呢吧啊和与及或也都就把被将对从给向这那我你他她它们个很不没每还又所"
-)
-_NUMERIC = re.compile(r"^[\d._-]+$")
-
-
-def _latin_candidates(term: str) -> list[str]:
-    if len(term) < 3 or term in _STOPWORDS or _NUMERIC.match(term):
-        return []
-    return [term[:MAX_TAG_CHARS]]
-
-
-def _cjk_bigrams(run: str) -> list[tuple[int, str]]:
-    """(offset, bigram) pairs of a Han run, skipping bigrams that contain grammar chars."""
-    chars = list(run)
-    return [
-        (i, chars[i] + chars[i + 1])
-        for i in range(len(chars) - 1)
-        if chars[i] not in _CJK_STOP_CHARS and chars[i + 1] not in _CJK_STOP_CHARS
-    ]
-
-
-def concept_tags(text: str, limit: int = MAX_CONCEPT_TAGS) -> tuple[str, ...]:
-    """Deterministic concept tags: the most repeated content words, then text order.
-
-    Latin words must be 3+ letters and not stop words; Chinese has no spaces, so Han
-    runs give 2-character terms (a dictionary-free approximation of words): repeated
-    bigrams win, and a bigram overlapping an already chosen one in the same run is
-    skipped, so a run of once-seen characters yields its aligned pairs. At most
-    ``limit`` (8) tags of <= 64 chars; the same text always yields the same tuple.
-    """
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    spans: dict[str, list[tuple[int, int]]] = {}  # bigram -> (run index, offset)
-    order = 0
-    for run_index, term in enumerate(_all_terms(text)):
-        if is_cjk(term[0]):
-            cands = _cjk_bigrams(term)
-            for offset, gram in cands:
-                spans.setdefault(gram, []).append((run_index, offset))
-            words = [gram for _, gram in cands]
-        else:
-            words = _latin_candidates(term)
-        for word in words:
-            counts[word] += 1
-            if word not in first:
-                first[word] = order
-                order += 1
-    ranked = sorted(counts, key=lambda w: (-counts[w], first[w]))
-    taken: set[tuple[int, int]] = set()  # (run index, char offset) covered by chosen bigrams
-    out: list[str] = []
-    for word in ranked:
-        if len(out) >= limit:
-            break
-        if word in spans:
-            cells = {(r, o + k) for r, o in spans[word] for k in (0, 1)}
-            if cells & taken:
-                continue
-            taken |= cells
-        out.append(word)
-    return tuple(out)
-
-
-def _all_terms(text: str) -> list[str]:
-    """Latin words (lower-cased) and Han runs in text order, repeats kept.
-
-    Punctuation, including full-width CJK punctuation, separates terms.
-    """
-    out: list[str] = []
-    buf: list[str] = []
-    kind: str | None = None
-    for ch in text:
-        if ch.isalnum():
-            this: str | None = "cjk" if is_cjk(ch) else "latin"
-        else:
-            this = None
-        if this != kind and buf:
-            out.append("".join(buf).lower())
-            buf = []
-        kind = this
-        if this is not None:
-            buf.append(ch)
-    if buf:
-        out.append("".join(buf).lower())
-    return out
 
 
 __all__ = [

@@ -9,6 +9,28 @@
 Pure code: no I/O, no SQLite, no HTTP.
 """
 
-from .origin import Channel, Origin, SessionKind, Source, lowest, origin_for
+from .origin import (
+    CONNECTED_AGENT,
+    OWNER_AT_CLI,
+    Author,
+    Channel,
+    Origin,
+    SessionKind,
+    Source,
+    lowest,
+    origin_for,
+)
+from .paths import SourceKind
 
-__all__ = ["Channel", "Origin", "SessionKind", "Source", "lowest", "origin_for"]
+__all__ = [
+    "CONNECTED_AGENT",
+    "OWNER_AT_CLI",
+    "Author",
+    "Channel",
+    "Origin",
+    "SessionKind",
+    "Source",
+    "SourceKind",
+    "lowest",
+    "origin_for",
+]

@@ -6,6 +6,7 @@ Pure code. The class of a piece of content is computed from where it came from
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -48,10 +49,23 @@ def cap(origin: Origin, ceiling: Origin) -> Origin:
 
 
 class SessionKind(StrEnum):
+    """The kind of session content came from; only interactive sessions are evidence."""
+
     INTERACTIVE = "interactive"
     CRON = "cron"
     HEARTBEAT = "heartbeat"
     SUBAGENT = "subagent"
+
+    @classmethod
+    def parse(cls, value: str | None) -> SessionKind | None:
+        """None for None (unknown); a name that is no session kind fails closed to
+        ``subagent`` (never evidence)."""
+        if value is None:
+            return None
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            return cls.SUBAGENT
 
     @property
     def promotable(self) -> bool:
@@ -70,6 +84,8 @@ def is_promotable(origin: Origin, session_kind: SessionKind | None) -> bool:
 
 
 class Channel(StrEnum):
+    """Where a person spoke: a direct conversation or a group."""
+
     DIRECT = "direct"
     GROUP = "group"
 
@@ -127,9 +143,45 @@ def origin_for(
     return origin
 
 
+@dataclass(frozen=True)
+class Author:
+    """Who is writing, as the runtime knows it (never as the text says).
+
+    ``session_kind`` None means "not known to us" (an MCP client): it counts as
+    interactive for the origin, and is recorded as unknown.
+    """
+
+    session_kind: SessionKind | None = SessionKind.INTERACTIVE
+    channel: Channel = Channel.DIRECT
+    sender: str | None = None
+    owner: str | None = None
+    tainted: bool = False
+
+    def origin(self, source: Source, *, lower_to: Origin | None = None) -> Origin:
+        """:func:`origin_for` of ``source`` in this context, lowered to ``lower_to``."""
+        origin = origin_for(
+            source,
+            session_kind=self.session_kind or SessionKind.INTERACTIVE,
+            channel=self.channel,
+            sender=self.sender,
+            owner=self.owner,
+            tainted=self.tainted,
+        )
+        return origin if lower_to is None else cap(origin, lower_to)
+
+
+# A person at their own terminal (``reverie write``) is the owner on a direct channel.
+OWNER_AT_CLI = Author(sender="owner", owner="owner")
+# A connected MCP client: the agent itself; its session kind is not known to us.
+CONNECTED_AGENT = Author(session_kind=None)
+
+
 __all__ = [
+    "CONNECTED_AGENT",
     "EXTERNAL",
+    "OWNER_AT_CLI",
     "PROMOTABLE_ORIGINS",
+    "Author",
     "Channel",
     "Origin",
     "SessionKind",

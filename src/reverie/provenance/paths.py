@@ -16,6 +16,8 @@ from .origin import Origin
 
 
 class SourceKind(StrEnum):
+    """What kind of file a chunk came from (decided by its path)."""
+
     CURATED = "curated"  # MEMORY.md, USER.md
     INSTRUCTIONS = "instructions"  # AGENTS.md
     JOURNAL = "journal"  # memory/YYYY-MM-DD.md
@@ -25,9 +27,19 @@ class SourceKind(StrEnum):
     REVIEW = "review"  # DREAMS.md: an audit log for people, never indexed
     STATE = "state"  # memory/.dreams/** machine state, never indexed
 
+    @classmethod
+    def parse(cls, value: str | None) -> SourceKind:
+        """The kind named by ``value``; anything else fails closed to ``note``."""
+        try:
+            return cls(value or "")
+        except ValueError:
+            return cls.NOTE
+
 
 @dataclass(frozen=True)
 class PathClass:
+    """What a path is: its kind, default origin, trust ceiling and marker policy."""
+
     kind: SourceKind
     default_origin: Origin
     ceiling: Origin  # no line of this file may be more trusted than this

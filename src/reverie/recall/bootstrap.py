@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..provenance.frames import workspace_file_block
+from ..provenance.paths import CURATED_FILES
 from ..storage.trailers import strip
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
-CURATED = ("MEMORY.md", "USER.md")
+CURATED = CURATED_FILES
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class Bootstrapper:
                 if "\n" in cut[keep // 2 :]:
                     cut = cut[: cut.rfind("\n")]  # end on a whole line
                 body = cut + "\n" + truncation_notice(name, len(cut), len(text.strip(chr(10))))
-            parts.append(f'<workspace-file path="{name}">\n{body}\n</workspace-file>')
+            parts.append(workspace_file_block(name, body))
             files.append(BootstrapFile(name, len(text.strip("\n")), len(body), truncated))
             left -= len(body)
         return Bootstrap("\n\n".join(parts), tuple(files))

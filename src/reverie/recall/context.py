@@ -6,15 +6,12 @@ word index, so each message costs one FTS query plus a few dictionary look-ups.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-import sqlean as sqlite3
-
-from ..provenance.origin import Origin
-from ..storage.index.query import index_version
+from ..storage.index.memfts import MemoryFts
+from ..storage.index.rows import TriggerRow
 from ..tokens import fts_query, is_cjk, segment, terms
 from .bootstrap import Bootstrap
 from .ranking import bm25_normalise
@@ -29,6 +26,15 @@ from .triggers import (
 )
 
 
+class TriggerSource(Protocol):
+    """Where trigger entries come from (the index): a version that changes whenever
+    the index does, and the trigger-carrying curated rows."""
+
+    def version(self) -> str: ...
+
+    def rows(self) -> list[TriggerRow]: ...
+
+
 class TriggerIndex:
     """Trigger-carrying curated entries, kept in memory per index version, with a word
     index for the prefilter and a small in-memory FTS5 table for the lexical relevance:
@@ -40,34 +46,26 @@ class TriggerIndex:
         self.entries: dict[int, TriggerEntry] = {}
         self._by_word: dict[str, list[int]] = defaultdict(list)
         self._cjk_terms: dict[str, list[int]] = defaultdict(list)
-        self._fts = sqlite3.connect(":memory:", check_same_thread=False)
-        self._fts.execute(
-            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
-        )
+        self._fts = MemoryFts()
 
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        version = index_version(conn)
+    def refresh(self, source: TriggerSource) -> None:
+        version = source.version()
         if version == self._version:
             return
         entries: dict[int, TriggerEntry] = {}
         by_word: dict[str, list[int]] = defaultdict(list)
         cjk: dict[str, list[int]] = defaultdict(list)
-        rows = conn.execute(
-            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
-            "n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id JOIN provenance p "
-            "ON p.chunk_id = c.id WHERE c.kind = 'curated' AND n.triggers != '[]'"
-        )
-        for r in rows:
+        for r in source.rows():
             entry = TriggerEntry(
-                chunk_id=r[0],
-                path=r[1],
-                start_line=r[2],
-                end_line=r[3],
-                text=r[4],
-                kind=r[5],
-                origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
-                phrases=tuple(json.loads(r[7])),
-                projects=tuple(json.loads(r[8])),
+                chunk_id=r.chunk_id,
+                path=r.path,
+                start_line=r.start_line,
+                end_line=r.end_line,
+                text=r.text,
+                kind=r.kind,
+                origin=r.origin,
+                phrases=r.phrases,
+                projects=r.projects,
             )
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
@@ -75,11 +73,7 @@ class TriggerIndex:
                 for t in terms(phrase):
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk
-        self._fts.execute("DELETE FROM t")
-        self._fts.executemany(
-            "INSERT INTO t(rowid, body) VALUES (?, ?)",
-            [(cid, segment(e.text)) for cid, e in entries.items()],
-        )
+        self._fts.replace((cid, segment(e.text)) for cid, e in entries.items())
         self._version = version
 
     def lexical(self, message: str, k: int) -> dict[int, float]:
@@ -87,13 +81,7 @@ class TriggerIndex:
         match = fts_query(message)
         if match is None:
             return {}
-        try:
-            rows = self._fts.execute(
-                "SELECT rowid, bm25(t) AS r FROM t WHERE t MATCH ? ORDER BY r LIMIT ?", (match, k)
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return {}
-        return {int(cid): bm25_normalise(r) for cid, r in rows}
+        return {cid: bm25_normalise(r) for cid, r in self._fts.search(match, k)}
 
     def prefilter(self, message: str) -> set[int]:
         msg = Message.of(message)
@@ -140,7 +128,7 @@ class TurnContext:
 
 
 def trigger_hits(
-    conn: sqlite3.Connection,
+    source: TriggerSource,
     index: TriggerIndex,
     message: str,
     *,
@@ -151,7 +139,7 @@ def trigger_hits(
 ) -> list[TriggerHit]:
     """R-TRIG-1..6: lexical-only candidates unioned with trigger-carrying curated
     entries (at most ``max_candidates``), then eligibility, scoring, threshold, top."""
-    index.refresh(conn)
+    index.refresh(source)
     lexical = index.lexical(message, max_candidates)
     msg = Message.of(message)
     pool = (set(lexical) | index.prefilter(message)) & index.entries.keys()
@@ -167,4 +155,4 @@ def trigger_hits(
     )
 
 
-__all__ = ["TriggerIndex", "TurnContext", "render_block", "trigger_hits"]
+__all__ = ["TriggerIndex", "TriggerSource", "TurnContext", "render_block", "trigger_hits"]

@@ -21,17 +21,22 @@ from pathlib import Path
 import sqlean as sqlite3
 from filelock import FileLock
 
-from ..dreaming.signals import RecallStats, concept_tags
 from ..provenance.origin import Origin, SessionKind
+from ..provenance.paths import SourceKind
 from ..storage.index.db import transaction
 from ..tokens import token_set
+from .evidence import (
+    MAX_CONCEPT_TAGS,
+    MAX_QUERY_HASHES,
+    MAX_RECALL_DAYS,
+    MAX_SNIPPET_CHARS,
+    RecallStats,
+    concept_tags,
+)
+from .search import Hit
 
-MAX_QUERIES = 32
-MAX_DAYS = 16
-MAX_TAGS = 8
-MAX_SNIPPET = 800
 MAX_EVENTS = 200_000
-EPISODIC = ("journal", "transcript")
+EPISODIC = frozenset({SourceKind.JOURNAL, SourceKind.TRANSCRIPT})
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_events (
@@ -78,6 +83,22 @@ def focus_line(text: str, start_line: int, query: str) -> tuple[int, str]:
     return start_line + best_i, lines[best_i].strip()
 
 
+def evidence(query: str, hits: Iterable[Hit], *, min_score: float) -> list[RecallHit]:
+    """The evidence rows of one search: the best-matching line of each hit, scored by
+    the retrieval's relevance before decay (recency is a signal of its own in
+    dreaming). Below-min fallbacks and bare path matches are no evidence."""
+    rows = []
+    for h in hits:
+        quality = h.relevance
+        if h.explain.get("below_min_score") or quality < min_score:
+            continue
+        line, text = focus_line(h.text or h.snippet, h.start_line, query)
+        rows.append(
+            RecallHit(h.path, line, line, quality, text, h.origin, h.kind, h.session_kind, h.day)
+        )
+    return rows
+
+
 def query_hash(query: str) -> str:
     norm = " ".join(query.lower().split())
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:16]
@@ -85,14 +106,16 @@ def query_hash(query: str) -> str:
 
 @dataclass(frozen=True)
 class RecallHit:
+    """One line a search retrieved, as the recall log records it."""
+
     path: str
     start_line: int
     end_line: int
     score: float
     snippet: str
-    origin: str
-    kind: str
-    session_kind: str | None = None
+    origin: Origin
+    kind: SourceKind
+    session_kind: SessionKind | None = None
     observed: date | None = None
 
     @property
@@ -151,7 +174,7 @@ class RecallLog:
             "FROM recall_store WHERE key = ?",
             (h.key,),
         ).fetchone()
-        snippet = h.snippet[:MAX_SNIPPET]
+        snippet = h.snippet[:MAX_SNIPPET_CHARS]
         if row is None:
             self.conn.execute(
                 "INSERT INTO recall_store VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -166,17 +189,17 @@ class RecallLog:
                     ts,
                     json.dumps([qh]),
                     json.dumps([day]),
-                    json.dumps(list(concept_tags(snippet)[:MAX_TAGS]), ensure_ascii=False),
+                    json.dumps(list(concept_tags(snippet)[:MAX_CONCEPT_TAGS]), ensure_ascii=False),
                     snippet,
-                    h.origin,
-                    h.session_kind,
+                    h.origin.value,
+                    h.session_kind.value if h.session_kind else None,
                     h.observed.isoformat() if h.observed else None,
                 ),
             )
             return
         count, total, best, qhs, days, _tags = row
-        queries = _bounded(json.loads(qhs), qh, MAX_QUERIES)
-        recall_days = _bounded(json.loads(days), day, MAX_DAYS)
+        queries = _bounded(json.loads(qhs), qh, MAX_QUERY_HASHES)
+        recall_days = _bounded(json.loads(days), day, MAX_RECALL_DAYS)
         self.conn.execute(
             "UPDATE recall_store SET recall_count = ?, total_score = ?, max_score = ?, last_recalled = ?, "
             "query_hashes = ?, recall_days = ?, snippet = ?, origin = ? WHERE key = ?",
@@ -188,7 +211,7 @@ class RecallLog:
                 json.dumps(queries),
                 json.dumps(recall_days),
                 snippet,
-                h.origin,
+                h.origin.value,
                 h.key,
             ),
         )
@@ -225,7 +248,7 @@ class RecallLog:
                     first_recalled=datetime.fromisoformat(r[11]),
                     last_recalled=datetime.fromisoformat(r[12]),
                     origin=Origin.parse(r[13]),
-                    session_kind=SessionKind(r[14]) if r[14] else None,
+                    session_kind=SessionKind.parse(r[14]),
                     observed=date.fromisoformat(r[15]) if r[15] else None,
                 )
             )
@@ -242,4 +265,4 @@ def _bounded(items: list[str], new: str, cap: int) -> list[str]:
     return items[-cap:]
 
 
-__all__ = ["RecallHit", "RecallLog", "query_hash"]
+__all__ = ["RecallHit", "RecallLog", "evidence", "focus_line", "query_hash"]

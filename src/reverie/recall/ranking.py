@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
-from ..provenance.origin import Origin
+from ..storage.index.rows import Candidate
 from ..storage.trailers import INVALID_PROJECT
 from ..tokens import jaccard, scripts, token_set
 
@@ -52,24 +52,6 @@ class RankConfig:
     scaling: str = "spread"  # spread | minmax | raw (both lanes)
     min_before_decay: bool = True  # the min score judges relevance; decay only orders
     keyword_only: bool = False
-
-
-@dataclass(frozen=True)
-class Candidate:
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    kind: str
-    day: date | None
-    origin: Origin
-    importance: int | None = None
-    projects: tuple[str, ...] = ()
-    cosine: float | None = None
-    bm25: float | None = None  # FTS5 rank (negative; more negative is better)
-    path_tier: int = 0
-    session_kind: str | None = None
 
 
 @dataclass(frozen=True)

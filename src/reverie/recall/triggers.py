@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..provenance.frames import TRIGGER_BLOCK_CLOSE, TRIGGER_BLOCK_OPEN
 from ..provenance.origin import Origin
 from ..storage.trailers import INVALID_PROJECT
 from ..tokens import is_cjk, terms
@@ -136,8 +137,8 @@ def select(
     return hits[:top]
 
 
-BLOCK_OPEN = '<memory-triggers hidden="true">'
-BLOCK_CLOSE = "</memory-triggers>"
+BLOCK_OPEN = TRIGGER_BLOCK_OPEN
+BLOCK_CLOSE = TRIGGER_BLOCK_CLOSE
 BLOCK_INTRO = "Curated memory whose triggers match this message:"
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
-from ..provenance.paths import classify
+from ..provenance.paths import SESSION_CORPUS, classify
 from .document import Warning_
 from .files import write_if_absent
 
@@ -32,6 +32,8 @@ SKELETON: dict[str, str] = {
     "DREAMS.md": "# Dreams\n\nOne change summary per accepted rewrite of MEMORY.md.\n\n",
 }
 FOLDERS = ("memory", "memory/imports", "memory/.dreams")
+# hidden folders that are walked all the same (the session corpus and its parent)
+HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,83 @@ class Workspace:
     def dreams_dir(self) -> Path:
         return self.root / "memory" / ".dreams"
 
+    # -- the one map of every path on disk ---------------------------------------------
+    # workspace (Markdown, the truth)
+    @property
+    def memory_path(self) -> Path:
+        return self.root / "MEMORY.md"
+
+    @property
+    def dreams_log(self) -> Path:
+        """DREAMS.md: one change summary per rewrite of MEMORY.md (for people)."""
+        return self.root / "DREAMS.md"
+
+    @property
+    def corpus_dir(self) -> Path:
+        """The session corpus: ingested transcripts, dreaming evidence."""
+        return self.root / SESSION_CORPUS.rstrip("/")
+
+    @property
+    def dream_reports_dir(self) -> Path:
+        return self.dreams_dir / "reports"
+
+    # state dir (keys, index, logs; never in the workspace)
+    @property
+    def origin_key_path(self) -> Path:
+        return self.state_dir / "origin.key"
+
+    @property
+    def models_dir(self) -> Path:
+        """Ready snapshots of embedding models (shared by every agent)."""
+        return self.state_dir / "models"
+
+    @property
+    def recall_log_path(self) -> Path:
+        return self.agent_dir / "recall.sqlite"
+
+    @property
+    def sessions_dir(self) -> Path:
+        """Session transcripts (JSONL) written by the session API."""
+        return self.agent_dir / "sessions"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.agent_dir / "locks"
+
+    @property
+    def ingest_checkpoints_dir(self) -> Path:
+        return self.agent_dir / "ingest"
+
+    @property
+    def preimages_dir(self) -> Path:
+        """Previous versions of MEMORY.md, kept by dreaming (R-DREAM-9)."""
+        return self.agent_dir / "preimages"
+
+    @property
+    def dream_state_path(self) -> Path:
+        return self.agent_dir / "dreams" / "state.json"
+
+    @property
+    def dreaming_off_flag(self) -> Path:
+        """Present after ``reverie dream off``."""
+        return self.agent_dir / "dreaming.off"
+
+    @property
+    def sync_lock(self) -> Path:
+        return self.agent_dir / "sync.lock"
+
+    @property
+    def dream_lock(self) -> Path:
+        return self.agent_dir / "dream.lock"
+
+    @property
+    def daemon_lock(self) -> Path:
+        return self.agent_dir / "daemon.lock"
+
+    @property
+    def daemon_state(self) -> Path:
+        return self.agent_dir / "daemon-state.json"
+
     def exists(self) -> bool:
         return self.root.is_dir()
 
@@ -90,7 +169,7 @@ class Workspace:
 
     def origin_key(self) -> bytes:
         """The secret that signs per-line origin markers; outside the workspace."""
-        path = self.state_dir / "origin.key"
+        path = self.origin_key_path
         try:
             return bytes.fromhex(path.read_text().strip())
         except FileNotFoundError:
@@ -128,10 +207,7 @@ class Workspace:
                 if p.is_symlink():
                     yield from self._link_warning(p, rel)
                     continue
-                if d.startswith(".") and rel not in (
-                    "memory/.dreams",
-                    "memory/.dreams/session-corpus",
-                ):
+                if d.startswith(".") and rel not in HIDDEN_INDEXED:
                     continue
                 keep.append(d)
             dirnames[:] = keep
@@ -155,4 +231,4 @@ class Workspace:
             yield Warning_(rel, None, f"symlink to {target} points outside the workspace; skipped")
 
 
-__all__ = ["FOLDERS", "SKELETON", "FileEntry", "Workspace"]
+__all__ = ["FOLDERS", "HIDDEN_INDEXED", "SKELETON", "FileEntry", "Workspace"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dreaming.junk import FLUSH_PROMPT_MARKER
+from ..provenance.frames import FLUSH_PROMPT_MARKER
 from ..provenance.origin import SessionKind
 
 FLUSH_SCHEMA: dict[str, Any] = {

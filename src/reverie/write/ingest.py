@@ -23,22 +23,23 @@ from typing import Any
 
 from filelock import FileLock
 
+from ..provenance.frames import strip_injected
 from ..provenance.markers import render_marker
 from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
+from ..provenance.paths import SESSION_CORPUS
 from ..storage.files import atomic_write
 from ..storage.workspace import Workspace
 from .journal import clean_lines
 from .redact import redact
 from .transcript import load
 
-CORPUS = "memory/.dreams/session-corpus"
-INJECTED_BLOCK = re.compile(
-    r"<(memory-triggers|workspace-file|memory-recall)\b[^>]*>.*?</\1>", re.DOTALL
-)
+CORPUS = SESSION_CORPUS.rstrip("/")
 
 
 @dataclass
 class IngestResult:
+    """What ingesting one transcript did (``status``: ingested | skipped | nothing-new)."""
+
     transcript: str
     session_id: str
     status: str  # ingested | skipped | nothing-new
@@ -47,6 +48,7 @@ class IngestResult:
     recalled_stripped: int = 0
     redactions: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -71,12 +73,6 @@ def _origin(msg: dict[str, Any], header: dict[str, Any], kind: SessionKind) -> O
     return lowest(recorded, allowed)
 
 
-def strip_injected(text: str) -> tuple[str, int]:
-    """Remove memory blocks the runtime injected (structural markers, not content)."""
-    stripped, n = INJECTED_BLOCK.subn("", text)
-    return stripped, n
-
-
 def ingest(
     ws: Workspace, transcript: Path, *, now: datetime, session_kind: SessionKind | None = None
 ) -> IngestResult:
@@ -93,7 +89,7 @@ def ingest(
     if not kind.promotable:
         result.status, result.reason = "skipped", f"{kind.value} sessions are never evidence"
         return result
-    checkpoint_dir = ws.agent_dir / "ingest"
+    checkpoint_dir = ws.ingest_checkpoints_dir
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = checkpoint_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', sid)}.json"
     key = ws.origin_key()

@@ -28,19 +28,26 @@ MAX_LINE_CHARS = 2000
 
 @dataclass(frozen=True)
 class Appended:
+    """Lines appended to a journal; ``warnings``: the write landed, something after it
+    (the index sync) did not."""
+
     path: str  # workspace-relative
     first_line: int
     last_line: int
     origin: Origin
     lines: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "path": self.path,
             "source": f"{self.path}#L{self.first_line}-L{self.last_line}",
             "origin": self.origin.value,
             "lines": list(self.lines),
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
 
 
 def journal_relpath(day: datetime) -> str:
@@ -83,7 +90,7 @@ def append(
     rendered = [
         render_marker(f"- {stamp} {item}", origin, session, key=key, info=info) for item in items
     ]
-    lock_dir = ws.agent_dir / "locks"
+    lock_dir = ws.locks_dir
     lock_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_dir / f"journal-{now.date().isoformat()}.lock"), timeout=60):
         first = _append_lines(path, rendered, header=f"# {now.date().isoformat()}\n\n")

