@@ -27,10 +27,11 @@ from hypothesis import strategies as st
 
 from conftest import Paths, cli_command, merged_env
 from reverie.clock import Clock, local_zone
-from reverie.daemon import Daemon, DaemonBusy, DaemonState, _Watcher
+from reverie.daemon import Daemon, DaemonBusy, DaemonState
 from reverie.dreaming.schedule import due_run, latest_slot, next_run, validate
 from reverie.engine import Reverie
 from reverie.errors import ConfigError
+from reverie.storage.watch import WorkspaceWatcher as _Watcher
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

@@ -9,7 +9,7 @@ from .clock import Clock
 from .engine import Reverie
 from .errors import (
     ConfigError,
-    IndexError_,
+    IndexUnusable,
     ParseError,
     PathEscapeError,
     ProviderError,
@@ -28,7 +28,7 @@ __all__ = [
     "Accepted",
     "Clock",
     "ConfigError",
-    "IndexError_",
+    "IndexUnusable",
     "Origin",
     "ParseError",
     "PathEscapeError",

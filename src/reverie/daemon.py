@@ -38,36 +38,20 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
-from watchdog.events import (
-    EVENT_TYPE_ATTRIB,
-    EVENT_TYPE_CLOSED_NO_WRITE,
-    EVENT_TYPE_OPENED,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
 from watchdog.observers import Observer
 
 from .clock import local_zone
 from .dreaming.schedule import due_run, next_run, validate
 from .engine import Reverie
-from .errors import ReverieError
-from .provenance.paths import classify
+from .errors import DaemonBusy, ReverieError
 from .storage.files import atomic_write
-from .storage.workspace import HIDDEN_INDEXED
+from .storage.watch import WorkspaceWatcher
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
 
 log = logging.getLogger("reverie.daemon")
 
-# Reads (our own sync opens every changed file) and metadata-only changes (atime) must
-# not trigger a sync, or the daemon would wake itself up.
-_IGNORED_EVENTS = frozenset({EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE, EVENT_TYPE_ATTRIB})
-# Folders the sync walks although hidden (mirrors Workspace.walk).
 _RETRY_MIN = 5.0  # first retry after a failed sync, seconds; doubles up to sync_interval
-
-
-class DaemonBusy(ReverieError):
-    """Another daemon already serves this state dir."""
 
 
 class _Interrupted(Exception):
@@ -137,37 +121,6 @@ class Summary:
     @property
     def failed(self) -> bool:
         return bool(self.sync_errors or self.dream_errors)
-
-
-class _Watcher(FileSystemEventHandler):
-    """Turns file events into a debounce deadline (runs on watchdog's thread)."""
-
-    def __init__(self, root: Path, on_change: Any) -> None:
-        self.root = root
-        self.on_change = on_change
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in _IGNORED_EVENTS:
-            return
-        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        if any(p and self.relevant(os.fsdecode(p), event.is_directory) for p in paths):
-            self.on_change()
-
-    def relevant(self, path: str, is_directory: bool) -> bool:
-        """Could this path change the index? The rule the sync itself uses."""
-        try:
-            rel = Path(path).relative_to(self.root).as_posix()
-        except ValueError:
-            return False
-        if rel == ".":
-            return False
-        folders = rel.split("/") if is_directory else rel.split("/")[:-1]
-        for i, part in enumerate(folders):
-            if part.startswith(".") and "/".join(folders[: i + 1]) not in HIDDEN_INDEXED:
-                return False
-        if is_directory:
-            return True  # a folder moved or deleted takes its notes with it
-        return rel.endswith(".md") and classify(rel).indexed
 
 
 class Daemon:
@@ -333,7 +286,7 @@ class Daemon:
         root = self.engine.workspace.root
         try:
             observer = Observer()
-            observer.schedule(_Watcher(root, self.notice), str(root), recursive=True)
+            observer.schedule(WorkspaceWatcher(root, self.notice), str(root), recursive=True)
             observer.daemon = True
             observer.start()
         except Exception as exc:  # P5: fall back to the backstop timer
@@ -430,8 +383,9 @@ class Daemon:
         self.state.last_dream = record
         self._save()
         self.summary.next_dream = next_run(self.cron, now, self.zone).isoformat()
-        if record["outcome"] == "ok" and not self._stop.is_set():
-            self.sync("dream")  # MEMORY.md may have changed; index it now
+        if record["outcome"] == "ok" and not self._stop.is_set() and self.engine.is_dirty():
+            # the dream indexes what it wrote itself; sync only what it could not
+            self.sync("dream")
         return record
 
 

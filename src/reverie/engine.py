@@ -7,6 +7,7 @@ collaborators); nothing below this module imports it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
@@ -178,6 +179,13 @@ class Reverie:
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
         mark_dirty(self.conn)
+
+    def _reindex(self) -> None:
+        """Sync after our own write: dirty first, so a sync that fails leaves the index
+        marked for the next one (the daemon's, MCP start-up's)."""
+        with contextlib.suppress(Exception):
+            self.mark_dirty()
+        self.index()
 
     def is_dirty(self) -> bool:
         """Files changed since the last complete sync (or never synced)."""
@@ -361,7 +369,7 @@ class Reverie:
             clock=self.clock,
             evidence=lambda: self.recall_log.stats(),
             llm=lambda: self.llm("main"),
-            reindex=self.index,
+            reindex=self._reindex,
             enabled=lambda: self.dreaming_enabled,
         )
 

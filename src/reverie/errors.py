@@ -1,7 +1,20 @@
-"""One exception tree for everything Reverie raises.
+"""One exception tree for everything Reverie raises on purpose::
+
+    ReverieError                   exit code 1 (general)
+    ├── ConfigError                2  a setting, config file or environment variable is bad
+    ├── WorkspaceError             3  no workspace, not initialised
+    │   └── PathEscapeError           a path leaves the workspace
+    ├── IndexUnusable              4  the SQLite index is corrupt, locked or of another schema
+    ├── ProviderError              5  an explicitly configured embedder or LLM failed
+    │   ├── ProviderUnavailable       unreachable, or refused us (bad URL, bad key)
+    │   └── ProviderTimeout           no answer within its timeout
+    ├── ParseError                 1  input could not be parsed (names the file and line)
+    └── DaemonBusy                 1  another daemon already serves this state dir
 
 Expected outcomes (a gate rejecting a candidate, a check refusing a rewrite) are not
-exceptions: they are ``Accepted | Rejected`` values from :mod:`reverie.results`.
+exceptions: they are ``Accepted | Rejected`` values from :mod:`reverie.results`. A
+problem with one file that must not stop the rest (a bad line, a link out of the
+workspace) is a :class:`reverie.storage.document.FileWarning`, not an exception.
 """
 
 from __future__ import annotations
@@ -29,7 +42,7 @@ class PathEscapeError(WorkspaceError):
     """A path points outside the workspace (``..``, absolute, or a symlink out)."""
 
 
-class IndexError_(ReverieError):
+class IndexUnusable(ReverieError):
     """The SQLite index is unusable (corrupt, locked, wrong schema)."""
 
     exit_code = 4
@@ -69,9 +82,14 @@ class ParseError(ReverieError):
         self.line = line
 
 
+class DaemonBusy(ReverieError):
+    """Another daemon already serves this state dir (``reverie serve`` runs once)."""
+
+
 __all__ = [
     "ConfigError",
-    "IndexError_",
+    "DaemonBusy",
+    "IndexUnusable",
     "ParseError",
     "PathEscapeError",
     "ProviderError",

@@ -22,9 +22,6 @@ from typing import Any
 from ..clock import Clock
 from ..errors import ProviderError, ReverieError
 from ..llm.base import LLM, Message
-from ..provenance.markers import resolve
-from ..provenance.origin import Origin, lowest
-from ..provenance.paths import classify
 from ..recall.evidence import RecallStats
 from ..results import Accepted, Rejected
 from ..settings import Settings
@@ -32,11 +29,12 @@ from ..storage.files import atomic_write, sweep_temp
 from ..storage.workspace import Workspace
 from . import consolidate
 from .gates import GateConfig, decide
-from .memory_file import anchors, append_generated, clean_snippet, entries, normalise, render_entry
+from .grounding import ground, promotion
+from .memory_file import anchors, append_generated, clean_snippet, entries, normalise
 from .phases import light, reflect, rem_themes
 from .report import CandidateReport, DreamReport, change_summary, phase_report, rewrite_counts
 from .safe_write import MemoryFile, sha
-from .signals import Signals, compute_signals, promoted_importance
+from .signals import Signals, compute_signals
 
 EvidenceReader = Callable[[], Sequence[RecallStats]]
 LLMProvider = Callable[[], LLM | None]
@@ -91,43 +89,6 @@ class Dreamer:
         )
 
     # -- evaluation (no writes) --------------------------------------------------------
-    def _ground(self, s: RecallStats) -> tuple[RecallStats | None, str]:
-        """Re-find the candidate's line in its file and recompute its provenance from
-        the path and the line as they are now (the lowest of then and now wins)."""
-        path = self.ws.root / s.path
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (FileNotFoundError, UnicodeDecodeError):
-            return None, "source file is gone or unreadable"
-        pclass = classify(s.path)
-        target = normalise(s.snippet)
-        order = [s.start_line - 1, *range(len(lines))]
-        for i in order:
-            if 0 <= i < len(lines):
-                lo = (
-                    resolve(
-                        lines[i],
-                        default=pclass.default_origin,
-                        ceiling=pclass.ceiling,
-                        key=self.ws.origin_key(),
-                    )
-                    if pclass.markers
-                    else None
-                )
-                text = lo.text if lo else lines[i]
-                if normalise(text) == target:
-                    origin = lo.origin if lo else pclass.default_origin
-                    recorded = s.origin or Origin.UNTRUSTED
-                    session = s.session_kind or (lo.session if lo else None)
-                    return replace(
-                        s,
-                        start_line=i + 1,
-                        end_line=i + 1,
-                        origin=lowest(origin, recorded),
-                        session_kind=session,
-                    ), ""
-        return None, "source line no longer exists"
-
     def evaluate(
         self, now: datetime
     ) -> tuple[DreamReport, list[tuple[RecallStats, Signals | None]]]:
@@ -142,7 +103,7 @@ class Dreamer:
         raw = self._evidence()
         grounded: list[RecallStats] = []
         for s in raw:
-            g, why = self._ground(s)
+            g, why = ground(self.ws, s)
             if g is None:
                 report.dropped.append({"key": s.key, "reason": why})
             else:
@@ -227,7 +188,7 @@ class Dreamer:
         for t in report.themes:
             for k in t["keys"]:
                 state["rem_hits"][k] = int(state["rem_hits"].get(k, 0)) + 1
-        promotions = [self._promotion(s, sig.score) for s, sig in winners]
+        promotions = [promotion(s, sig.score) for s, sig in winners]
         if promotions:
             self._write_memory(promotions, report)
             for p in promotions:
@@ -272,26 +233,10 @@ class Dreamer:
         except ProviderError as exc:
             report.warnings.append(f"REM reflections fell back to summaries: {exc}")
             return report.reflections
-        got = [" ".join(str(r).split())[:400] for r in (reply.data or {}).get("reflections", [])][:10]
+        got = [" ".join(str(r).split())[:400] for r in (reply.data or {}).get("reflections", [])][
+            :10
+        ]
         return got or report.reflections
-
-    def _promotion(self, s: RecallStats, score: float) -> consolidate.Promotion:
-        text = clean_snippet(s.snippet)
-        importance = promoted_importance(score)
-        tags = tuple(t for t in s.concept_tags if len(t) <= 64)[:3]
-        anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
-        return consolidate.Promotion(
-            key=s.key,
-            anchor=anchor,
-            text=text,
-            rendered=render_entry(text, anchor, importance, tags),
-            score=score,
-            importance=importance,
-            tags=tags,
-            origin=s.origin.value if s.origin else "untrusted",
-            session_kind=s.session_kind.value if s.session_kind else None,
-            observed=s.observed.isoformat() if s.observed else None,
-        )
 
     # -- writing -----------------------------------------------------------------------
     def _read_memory(self) -> str:

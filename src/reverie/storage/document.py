@@ -12,7 +12,7 @@ from .trailers import Trailers, parse_line
 
 
 @dataclass(frozen=True)
-class Warning_:
+class FileWarning:
     path: str
     line: int | None
     message: str
@@ -24,11 +24,11 @@ class Warning_:
 
 def parse_lines(
     relpath: str, text: str, pclass: PathClass, *, key: bytes | None
-) -> tuple[list[Line], list[Warning_]]:
+) -> tuple[list[Line], list[FileWarning]]:
     """Lines with their origin (per line where the path allows markers) and, in
     curated root files only, their trailers (R-TRAIL-4)."""
     lines: list[Line] = []
-    warnings: list[Warning_] = []
+    warnings: list[FileWarning] = []
     # line numbers count "\n" only (str.splitlines also breaks at \x0c, \x85, \u2028...)
     lines_raw = text.split("\n")
     if lines_raw and lines_raw[-1] == "":
@@ -36,7 +36,7 @@ def parse_lines(
     for number, raw in enumerate((r.removesuffix("\r") for r in lines_raw), start=1):
         if pclass.curated:
             parsed = parse_line(raw)
-            warnings.extend(Warning_(relpath, number, w) for w in parsed.warnings)
+            warnings.extend(FileWarning(relpath, number, w) for w in parsed.warnings)
             lines.append(Line(number, parsed.text, pclass.default_origin, None, parsed.trailers))
         elif pclass.markers:
             lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=key)
@@ -49,10 +49,10 @@ def parse_lines(
 
 def chunk_document(
     relpath: str, text: str, pclass: PathClass, *, key: bytes | None, budget: int, overlap: int
-) -> tuple[list[Chunk], list[Warning_]]:
+) -> tuple[list[Chunk], list[FileWarning]]:
     lines, warnings = parse_lines(relpath, text, pclass, key=key)
     chunks = chunk_lines(lines, curated=pclass.curated, budget=budget, overlap=overlap)
     return [c for c in chunks if c.text.strip()], warnings
 
 
-__all__ = ["Warning_", "chunk_document", "parse_lines"]
+__all__ = ["FileWarning", "chunk_document", "parse_lines"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.paths import SESSION_CORPUS, classify
-from .document import Warning_
+from .document import FileWarning
 from .files import write_if_absent
 
 SKELETON: dict[str, str] = {
@@ -196,7 +196,7 @@ class Workspace:
     def relpath(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def walk(self) -> Iterator[FileEntry | Warning_]:
+    def walk(self) -> Iterator[FileEntry | FileWarning]:
         """Every indexable Markdown file, sorted; warnings for links that leave."""
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             here = Path(dirpath)
@@ -225,10 +225,12 @@ class Workspace:
                     continue
                 yield FileEntry(rel, p, st.st_size, st.st_mtime_ns)
 
-    def _link_warning(self, p: Path, rel: str) -> Iterator[Warning_]:
+    def _link_warning(self, p: Path, rel: str) -> Iterator[FileWarning]:
         target = p.resolve()
         if target != self.root and self.root not in target.parents:
-            yield Warning_(rel, None, f"symlink to {target} points outside the workspace; skipped")
+            yield FileWarning(
+                rel, None, f"symlink to {target} points outside the workspace; skipped"
+            )
 
 
 __all__ = ["FOLDERS", "HIDDEN_INDEXED", "SKELETON", "FileEntry", "Workspace"]

@@ -16,7 +16,7 @@ from typing import Any
 import sqlean as sqlite3
 import sqlite_vec
 
-from ...errors import IndexError_
+from ...errors import IndexUnusable
 
 SCHEMA_VERSION = 3
 Connection = sqlite3.Connection  # the type callers hold, without importing the driver
@@ -100,7 +100,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 30000")
     except sqlite3.Error as exc:
-        raise IndexError_(f"{path}: cannot open the index: {exc}") from None
+        raise IndexUnusable(f"{path}: cannot open the index: {exc}") from None
     return conn
 
 

@@ -27,7 +27,7 @@ import sqlean as sqlite3
 from ...provenance.paths import classify
 from ...tokens import segment
 from ..chunking import CHUNKING_VERSION, Chunk
-from ..document import Warning_, chunk_document
+from ..document import FileWarning, chunk_document
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..workspace import FileEntry, Workspace
@@ -123,7 +123,7 @@ class Syncer:
         todo: list[FileEntry] = []
         seen: set[str] = set()
         for item in self.ws.walk():
-            if isinstance(item, Warning_):
+            if isinstance(item, FileWarning):
                 self._warn(stats, item)
                 continue
             stats.files_scanned += 1
@@ -197,7 +197,7 @@ class Syncer:
                 create_vec_table(self.conn, ident.dims)
                 set_meta(self.conn, "embedder", ident.label())
 
-    def _warn(self, stats: SyncStats, warning: Warning_ | str) -> None:
+    def _warn(self, stats: SyncStats, warning: FileWarning | str) -> None:
         stats.warnings.append(str(warning))
 
     def _prepare(
@@ -211,7 +211,7 @@ class Syncer:
         if entry.size > self.settings.max_file_bytes:
             self._warn(
                 stats,
-                Warning_(
+                FileWarning(
                     rel,
                     None,
                     f"{entry.size} bytes is over max_file_bytes "
@@ -223,13 +223,13 @@ class Syncer:
         try:
             data = entry.path.read_bytes()
         except FileNotFoundError:
-            self._warn(stats, Warning_(rel, None, "deleted during sync"))
+            self._warn(stats, FileWarning(rel, None, "deleted during sync"))
             if rel in registry:
                 self._delete(rel)
                 stats.files_deleted += 1
             return None
         except OSError as exc:
-            self._warn(stats, Warning_(rel, None, f"cannot read: {exc.strerror}"))
+            self._warn(stats, FileWarning(rel, None, f"cannot read: {exc.strerror}"))
             stats.files_skipped += 1
             return None
         digest = hashlib.sha256(data).hexdigest()
@@ -243,19 +243,19 @@ class Syncer:
             stats.files_unchanged += 1
             return None
         if b"\0" in data[:8192]:
-            self._warn(stats, Warning_(rel, None, "binary file (NUL bytes); skipped"))
+            self._warn(stats, FileWarning(rel, None, "binary file (NUL bytes); skipped"))
             stats.files_skipped += 1
             return None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            self._warn(stats, Warning_(rel, line, f"invalid UTF-8 at byte {exc.start}; skipped"))
+            self._warn(stats, FileWarning(rel, line, f"invalid UTF-8 at byte {exc.start}; skipped"))
             stats.files_skipped += 1
             return None
         pclass = classify(rel)
         if not text.strip():
-            self._warn(stats, Warning_(rel, None, "empty file"))
+            self._warn(stats, FileWarning(rel, None, "empty file"))
         chunks, warnings = chunk_document(
             rel,
             text.lstrip("\ufeff"),

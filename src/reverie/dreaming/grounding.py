@@ -1,0 +1,69 @@
+"""Grounding a candidate in its file as it is now, and shaping a promotion.
+
+A recall-log row says where a line was when it was recalled; before it can be promoted
+the line is found again in its file and its provenance recomputed from the path and
+the line's marker as they are now (the same parse the indexer uses), and the lowest of
+then and now wins: a file edited to raise a line's trust cannot raise it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..provenance.origin import Origin, lowest
+from ..provenance.paths import classify
+from ..recall.evidence import RecallStats
+from ..storage.document import parse_lines
+from ..storage.workspace import Workspace
+from . import consolidate
+from .memory_file import clean_snippet, normalise, render_entry
+from .signals import promoted_importance
+
+
+def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
+    """The candidate at its line as the file holds it now, or None and why not."""
+    try:
+        text = (ws.root / s.path).read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None, "source file is gone or unreadable"
+    pclass = classify(s.path)
+    lines, _warnings = parse_lines(
+        s.path, text, pclass, key=ws.origin_key() if pclass.markers else None
+    )
+    target = normalise(s.snippet)
+    for i in (s.start_line - 1, *range(len(lines))):
+        if not 0 <= i < len(lines):
+            continue
+        line = lines[i]
+        if normalise(line.text) == target:
+            return replace(
+                s,
+                start_line=line.number,
+                end_line=line.number,
+                origin=lowest(line.origin, s.origin or Origin.UNTRUSTED),
+                session_kind=s.session_kind or line.session,
+            ), ""
+    return None, "source line no longer exists"
+
+
+def promotion(s: RecallStats, score: float) -> consolidate.Promotion:
+    """The entry a winning candidate becomes (SPEC section 8, dreaming deep)."""
+    text = clean_snippet(s.snippet)
+    importance = promoted_importance(score)
+    tags = tuple(t for t in s.concept_tags if len(t) <= 64)[:3]
+    anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
+    return consolidate.Promotion(
+        key=s.key,
+        anchor=anchor,
+        text=text,
+        rendered=render_entry(text, anchor, importance, tags),
+        score=score,
+        importance=importance,
+        tags=tags,
+        origin=s.origin.value if s.origin else "untrusted",
+        session_kind=s.session_kind.value if s.session_kind else None,
+        observed=s.observed.isoformat() if s.observed else None,
+    )
+
+
+__all__ = ["ground", "promotion"]
