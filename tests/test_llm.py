@@ -26,7 +26,7 @@ from reverie.llm import (
     extract_json,
     make_llm,
 )
-from reverie.llm.base import HttpLLM, retry_after_seconds
+from reverie.llm.http import HttpLLM, retry_after_seconds
 from reverie.settings import defaults
 
 SECRET = "sk-test-VERY-SECRET-0123456789"

@@ -31,7 +31,7 @@ from .session import Session
 from .settings import Settings, load_settings
 from .storage.embedders.base import Embedder
 from .storage.embedders.factory import make_embedder
-from .storage.index.db import SCHEMA_VERSION, Connection, connect, ensure_schema
+from .storage.index.db import Connection, connect, ensure_schema
 from .storage.index.query import TriggerRows, index_counts, is_dirty
 from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
 from .storage.workspace import Workspace
@@ -393,35 +393,16 @@ class Reverie:
     def status(self) -> dict[str, Any]:
         """What the index holds and how fresh it is."""
         self.workspace.require()
-        with self._lock:
-            counts = index_counts(self.conn)
         try:
             current = self.embedder.identity.label() if self.embedder else None
         except ProviderError as exc:  # status must work while a provider is down
             current = f"unreachable ({exc})"
-        stored = counts.pop("embedder_indexed")
-        stale = (
-            counts["vectors"]
-            if (current is not None and stored is not None and stored != current)
-            else 0
-        )
+        with self._lock:
+            counts = index_counts(self.conn, embedder=current)
         return {
             "workspace": str(self.workspace.root),
             "index": str(self.workspace.index_path),
-            "schema_version": counts["schema_version"],
-            "schema_current": counts["schema_version"] == SCHEMA_VERSION,
-            "files": counts["files"],
-            "chunks": counts["chunks"],
-            "vectors": counts["vectors"],
-            "vectors_missing": counts["chunks"] - counts["vectors"],
-            "vectors_stale": stale,
-            "embedder": current or "none",
-            "embedder_indexed": stored,
-            "tokenizer": counts["tokenizer"],
-            "chunking_version": counts["chunking_version"],
-            "last_sync": counts["last_sync"],
-            "dirty": counts["dirty"],
-            "origins": counts["origins"],
+            **counts,
         }
 
 

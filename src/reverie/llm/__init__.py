@@ -7,10 +7,11 @@ fake for tests and demos.
 from __future__ import annotations
 
 from .anthropic import AnthropicLLM
-from .base import LLM, Completion, Message, extract_json, parse_structured
+from .base import LLM, Completion, Message
 from .factory import make_llm
 from .fake import ScriptedLLM, SimulatedTimeout
 from .openai_chat import OpenAIChatLLM
+from .structured import extract_json, parse_structured
 
 __all__ = [
     "LLM",

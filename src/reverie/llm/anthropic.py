@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .base import HttpLLM, Message, join_system, json_instruction
+from .base import Message
+from .http import HttpLLM
+from .structured import join_system, json_instruction
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"

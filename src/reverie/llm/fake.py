@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
-from .base import DEFAULT_TIMEOUT, Completion, Message, Sleep, check_schema, parse_structured
+from .base import DEFAULT_TIMEOUT, Completion, Message, Sleep
+from .structured import check_schema, parse_structured
 
 SCRIPT_ENV = "REVERIE_FAKE_LLM_SCRIPT"
 

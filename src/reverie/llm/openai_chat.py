@@ -14,16 +14,9 @@ from typing import Any, Literal
 
 import httpx
 
-from .base import (
-    DEFAULT_RETRIES,
-    DEFAULT_TIMEOUT,
-    RETRY_AFTER_CAP,
-    HttpLLM,
-    Message,
-    Sleep,
-    join_system,
-    json_instruction,
-)
+from .base import DEFAULT_TIMEOUT, Message, Sleep
+from .http import DEFAULT_RETRIES, RETRY_AFTER_CAP, HttpLLM
+from .structured import join_system, json_instruction
 
 JsonMode = Literal["object", "schema", "off"]
 

@@ -17,7 +17,7 @@ import sqlean as sqlite3
 from ...provenance.origin import Origin, SessionKind
 from ...provenance.paths import SourceKind
 from ...tokens import fts_query
-from .db import get_meta, user_version
+from .db import SCHEMA_VERSION, get_meta, user_version
 from .rows import Candidate, TriggerRow
 
 _MARKS = 900
@@ -232,15 +232,26 @@ def is_dirty(conn: sqlite3.Connection) -> bool:
     return get_meta(conn, "dirty", "1") == "1" or get_meta(conn, "last_sync") is None
 
 
-def index_counts(conn: sqlite3.Connection) -> dict[str, Any]:
-    """What the index holds: files, chunks, vectors, origins, and its sync metadata."""
+def index_counts(conn: sqlite3.Connection, *, embedder: str | None) -> dict[str, Any]:
+    """What the index holds: files, chunks, vectors (missing, and stale when
+    ``embedder``, the current embedder's label, is not the one that indexed them),
+    origins, and its sync metadata."""
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    version = user_version(conn)
+    chunks = one("SELECT count(*) FROM chunks")
+    vectors = one("SELECT count(*) FROM chunks WHERE has_vector = 1")
+    stored = get_meta(conn, "embedder")
+    stale = vectors if (embedder is not None and stored is not None and stored != embedder) else 0
     return {
-        "schema_version": user_version(conn),
+        "schema_version": version,
+        "schema_current": version == SCHEMA_VERSION,
         "files": one("SELECT count(*) FROM sources"),
-        "chunks": one("SELECT count(*) FROM chunks"),
-        "vectors": one("SELECT count(*) FROM chunks WHERE has_vector = 1"),
-        "embedder_indexed": get_meta(conn, "embedder"),
+        "chunks": chunks,
+        "vectors": vectors,
+        "vectors_missing": chunks - vectors,
+        "vectors_stale": stale,
+        "embedder": embedder or "none",
+        "embedder_indexed": stored,
         "tokenizer": get_meta(conn, "tokenizer"),
         "chunking_version": get_meta(conn, "chunking_version"),
         "last_sync": get_meta(conn, "last_sync"),

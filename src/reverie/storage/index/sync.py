@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,12 +24,12 @@ import numpy as np
 import sqlean as sqlite3
 
 from ...provenance.paths import classify
-from ...tokens import segment
 from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, chunk_document
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..workspace import FileEntry, Workspace
+from . import store
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
 
@@ -281,93 +280,29 @@ class Syncer:
             self._warn(stats, f"embedding: {err}")
         return list(outcome.vectors)
 
-    def _delete_rows(self, path: str) -> None:
-        # delete by rowid one at a time: neither FTS5 nor vec0 pushes "rowid IN
-        # (subquery)" down, so that form scans the whole table once per file
-        ids = [(r[0],) for r in self.conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
-        if not ids:
-            return
-        self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
-        if self.has_vec_table:
-            self.conn.executemany("DELETE FROM vec_chunks WHERE rowid = ?", ids)
-        self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
-
     def _delete(self, path: str) -> None:
         with transaction(self.conn):
-            self._delete_rows(path)
-            self.conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+            store.delete_file(self.conn, path, has_vec_table=self.has_vec_table)
 
     def _write(self, p: _Prepared, vectors: Sequence[np.ndarray | None], generation: int) -> None:
-        rel = p.entry.relpath
-        has_vec_table = self.has_vec_table
         with transaction(self.conn):
-            self._delete_rows(rel)
-            for chunk, vec in zip(p.chunks, vectors, strict=True):
-                cur = self.conn.execute(
-                    "INSERT INTO chunks(path, start_line, end_line, part, text, text_hash, kind, day, has_vector) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        rel,
-                        chunk.start_line,
-                        chunk.end_line,
-                        chunk.part,
-                        chunk.text,
-                        hashlib.sha256(chunk.text.encode()).hexdigest(),
-                        p.kind,
-                        p.day,
-                        int(vec is not None and has_vec_table),
-                    ),
-                )
-                cid = cur.lastrowid
-                self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (cid, segment(chunk.text))
-                )
-                if vec is not None and has_vec_table:
-                    self.conn.execute(
-                        "INSERT INTO vec_chunks(rowid, embedding) VALUES (?, ?)",
-                        (cid, np.asarray(vec, np.float32).tobytes()),
-                    )
-                t = chunk.trailers
-                self.conn.execute(
-                    "INSERT INTO notes(chunk_id, importance, triggers, projects) VALUES (?, ?, ?, ?)",
-                    (
-                        cid,
-                        t.importance,
-                        json.dumps(list(t.triggers), ensure_ascii=False),
-                        json.dumps(list(t.projects), ensure_ascii=False),
-                    ),
-                )
-                self.conn.execute(
-                    "INSERT INTO provenance(chunk_id, origin, session_kind, source) VALUES (?, ?, ?, ?)",
-                    (
-                        cid,
-                        chunk.origin.value,
-                        chunk.session.value if chunk.session else None,
-                        f"{rel}#L{chunk.start_line}-L{chunk.end_line}",
-                    ),
-                )
-            self.conn.execute(
-                "INSERT INTO sources(path, hash, size, mtime_ns, kind, day, generation, chunks, indexed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, "
-                "size = excluded.size, mtime_ns = excluded.mtime_ns, kind = excluded.kind, day = excluded.day, "
-                "generation = excluded.generation, chunks = excluded.chunks, indexed_at = excluded.indexed_at",
-                (
-                    rel,
-                    p.digest,
-                    p.entry.size,
-                    p.entry.mtime_ns,
-                    p.kind,
-                    p.day,
-                    generation,
-                    len(p.chunks),
-                    self.now().isoformat(timespec="seconds"),
-                ),
+            store.write_file(
+                self.conn,
+                p.entry.relpath,
+                p.chunks,
+                vectors,
+                kind=p.kind,
+                day=p.day,
+                digest=p.digest,
+                size=p.entry.size,
+                mtime_ns=p.entry.mtime_ns,
+                generation=generation,
+                indexed_at=self.now().isoformat(timespec="seconds"),
+                has_vec_table=self.has_vec_table,
             )
 
     def _missing_vectors(self) -> int:
-        return int(
-            self.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0]
-        )
+        return store.missing_vectors(self.conn)
 
     def _backfill(self, stats: SyncStats, batch: int = 256) -> None:
         """Fill in vectors that an earlier (keyword-only) sync could not compute."""
@@ -375,31 +310,28 @@ class Syncer:
             return
         last = 0
         while True:
-            rows = self.conn.execute(
-                "SELECT id, text FROM chunks WHERE has_vector = 0 AND id > ? ORDER BY id LIMIT ?",
-                (last, batch),
-            ).fetchall()
+            rows = store.vectorless_chunks(self.conn, after=last, limit=batch)
             if not rows:
                 return
             last = rows[-1][0]
             vectors = self._embed([r[1] for r in rows], stats)
             with transaction(self.conn):
-                for (cid, _), vec in zip(rows, vectors, strict=True):
-                    if vec is None:
-                        continue
-                    self.conn.execute("DELETE FROM vec_chunks WHERE rowid = ?", (cid,))
-                    self.conn.execute(
-                        "INSERT INTO vec_chunks(rowid, embedding) VALUES (?, ?)",
-                        (cid, np.asarray(vec, np.float32).tobytes()),
-                    )
-                    self.conn.execute("UPDATE chunks SET has_vector = 1 WHERE id = ?", (cid,))
+                store.set_vectors(
+                    self.conn,
+                    [
+                        (cid, vec)
+                        for (cid, _), vec in zip(rows, vectors, strict=True)
+                        if vec is not None
+                    ],
+                )
             if self.breaker_open:
                 return
 
 
 def mark_dirty(conn: sqlite3.Connection) -> None:
+    """Files changed: the next sync runs (one transaction)."""
     with transaction(conn):
-        set_meta(conn, "dirty", 1)
+        store.mark_dirty(conn)
 
 
 __all__ = ["TOKENIZER", "SyncStats", "Syncer", "mark_dirty"]
