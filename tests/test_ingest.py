@@ -20,8 +20,6 @@ import pytest
 import sqlean
 from click.testing import CliRunner, Result
 
-import reverie.cli.extra
-import reverie.cli.storage  # noqa: F401  (registers the commands)
 from conftest import FIXED_NOW, Paths
 from reverie.cli.app import cli
 from reverie.clock import Clock

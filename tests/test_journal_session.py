@@ -21,8 +21,6 @@ import pytest
 import sqlean
 from click.testing import CliRunner, Result
 
-import reverie.cli.extra
-import reverie.cli.storage  # noqa: F401  (registers the commands)
 from conftest import FIXED_NOW, Paths
 from reverie.cli.app import cli
 from reverie.clock import Clock
@@ -235,7 +233,6 @@ WRITER = textwrap.dedent(
     while not Path(go).exists() and time.monotonic() < deadline:
         time.sleep(0.005)
     if mode == "cli":
-        import reverie.cli.extra, reverie.cli.storage
         from reverie.cli.app import cli
         for t in texts:
             cli.main(

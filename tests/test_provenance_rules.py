@@ -22,8 +22,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import reverie.cli.extra
-import reverie.cli.storage  # noqa: F401  (registers the commands)
 from conftest import FIXED_NOW, Paths, base_env
 from reverie.cli.app import cli
 from reverie.clock import Clock

@@ -149,7 +149,6 @@ class Space:
 
 
 def cli_group() -> click.Group:
-    from reverie.cli import extra, storage  # noqa: F401  (registers the commands)
     from reverie.cli.app import cli
 
     return cli

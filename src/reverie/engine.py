@@ -232,7 +232,7 @@ class Reverie:
     @property
     def dreaming_enabled(self) -> bool:
         """Dreaming on (setting) and not switched off with ``reverie dream off``."""
-        return bool(self.settings.dreaming) and not self.workspace.dreaming_off_flag.exists()
+        return bool(self.settings.dreaming) and not self.workspace.dreaming_switched_off
 
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """memory_get: lines of a workspace file (never outside the workspace)."""
@@ -383,12 +383,7 @@ class Reverie:
 
     def set_dreaming(self, on: bool) -> None:
         """``reverie dream on|off``: off means no dreaming state is written at all."""
-        flag = self.workspace.dreaming_off_flag
-        self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
-        if on:
-            flag.unlink(missing_ok=True)
-        else:
-            flag.write_text("dreaming switched off with `reverie dream off`\n")
+        self.workspace.switch_dreaming(on)
 
     def status(self) -> dict[str, Any]:
         """What the index holds and how fresh it is."""

@@ -1,58 +1,17 @@
-"""The click application: global options, output helpers and error handling."""
+"""The click application: the global options and every command, registered explicitly.
+
+Commands live one module per flow (``storage``, ``recall``, ``write``, ``dream``,
+``serve``, ``mcp``, ``demo``); this module imports each and adds it to the group, so the
+command list is here, in one place. A command whose optional dependency is missing
+still shows in ``--help`` and says what to install when run.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
 import click
 
-from ..engine import Reverie
-from ..errors import ReverieError
-
-
-class Ctx:
-    def __init__(self, flags: dict[str, Any]) -> None:
-        self.flags = flags
-        self._engine: Reverie | None = None
-
-    @property
-    def engine(self) -> Reverie:
-        if self._engine is None:
-            self._engine = Reverie.open(**self.flags)
-        return self._engine
-
-
-def emit(data: Any, as_json: bool, render: Callable[[Any], str] | None = None) -> None:
-    if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-    else:
-        click.echo(render(data) if render else str(data))
-
-
-def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        as_json = bool(kwargs.get("as_json"))
-        try:
-            return fn(*args, **kwargs)
-        except ReverieError as exc:
-            if as_json:
-                click.echo(
-                    json.dumps(
-                        {"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False
-                    )
-                )
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-
-    return wrapper
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+from . import demo, dream, mcp, recall, serve, storage, write
+from .common import Ctx, emit, handles_errors, json_option
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,13 +34,32 @@ def cli(
     ctx.call_on_close(lambda: ctx.obj._engine.close() if ctx.obj._engine else None)
 
 
-def main() -> None:
-    from . import (
-        extra,  # noqa: F401
-        storage,  # noqa: F401  (registers commands)
-    )
+COMMANDS: tuple[click.Command, ...] = (
+    # storage
+    storage.init,
+    storage.index,
+    storage.status,
+    storage.settings_cmd,
+    # recall
+    recall.search,
+    recall.get,
+    recall.context,
+    # write flow
+    write.write,
+    write.ingest,
+    # dreaming
+    dream.dream,
+    # entry points
+    serve.serve,
+    mcp.mcp,
+    demo.demo,
+)
+for _command in COMMANDS:
+    cli.add_command(_command)
 
+
+def main() -> None:
     cli(prog_name="reverie")
 
 
-__all__ = ["Ctx", "cli", "emit", "handles_errors", "json_option", "main"]
+__all__ = ["COMMANDS", "Ctx", "cli", "emit", "handles_errors", "json_option", "main"]

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from ..demo import run_demo
-from .app import Ctx, cli, emit, handles_errors, json_option
+from .common import Ctx, emit, handles_errors, json_option
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--dir",
     "directory",

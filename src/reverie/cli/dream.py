@@ -6,10 +6,10 @@ from typing import Any
 
 import click
 
-from .app import Ctx, cli, emit, handles_errors, json_option
+from .common import Ctx, emit, handles_errors, json_option
 
 
-@cli.group()
+@click.group()
 def dream() -> None:
     """Gated background consolidation of journals into MEMORY.md."""
 

@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import click
 
-from .app import Ctx, cli, handles_errors
+from ..errors import ConfigError
+from .common import Ctx, handles_errors
 
 
-@cli.command()
+@click.command()
 @click.pass_obj
 @handles_errors
 def mcp(obj: Ctx) -> None:
     """Serve memory_search, memory_get and memory_write over MCP (stdio) until the client disconnects."""
-    from ..mcp_server import run_stdio  # the MCP SDK loads only for this command
-
+    try:
+        from ..mcp_server import run_stdio  # the MCP SDK loads only for this command
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"`reverie mcp` needs the MCP SDK ({exc.name} is missing): pip install 'mcp>=2.0'"
+        ) from None
     run_stdio(obj.engine)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .app import Ctx, cli, emit, handles_errors, json_option
+from .common import Ctx, emit, handles_errors, json_option
 
 
-@cli.command()
+@click.command()
 @click.argument("query")
 @click.option("-n", "--max-results", type=int, help="Results to return [search_max_results].")
 @click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
@@ -43,7 +43,7 @@ def search(
     emit(response.as_dict(), as_json, lambda _: response.render(explain))
 
 
-@cli.command()
+@click.command()
 @click.argument("path")
 @click.option("--from", "from_line", type=int, default=1, help="First line (1-based).")
 @click.option("--lines", type=int, help="How many lines (at most get_max_lines).")
@@ -56,7 +56,7 @@ def get(obj: Ctx, path: str, from_line: int, lines: int | None, as_json: bool) -
     emit(result.as_dict(), as_json, lambda _: result.render())
 
 
-@cli.command()
+@click.command()
 @click.argument("message")
 @click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
 @json_option

@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from ..daemon import Daemon
-from .app import Ctx, cli, handles_errors, json_option
+from .common import Ctx, handles_errors, json_option
 
 
 def _install_stop_handlers(stop: threading.Event) -> None:
@@ -37,7 +37,7 @@ def _install_stop_handlers(stop: threading.Event) -> None:
         signal.signal(sig, handler)
 
 
-@cli.command()
+@click.command()
 @click.option("--no-watch", is_flag=True, help="No file watcher; rely on the periodic sync.")
 @click.option("--no-schedule", is_flag=True, help="Never dream; only keep the index fresh.")
 @click.option("--once", is_flag=True, help="One sync and one due-dream check, then exit.")

@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..settings import SETTINGS
-from .app import Ctx, cli, emit, handles_errors, json_option
+from .common import Ctx, emit, handles_errors, json_option
 
 
-@cli.command()
+@click.command()
 @json_option
 @click.pass_obj
 @handles_errors
@@ -53,7 +53,7 @@ def _render_sync(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@cli.command()
+@click.command()
 @click.option("--force", is_flag=True, help="Rebuild every file (resumable if interrupted).")
 @json_option
 @click.pass_obj
@@ -87,7 +87,7 @@ def index(obj: Ctx, force: bool, as_json: bool) -> None:
     emit(data, as_json, _render_sync)
 
 
-@cli.command()
+@click.command()
 @json_option
 @click.pass_obj
 @handles_errors
@@ -97,7 +97,7 @@ def status(obj: Ctx, as_json: bool) -> None:
     emit(data, as_json, lambda d: "\n".join(f"{k}: {v}" for k, v in d.items()))
 
 
-@cli.command("settings")
+@click.command("settings")
 @json_option
 @click.pass_obj
 @handles_errors

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from ..provenance.origin import OWNER_AT_CLI, Origin, SessionKind, Source
-from .app import Ctx, cli, emit, handles_errors, json_option
+from .common import Ctx, emit, handles_errors, json_option
 
 
-@cli.command()
+@click.command()
 @click.argument("text")
 @click.option(
     "--origin",
@@ -40,7 +40,7 @@ def write(obj: Ctx, text: str, origin: str | None, no_index: bool, as_json: bool
     )
 
 
-@cli.command()
+@click.command()
 @click.argument("transcript", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--session-kind",

@@ -129,6 +129,18 @@ class Workspace:
         return self.agent_dir / "dreaming.off"
 
     @property
+    def dreaming_switched_off(self) -> bool:
+        return self.dreaming_off_flag.exists()
+
+    def switch_dreaming(self, on: bool) -> None:
+        """The owner's switch (``reverie dream on|off``), kept in the state dir."""
+        self.agent_dir.mkdir(parents=True, exist_ok=True)
+        if on:
+            self.dreaming_off_flag.unlink(missing_ok=True)
+        else:
+            self.dreaming_off_flag.write_text("dreaming switched off with `reverie dream off`\n")
+
+    @property
     def sync_lock(self) -> Path:
         return self.agent_dir / "sync.lock"
 

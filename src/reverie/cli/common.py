@@ -1,0 +1,60 @@
+"""What every command shares: the context object, output helpers and error handling."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from ..engine import Reverie
+from ..errors import ReverieError
+
+
+class Ctx:
+    """The click context object: the global flags, and the engine opened on first use."""
+
+    def __init__(self, flags: dict[str, Any]) -> None:
+        self.flags = flags
+        self._engine: Reverie | None = None
+
+    @property
+    def engine(self) -> Reverie:
+        if self._engine is None:
+            self._engine = Reverie.open(**self.flags)
+        return self._engine
+
+
+def emit(data: Any, as_json: bool, render: Callable[[Any], str] | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        click.echo(render(data) if render else str(data))
+
+
+def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        as_json = bool(kwargs.get("as_json"))
+        try:
+            return fn(*args, **kwargs)
+        except ReverieError as exc:
+            if as_json:
+                click.echo(
+                    json.dumps(
+                        {"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False
+                    )
+                )
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+__all__ = ["Ctx", "emit", "handles_errors", "json_option"]
