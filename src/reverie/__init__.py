@@ -2,13 +2,17 @@
 
 Memory is plain Markdown (``MEMORY.md``, ``USER.md``, ``memory/YYYY-MM-DD.md``) plus a
 derived SQLite index that can be deleted and rebuilt at any time. Start with
-:class:`Reverie` (the facade the CLI, the MCP server and the daemon all use).
+:class:`Reverie` (the facade the CLI, the MCP server and the daemon all use) and
+:meth:`Reverie.open_session` (the session API an agent loop calls). The result types
+those return are exported here too, so callers can name them.
 """
 
 from .clock import Clock
+from .dreaming.report import CandidateReport, DreamReport
 from .engine import Reverie
 from .errors import (
     ConfigError,
+    DaemonBusy,
     IndexUnusable,
     ParseError,
     PathEscapeError,
@@ -18,28 +22,59 @@ from .errors import (
     ReverieError,
     WorkspaceError,
 )
-from .provenance.origin import Origin, SessionKind
-from .results import Accepted, Rejected
+from .provenance import Author, Channel, Origin, SessionKind, Source, SourceKind
+from .recall.bootstrap import Bootstrap
+from .recall.context import TurnContext
+from .recall.search import GetResult, Hit, SearchResponse
+from .results import Accepted, Outcome, Rejected
+from .session import Recorded, Session, SessionHost
 from .settings import Settings, load_settings
+from .storage.document import FileWarning
+from .storage.index.sync import SyncStats
+from .write.flush import FlushDecision, FlushResult
+from .write.ingest import IngestResult
+from .write.journal import Appended
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Accepted",
+    "Appended",
+    "Author",
+    "Bootstrap",
+    "CandidateReport",
+    "Channel",
     "Clock",
     "ConfigError",
+    "DaemonBusy",
+    "DreamReport",
+    "FileWarning",
+    "FlushDecision",
+    "FlushResult",
+    "GetResult",
+    "Hit",
     "IndexUnusable",
+    "IngestResult",
     "Origin",
+    "Outcome",
     "ParseError",
     "PathEscapeError",
     "ProviderError",
     "ProviderTimeout",
     "ProviderUnavailable",
+    "Recorded",
     "Rejected",
     "Reverie",
     "ReverieError",
+    "SearchResponse",
+    "Session",
+    "SessionHost",
     "SessionKind",
     "Settings",
+    "Source",
+    "SourceKind",
+    "SyncStats",
+    "TurnContext",
     "WorkspaceError",
     "__version__",
     "load_settings",

@@ -24,6 +24,8 @@ CLOCK_MODES = ("fixed", "advance")
 
 @dataclass(frozen=True)
 class Clock:
+    """The time Reverie runs on: real, or fixed for tests and demos (``REVERIE_NOW``)."""
+
     fixed: datetime | None = None
     advance: bool = False
     """With ``fixed``: start there and advance with real elapsed time."""

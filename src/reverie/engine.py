@@ -24,8 +24,8 @@ from .llm.base import LLM
 from .llm.factory import Purpose, make_llm
 from .provenance.origin import Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
-from .recall.context import TriggerIndex, TurnContext, render_block, trigger_hits
-from .recall.log import RecallLog, evidence
+from .recall.context import TriggerIndex, TurnContext, add_triggers
+from .recall.log import RecallLog
 from .recall.search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .session import Session
 from .settings import Settings, load_settings
@@ -222,10 +222,11 @@ class Reverie:
                 decay=decay,
             )
         if record and self.dreaming_enabled:
-            rows = evidence(query, response.hits, min_score=self.settings.search_min_score)
-            try:
-                self.recall_log.record(query, rows, now=self.clock.now())
-            except Exception as exc:  # P5: a broken recall log never fails a search
+            try:  # dreaming's evidence; P5: a broken recall log never fails a search
+                self.recall_log.record_search(
+                    response, min_score=self.settings.search_min_score, now=self.clock.now()
+                )
+            except Exception as exc:
                 response.notes.append(f"recall not recorded: {exc}")
         return response
 
@@ -263,20 +264,10 @@ class Reverie:
         raises for a memory failure: a broken index only drops the triggers (P5)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
-        s = self.settings
         try:
             with self._lock:
-                hits = trigger_hits(
-                    TriggerRows(self.conn),
-                    self._triggers,
-                    message,
-                    active_projects=frozenset(active_projects),
-                    max_candidates=s.trigger_candidates,
-                    threshold=s.trigger_threshold,
-                    top=s.trigger_top,
-                )
-            ctx.trigger_hits = hits
-            ctx.trigger_block = render_block(hits, s.trigger_block_chars)
+                source = TriggerRows(self.conn)
+                add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
         return ctx

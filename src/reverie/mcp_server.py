@@ -84,6 +84,8 @@ raise its own trust."""
 
 # -- output schemas (what structuredContent holds) -------------------------------------
 class SearchHitOut(BaseModel):
+    """One ``memory_search`` hit as MCP structured content."""
+
     path: str = Field(description="Workspace-relative path of the file.")
     start_line: int
     end_line: int
@@ -97,6 +99,8 @@ class SearchHitOut(BaseModel):
 
 
 class SearchOut(BaseModel):
+    """The ``memory_search`` result as MCP structured content."""
+
     query: str
     mode: str = Field(description="hybrid | keyword-only | vector-only")
     degraded: str | None = Field(description="Why the vector lane was not used, if it was not.")
@@ -105,6 +109,8 @@ class SearchOut(BaseModel):
 
 
 class GetOut(BaseModel):
+    """The ``memory_get`` result as MCP structured content."""
+
     path: str
     start_line: int
     end_line: int

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,8 @@ from .errors import ConfigError
 
 @dataclass(frozen=True)
 class Setting:
+    """One row of the settings table: name, default, help, type and bounds."""
+
     name: str
     default: Any
     help: str
@@ -189,22 +191,79 @@ BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 
 
 class Settings(Mapping[str, Any]):
-    """Resolved settings; also readable as attributes (``settings.chunk_tokens``)."""
+    """Resolved settings, readable by key and as typed attributes (``settings.chunk_tokens``).
+
+    The attribute annotations below are the typed view of :data:`SETTINGS` (a test
+    checks that they name every setting with its type, and nothing else).
+    """
+
+    workspace: str
+    state_dir: str
+    agent: str
+    chunk_tokens: int
+    chunk_overlap: int
+    embedder: str
+    embed_model: str
+    embed_base_url: str
+    embed_api_key: str
+    embed_batch_tokens: int
+    embed_attempts: int
+    embed_backoff_min: float
+    embed_backoff_max: float
+    embed_breaker_failures: int
+    embed_timeout: float
+    embed_cache_rows: int
+    max_file_bytes: int
+    search_max_results: int
+    search_min_score: float
+    search_candidates: int
+    search_vector_weight: float
+    search_text_weight: float
+    search_mmr_lambda: float
+    search_scaling: str
+    search_min_before_decay: bool
+    journal_half_life_days: float
+    get_max_lines: int
+    get_max_chars: int
+    bootstrap_file_chars: int
+    bootstrap_total_chars: int
+    bootstrap_user_chars: int
+    trigger_candidates: int
+    trigger_threshold: float
+    trigger_top: int
+    trigger_block_chars: int
+    llm: str
+    llm_model: str
+    llm_flush_model: str
+    llm_base_url: str
+    llm_api_key: str
+    llm_timeout: float
+    context_window: int
+    flush_reserve_tokens: int
+    flush_soft_tokens: int
+    flush_transcript_bytes: int
+    dreaming: bool
+    dream_schedule: str
+    dream_max_promotions: int
+    dream_min_score: float
+    dream_min_recalls: int
+    dream_min_queries: int
+    dream_max_age_days: int
+    memory_max_chars: int
+    preimages_kept: int
+    watch_debounce: float
+    sync_interval: float
 
     def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
         self._values = values
         self._sources = sources
+        for key, value in values.items():
+            setattr(self, key, value)
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
 
-    def __getattr__(self, key: str) -> Any:
-        try:
-            return self._values[key]
-        except KeyError:
-            raise AttributeError(key) from None
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
     def __len__(self) -> int:

@@ -53,6 +53,8 @@ SYSTEM = (
 
 @dataclass(frozen=True)
 class Promotion:
+    """A candidate that passed every gate, as the consolidation turn is offered it."""
+
     key: str
     anchor: str  # path#La-Lb
     text: str

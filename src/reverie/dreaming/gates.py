@@ -59,6 +59,8 @@ class GateConfig:
 
 @dataclass(frozen=True)
 class GateResult:
+    """One gate's verdict on a candidate: its name, pass or fail, and why."""
+
     name: str
     passed: bool
     reason: str

@@ -19,6 +19,8 @@ MAX_SNIPPET_TOKENS = MAX_TOKENS  # one limit: SPEC section 8, a promoted snippet
 
 @dataclass(frozen=True)
 class Entry:
+    """One entry (list item or heading) of MEMORY.md, with its normalised text."""
+
     line: int  # 1-based
     text: str  # the line without trailers, stripped
     generated: bool  # inside dreaming's generated section

@@ -26,12 +26,16 @@ REM_MIN_STRENGTH = 0.75
 
 @dataclass(frozen=True)
 class Dropped:
+    """A candidate light sleep dropped, with the reason."""
+
     key: str
     reason: str
 
 
 @dataclass(frozen=True)
 class LightResult:
+    """What light sleep staged and what it dropped."""
+
     staged: tuple[RecallStats, ...]
     dropped: tuple[Dropped, ...]
 
@@ -100,6 +104,8 @@ def _promotable(s: RecallStats) -> bool:
 
 @dataclass(frozen=True)
 class Theme:
+    """A recurring REM theme: a concept tag shared by several recent traces."""
+
     tag: str
     keys: tuple[str, ...]
     days: int

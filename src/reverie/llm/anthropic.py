@@ -20,6 +20,8 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 
 class AnthropicLLM(HttpLLM):
+    """Anthropic's Messages API (``/v1/messages``), JSON mode by instruction."""
+
     name = "anthropic"
     default_base_url = ANTHROPIC_BASE_URL
 

@@ -40,6 +40,8 @@ INFO_FIELDS = frozenset({"role", "anchor", "at"})
 
 @dataclass(frozen=True)
 class LineOrigin:
+    """A journal line's text without its marker, and the origin the marker allows."""
+
     text: str  # the line without origin markers (right-stripped)
     origin: Origin
     session: SessionKind | None

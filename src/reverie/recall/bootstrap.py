@@ -19,6 +19,8 @@ CURATED = CURATED_FILES
 
 @dataclass(frozen=True)
 class BootstrapFile:
+    """One injected bootstrap file: its size on disk, what was injected, truncation."""
+
     path: str
     chars: int
     injected: int
@@ -27,6 +29,8 @@ class BootstrapFile:
 
 @dataclass(frozen=True)
 class Bootstrap:
+    """The bootstrap files as injected at session start and every turn (R-RECALL-1)."""
+
     text: str
     files: tuple[BootstrapFile, ...]
 
@@ -46,6 +50,8 @@ def truncation_notice(path: str, shown: int, total: int) -> str:
 
 
 class Bootstrapper:
+    """Reads the bootstrap files, re-reading only those that changed on disk."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[str, tuple[int, int, str]] = {}

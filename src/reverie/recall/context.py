@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..settings import Settings
 from ..storage.index.memfts import MemoryFts
 from ..storage.index.rows import TriggerRow
 from ..tokens import fts_query, is_cjk, segment, terms
@@ -96,6 +97,8 @@ class TriggerIndex:
 
 @dataclass
 class TurnContext:
+    """What to inject for one message: the bootstrap, fired triggers, what degraded."""
+
     message: str
     bootstrap: Bootstrap
     trigger_hits: list[TriggerHit] = field(default_factory=list)
@@ -155,4 +158,33 @@ def trigger_hits(
     )
 
 
-__all__ = ["TriggerIndex", "TriggerSource", "TurnContext", "render_block", "trigger_hits"]
+def add_triggers(
+    ctx: TurnContext,
+    source: TriggerSource,
+    index: TriggerIndex,
+    settings: Settings,
+    active_projects: frozenset[str],
+) -> None:
+    """Fire the triggers for ``ctx.message`` with the settings' thresholds, and render
+    the hidden block (R-TRIG-1..6)."""
+    s = settings
+    ctx.trigger_hits = trigger_hits(
+        source,
+        index,
+        ctx.message,
+        active_projects=active_projects,
+        max_candidates=s.trigger_candidates,
+        threshold=s.trigger_threshold,
+        top=s.trigger_top,
+    )
+    ctx.trigger_block = render_block(ctx.trigger_hits, s.trigger_block_chars)
+
+
+__all__ = [
+    "TriggerIndex",
+    "TriggerSource",
+    "TurnContext",
+    "add_triggers",
+    "render_block",
+    "trigger_hits",
+]

@@ -33,7 +33,7 @@ from .evidence import (
     RecallStats,
     concept_tags,
 )
-from .search import Hit
+from .search import Hit, SearchResponse
 
 MAX_EVENTS = 200_000
 EPISODIC = frozenset({SourceKind.JOURNAL, SourceKind.TRANSCRIPT})
@@ -124,6 +124,8 @@ class RecallHit:
 
 
 class RecallLog:
+    """The short-term recall store in the state dir (SQLite, WAL, one transaction per search)."""
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()  # one connection, shared by a process's threads
@@ -144,6 +146,11 @@ class RecallLog:
 
     def close(self) -> None:
         self.conn.close()
+
+    def record_search(self, response: SearchResponse, *, min_score: float, now: datetime) -> int:
+        """Record what one search retrieved (its evidence rows, :func:`evidence`)."""
+        rows = evidence(response.query, response.hits, min_score=min_score)
+        return self.record(response.query, rows, now=now)
 
     def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
         """Record the episodic hits of one search. Returns how many were recorded."""

@@ -43,6 +43,8 @@ TIER_NAMES = {3: "full path", 2: "basename", 1: "stem", 0: ""}
 
 @dataclass(frozen=True)
 class RankConfig:
+    """Ranking settings for one search (weights, min score, decay, MMR)."""
+
     max_results: int = 6
     min_score: float = 0.35
     w_vec: float = 0.4
@@ -56,6 +58,8 @@ class RankConfig:
 
 @dataclass(frozen=True)
 class Scored:
+    """A candidate with every step of its score chain (what ``--explain`` prints)."""
+
     candidate: Candidate
     vector: float = 0.0
     text: float = 0.0

@@ -28,6 +28,8 @@ SNIPPET_CHARS = 700
 
 @dataclass(frozen=True)
 class Hit:
+    """One search result: exact lines of a file, the snippet, score, origin and day."""
+
     path: str
     start_line: int
     end_line: int
@@ -82,6 +84,8 @@ class Hit:
 
 @dataclass
 class SearchResponse:
+    """The hits of one search, its mode (hybrid, keyword-only...) and notes."""
+
     query: str
     hits: list[Hit]
     mode: str  # hybrid | keyword-only | vector-only
@@ -111,6 +115,8 @@ def _snippet(text: str) -> str:
 
 
 class Searcher:
+    """Hybrid search over the index: vector lane, keyword lane, path tiers, ranking."""
+
     def __init__(self, settings: Any, embedder: Embedder | None) -> None:
         self.settings = settings
         self.embedder = embedder
@@ -212,6 +218,8 @@ class Searcher:
 
 @dataclass(frozen=True)
 class GetResult:
+    """Lines of a workspace file (``memory_get``), with where more is available."""
+
     path: str
     start_line: int
     end_line: int

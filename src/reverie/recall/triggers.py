@@ -29,6 +29,8 @@ TRUSTED = frozenset({Origin.OWNER, Origin.AGENT})
 
 @dataclass(frozen=True)
 class TriggerEntry:
+    """A trigger-carrying curated entry as trigger injection sees it."""
+
     chunk_id: int
     path: str
     start_line: int
@@ -42,6 +44,8 @@ class TriggerEntry:
 
 @dataclass(frozen=True)
 class TriggerHit:
+    """An entry whose trigger fired: the phrase, the trigger score and relevance."""
+
     entry: TriggerEntry
     phrase: str
     trigger_score: float

@@ -29,6 +29,8 @@ _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 @dataclass(frozen=True)
 class Line:
+    """One line of a file with its origin, session kind and (curated files) trailers."""
+
     number: int
     text: str  # without trailers and origin markers
     origin: Origin = Origin.UNTRUSTED
@@ -38,6 +40,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Chunk:
+    """The unit of retrieval: lines of one file, text without trailers, lowest origin."""
+
     start_line: int
     end_line: int
     text: str

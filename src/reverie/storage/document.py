@@ -13,6 +13,8 @@ from .trailers import Trailers, parse_line
 
 @dataclass(frozen=True)
 class FileWarning:
+    """A problem with one file (or one line of it) that does not stop the rest."""
+
     path: str
     line: int | None
     message: str

@@ -21,6 +21,8 @@ MAX_TRIGGER_CHARS = 64
 
 @dataclass(frozen=True)
 class Trailers:
+    """The metadata parsed from one curated line's trailers (R-TRAIL-1..3)."""
+
     triggers: tuple[str, ...] = ()
     importance: int | None = None
     projects: tuple[str, ...] = ()
@@ -41,6 +43,8 @@ class Trailers:
 
 @dataclass(frozen=True)
 class ParsedLine:
+    """A curated line's text without trailers, the trailers, and any warnings."""
+
     text: str  # the line with trailers removed (right-stripped)
     trailers: Trailers
     warnings: tuple[str, ...] = field(default=())

@@ -38,6 +38,8 @@ HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
 
 @dataclass(frozen=True)
 class FileEntry:
+    """An indexable file found by the workspace walk."""
+
     relpath: str
     path: Path
     size: int
@@ -45,6 +47,8 @@ class FileEntry:
 
 
 class Workspace:
+    """The one map of every path on disk: the workspace (Markdown) and the state dir."""
+
     def __init__(self, root: Path, state_dir: Path, agent: str = "main") -> None:
         self.root = root.expanduser().resolve()
         self.state_dir = state_dir.expanduser().resolve()

@@ -45,6 +45,8 @@ FLUSH_SYSTEM = (
 
 @dataclass(frozen=True)
 class FlushState:
+    """Where a session stands in its compaction cycle (tokens, bytes, flushed)."""
+
     cycle: int = 0  # compaction cycles so far
     flushed_cycle: int = -1  # the cycle that was last flushed
     tokens: int = 0  # tokens accumulated in the current cycle
@@ -53,6 +55,8 @@ class FlushState:
 
 @dataclass(frozen=True)
 class FlushDecision:
+    """Whether a pre-compaction flush is due now, and why (R-WRITE-2)."""
+
     due: bool
     reason: str
     threshold_tokens: int
@@ -85,6 +89,8 @@ def plan(
 
 @dataclass
 class FlushResult:
+    """What a flush did: skipped, nothing, failed or written (with its sources)."""
+
     status: str  # written | nothing | skipped | failed
     reason: str = ""
     entries: list[str] = field(default_factory=list)

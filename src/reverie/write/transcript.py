@@ -71,6 +71,8 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
 
 @dataclass
 class TranscriptState:
+    """A transcript file replayed: header, messages, cycle and flush state."""
+
     header: dict[str, Any]
     messages: list[dict[str, Any]] = field(default_factory=list)
     cycle: int = 0

