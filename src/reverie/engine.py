@@ -39,7 +39,12 @@ from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
 from .write.journal import append as journal_append
 
-_UNSET: Any = object()
+
+class _Unset:
+    """Marks an argument not given (None is a value: "no embedder", "no model")."""
+
+
+_UNSET = _Unset()
 
 
 class Reverie:
@@ -54,8 +59,8 @@ class Reverie:
         settings: Settings,
         *,
         clock: Clock | None = None,
-        embedder: Embedder | None = _UNSET,
-        llm: LLM | None = _UNSET,
+        embedder: Embedder | _Unset | None = _UNSET,
+        llm: LLM | _Unset | None = _UNSET,
     ) -> None:
         self.settings = settings
         self.clock = clock or Clock.from_env()
@@ -80,8 +85,8 @@ class Reverie:
         *,
         environ: Mapping[str, str] | None = None,
         clock: Clock | None = None,
-        use_embedder: Embedder | None = _UNSET,
-        llm: LLM | None = _UNSET,
+        use_embedder: Embedder | _Unset | None = _UNSET,
+        llm: LLM | _Unset | None = _UNSET,
         **flags: Any,
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
@@ -96,9 +101,9 @@ class Reverie:
     # -- adapters --------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder | None:
-        if self._embedder is _UNSET:
+        if isinstance(self._embedder, _Unset):
             self._embedder = make_embedder(self.settings, models_dir=self.workspace.models_dir)
-        return self._embedder  # type: ignore[no-any-return]
+        return self._embedder
 
     @property
     def conn(self) -> Connection:
@@ -124,8 +129,8 @@ class Reverie:
 
     def llm(self, purpose: Purpose = "main") -> LLM | None:
         """The configured LLM provider for ``purpose`` (None when ``llm = none``)."""
-        if self._llm_override is not _UNSET:
-            return self._llm_override  # type: ignore[no-any-return]
+        if not isinstance(self._llm_override, _Unset):
+            return self._llm_override
         if purpose not in self._llms:
             self._llms[purpose] = make_llm(self.settings, purpose=purpose)
         return self._llms[purpose]

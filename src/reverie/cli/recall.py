@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..recall.search import Lanes
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -25,7 +26,7 @@ def search(
     query: str,
     max_results: int | None,
     projects: tuple[str, ...],
-    lanes: str,
+    lanes: Lanes,
     no_decay: bool,
     explain: bool,
     record: bool,
@@ -36,7 +37,7 @@ def search(
         query,
         max_results=max_results,
         active_projects=projects,
-        lanes=lanes,  # type: ignore[arg-type]
+        lanes=lanes,
         decay=not no_decay,
         record=record,
     )
