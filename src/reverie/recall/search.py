@@ -13,9 +13,10 @@ from typing import Any, Literal
 import sqlean as sqlite3
 
 from ..errors import ProviderError, WorkspaceError
-from ..provenance.frames import defuse, frame_untrusted
-from ..provenance.origin import Origin, SessionKind
-from ..provenance.paths import SourceKind
+from ..provenance.frames import frame_for, frame_lines
+from ..provenance.markers import resolve
+from ..provenance.origin import Origin, SessionKind, lowest
+from ..provenance.paths import SourceKind, classify
 from ..storage.embedders.base import Embedder
 from ..storage.index.db import get_meta
 from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
@@ -61,7 +62,7 @@ class Hit:
             "start_line": self.start_line,
             "end_line": self.end_line,
             "source": f"{self.path}#L{self.start_line}-L{self.end_line}",
-            "snippet": self.snippet,
+            "snippet": self.framed,
             "score": round(self.score, 4),
             "origin": self.origin.value,
             "untrusted": self.untrusted,
@@ -69,14 +70,18 @@ class Hit:
             "explain": self.explain,
         }
 
+    @property
+    def framed(self) -> str:
+        """The snippet as a model may read it: defused, and framed when its origin is
+        untrusted or system (R-RECALL-6), in text and JSON alike."""
+        return frame_for(
+            self.origin, self.snippet, f"{self.path}#L{self.start_line}-L{self.end_line}"
+        )
+
     def render(self, explain: bool = False) -> str:
         where = f"{self.path}#L{self.start_line}-L{self.end_line}"
         head = f"{where}  score {self.score:.3f}  origin {self.origin}"
-        # frame delimiters inside the text are defused, so no text can close its frame
-        body = defuse(self.snippet)
-        if self.untrusted:
-            body = frame_untrusted(body, where)
-        out = f"{head}\n{body}"
+        out = f"{head}\n{self.framed}"
         if explain:
             out += "\n  " + ", ".join(f"{k}={v}" for k, v in self.explain.items())
         return out
@@ -223,15 +228,26 @@ class GetResult:
     path: str
     start_line: int
     end_line: int
-    text: str
+    text: str  # the lines as the file holds them (for people and scripts)
     more_from: int | None
     total_lines: int
+    framed: str = ""  # the lines as a model may read them: framed per run of origin
+    segments: tuple[tuple[int, int, Origin], ...] = ()  # (start, end, origin) runs
+
+    @property
+    def untrusted(self) -> bool:
+        return any(o is Origin.UNTRUSTED for _, _, o in self.segments)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = {k: v for k, v in self.__dict__.items() if k != "segments"}
+        out["segments"] = [
+            {"start_line": a, "end_line": b, "origin": o.value} for a, b, o in self.segments
+        ]
+        out["untrusted"] = self.untrusted
+        return out
 
-    def render(self) -> str:
-        out = self.text
+    def render(self, *, for_model: bool = False) -> str:
+        out = self.framed if for_model else self.text
         if self.more_from is not None:
             out += f"\n[more available from line {self.more_from}]"
         return out
@@ -274,7 +290,29 @@ def memory_get(
             out.append(line.rstrip("\n"))
             chars += len(line)
     end = from_line + len(out) - 1 if out else from_line - 1
-    return GetResult(ws.relpath(target), from_line, end, "\n".join(out), more, total)
+    rel = ws.relpath(target)
+    framed, runs = frame_lines(rel, _line_origins(ws, rel, from_line, out))
+    return GetResult(rel, from_line, end, "\n".join(out), more, total, framed, tuple(runs))
+
+
+def _line_origins(
+    ws: Workspace, rel: str, first: int, lines: list[str]
+) -> list[tuple[int, str, Origin]]:
+    """Each line with its origin, computed as the indexer does (path class, then the
+    line's own marker where the path honours markers)."""
+    pclass = classify(rel)
+    if not pclass.markers:
+        origin = lowest(pclass.default_origin, pclass.ceiling)
+        return [(first + i, line, origin) for i, line in enumerate(lines)]
+    key = ws.origin_key()
+    return [
+        (
+            first + i,
+            line,
+            resolve(line, default=pclass.default_origin, ceiling=pclass.ceiling, key=key).origin,
+        )
+        for i, line in enumerate(lines)
+    ]
 
 
 __all__ = ["GetResult", "Hit", "SearchResponse", "Searcher", "memory_get"]
