@@ -14,12 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from .clock import Clock
 from .dreaming.report import DreamReport
 from .dreaming.runner import Dreamer
-from .errors import ProviderError, ReverieError
+from .errors import ProviderError, ReverieError, WorkspaceError
 from .llm.base import LLM
 from .llm.factory import Purpose, make_llm
 from .provenance.origin import Author, Channel, Origin, SessionKind, Source
@@ -34,6 +32,7 @@ from .storage.embedders.factory import make_embedder
 from .storage.index.db import Connection, connect, ensure_schema
 from .storage.index.query import TriggerRows, index_counts, is_dirty
 from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
+from .storage.locks import held
 from .storage.workspace import Workspace
 from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
@@ -153,7 +152,13 @@ class Reverie:
     # -- storage ---------------------------------------------------------------------
     def init(self) -> list[str]:
         """Create the workspace layout; never overwrites an existing file."""
-        return self.workspace.init()
+        try:
+            return self.workspace.init()
+        except OSError as exc:
+            where = exc.filename or self.workspace.root
+            raise WorkspaceError(
+                f"cannot create the workspace at {where}: {exc.strerror}"
+            ) from None
 
     def index(
         self,
@@ -166,20 +171,12 @@ class Reverie:
         ``wait``: seconds to wait for another process's sync (default: as long as it
         takes); past it, :class:`ReverieError` says a sync is already running."""
         self.workspace.require()
-        self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.workspace.sync_lock), timeout=-1 if wait is None else wait)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise ReverieError("another sync of this index is running; try again later") from None
-        try:
-            with self._lock:
-                syncer = Syncer(
-                    self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
-                )
-                return syncer.run(force=force, progress=progress)
-        finally:
-            lock.release()
+        busy = "another sync of this index is running; try again later"
+        with held(self.workspace.sync_lock, wait=wait, busy=busy), self._lock:
+            syncer = Syncer(
+                self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
+            )
+            return syncer.run(force=force, progress=progress)
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
@@ -374,7 +371,7 @@ class Reverie:
         self.workspace.require()
         if dry_run:
             return self.dreamer.run(dry_run=True)
-        with FileLock(str(self.workspace.dream_lock), timeout=600):
+        with held(self.workspace.dream_lock, wait=600, busy="another dream is still running"):
             return self.dreamer.run()
 
     def set_dreaming(self, on: bool) -> None:

@@ -12,6 +12,7 @@ import click
 
 from ..engine import Reverie
 from ..errors import ReverieError
+from ..storage.index.db import DatabaseError
 
 
 class Ctx:
@@ -35,21 +36,31 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], str] | None = None) -
         click.echo(render(data) if render else str(data))
 
 
+def _fail(as_json: bool, kind: str, message: str, code: int) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": kind, "message": message}, ensure_ascii=False))
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
 def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Errors become a message on stderr (and JSON with ``--json``) and the documented
+    exit code, never a traceback: ours by their class, a file-system error (disk full,
+    permission, a name too long) as 3, an SQLite error as 4."""
+
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         as_json = bool(kwargs.get("as_json"))
         try:
             return fn(*args, **kwargs)
         except ReverieError as exc:
-            if as_json:
-                click.echo(
-                    json.dumps(
-                        {"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False
-                    )
-                )
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(as_json, type(exc).__name__, str(exc), exc.exit_code)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            what = exc.strerror or str(exc)
+            _fail(as_json, "FileSystemError", f"{where}{what}; nothing was half-written", 3)
+        except DatabaseError as exc:
+            _fail(as_json, "IndexUnusable", f"the index: {exc}", 4)
 
     return wrapper
 

@@ -10,7 +10,12 @@ from .common import Ctx, emit, handles_errors, json_option
 
 @click.command()
 @click.argument("query")
-@click.option("-n", "--max-results", type=int, help="Results to return [search_max_results].")
+@click.option(
+    "-n",
+    "--max-results",
+    type=click.IntRange(min=1),
+    help="Results to return [search_max_results].",
+)
 @click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
 @click.option("--lanes", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid")
 @click.option("--no-decay", is_flag=True, help="Switch journal decay off.")
@@ -46,8 +51,10 @@ def search(
 
 @click.command()
 @click.argument("path")
-@click.option("--from", "from_line", type=int, default=1, help="First line (1-based).")
-@click.option("--lines", type=int, help="How many lines (at most get_max_lines).")
+@click.option(
+    "--from", "from_line", type=click.IntRange(min=1), default=1, help="First line (1-based)."
+)
+@click.option("--lines", type=click.IntRange(min=1), help="How many lines (at most get_max_lines).")
 @json_option
 @click.pass_obj
 @handles_errors

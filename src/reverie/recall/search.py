@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import sqlean as sqlite3
 
-from ..errors import ProviderError, WorkspaceError
+from ..errors import ProviderError, ReverieError, WorkspaceError
 from ..provenance.frames import frame_for, frame_lines
 from ..provenance.markers import resolve
 from ..provenance.origin import Origin, SessionKind, lowest
@@ -129,6 +129,8 @@ class Searcher:
         self.paths = PathLane()
 
     def config(self, *, keyword_only: bool, max_results: int | None) -> RankConfig:
+        if max_results is not None and max_results < 1:
+            raise ReverieError(f"max_results must be at least 1, got {max_results}")
         s = self.settings
         return RankConfig(
             max_results=max_results or s.search_max_results,
@@ -263,10 +265,11 @@ def memory_get(
     max_chars: int = 12000,
 ) -> GetResult:
     """Read lines of a workspace file; paths that leave the workspace are refused."""
+    if from_line < 1 or (lines is not None and lines < 1):
+        raise ReverieError(f"{path}: from_line and lines count from 1")
     target = ws.resolve(path)
     if not target.is_file():
         raise WorkspaceError(f"{path}: no such file in the workspace")
-    from_line = max(1, from_line)
     want = min(max_lines, lines or max_lines)
     out: list[str] = []
     chars = 0

@@ -31,6 +31,7 @@ SKELETON: dict[str, str] = {
     "USER.md": "# User\n\n",
     "DREAMS.md": "# Dreams\n\nOne change summary per accepted rewrite of MEMORY.md.\n\n",
 }
+MAX_PATH_CHARS = 1024  # no note needs a longer workspace path
 FOLDERS = ("memory", "memory/imports", "memory/.dreams")
 # hidden folders that are walked all the same (the session corpus and its parent)
 HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
@@ -204,7 +205,13 @@ class Workspace:
         are refused with :class:`PathEscapeError`."""
         if not relpath or os.path.isabs(relpath) or relpath.startswith(("/", "\\")):
             raise PathEscapeError(f"{relpath!r}: absolute or empty paths are refused")
-        candidate = (self.root / relpath).resolve()
+        if "\0" in relpath or len(relpath) > MAX_PATH_CHARS:
+            shown = relpath[:80].replace("\0", "\\0")
+            raise PathEscapeError(f"{shown!r}: a NUL byte or over {MAX_PATH_CHARS} characters")
+        try:
+            candidate = (self.root / relpath).resolve()
+        except OSError as exc:  # a name too long for the file system, a link loop
+            raise PathEscapeError(f"{relpath[:80]!r}: {exc.strerror}") from None
         if candidate != self.root and self.root not in candidate.parents:
             raise PathEscapeError(f"{relpath!r}: resolves outside the workspace")
         return candidate

@@ -20,6 +20,7 @@ from ...errors import IndexUnusable
 
 SCHEMA_VERSION = 3
 Connection = sqlite3.Connection  # the type callers hold, without importing the driver
+DatabaseError = sqlite3.DatabaseError  # what the driver raises (corrupt, full, locked)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -178,6 +179,7 @@ def create_vec_table(conn: sqlite3.Connection, dims: int) -> None:
 __all__ = [
     "SCHEMA_VERSION",
     "Connection",
+    "DatabaseError",
     "connect",
     "create_vec_table",
     "ensure_schema",
