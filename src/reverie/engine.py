@@ -198,7 +198,7 @@ class Reverie:
     def warm(self) -> None:
         """Load the vectors into memory (long-running processes: MCP server, daemon)."""
         self.searcher.vectors.load(self.conn)
-        self._triggers.refresh(TriggerRows(self.conn))
+        self._triggers.refresh(TriggerRows(self.conn), precompile=True)
 
     def search(
         self,

@@ -49,7 +49,7 @@ class TriggerIndex:
         self._cjk_terms: dict[str, list[int]] = defaultdict(list)
         self._fts = MemoryFts()
 
-    def refresh(self, source: TriggerSource) -> None:
+    def refresh(self, source: TriggerSource, *, precompile: bool = False) -> None:
         version = source.version()
         if version == self._version:
             return
@@ -70,7 +70,8 @@ class TriggerIndex:
             )
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
-                phrase_parts(phrase)  # compile once per index version, not per message
+                if precompile:  # a warm process pays once; a one-shot call only for hits
+                    phrase_parts(phrase)
                 for t in terms(phrase):
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk

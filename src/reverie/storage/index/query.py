@@ -63,7 +63,14 @@ class VectorLane:
             version = index_version(conn)
             if self._matrix is not None and version == self._version:
                 return
-            rows = conn.execute("SELECT rowid, embedding FROM vec_chunks").fetchall()
+            has_vectors = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'vec_chunks'"
+            ).fetchone()
+            rows = (
+                conn.execute("SELECT rowid, embedding FROM vec_chunks").fetchall()
+                if has_vectors
+                else []  # keyword-only index: nothing to load
+            )
             if rows:
                 ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
                 matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
