@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _agentview import BUDGET, NaiveBaseline, agent_view
 from _common import MemoQueryEmbedder, parse_sets
 
 from reverie.clock import Clock
@@ -160,6 +161,8 @@ class Tally:
     skipped_ids: list[str] = field(default_factory=list)
     skipped_questions: int = 0
     search_seconds: list[float] = field(default_factory=list)
+    # what the model reads: (view, category) -> evidence share per question
+    views: dict[tuple[str, int], list[float]] = field(default_factory=lambda: defaultdict(list))
 
 
 def run_conversation(
@@ -194,6 +197,10 @@ def run_conversation(
     stats = engine.index()
     engine.warm()
     index_s = time.perf_counter() - t0
+    turn_lines = [
+        ln for text in layout.files.values() for ln in text.splitlines() if ln[:2] == "- "
+    ]
+    naive = NaiveBaseline(turn_lines, embedder)
     asked = 0
     for qa in sample.get("qa", []):
         ids = evidence_ids(qa.get("evidence") or [])
@@ -207,6 +214,10 @@ def run_conversation(
         asked += 1
         turns = list(dict.fromkeys(layout.turns[i] for i in good))
         sessions = {layout.sessions[i] for i in good}
+        texts = [layout.files[p].splitlines()[ln - 1] for p, ln in turns]
+        question = str(qa["question"])
+        tally.views[("ours", cat)].append(agent_view(engine, question, texts, BUDGET))
+        tally.views[("naive", cat)].append(naive.view(question, texts, BUDGET))
         for lane in LANES:
             for decay in (True, False):
                 t = time.perf_counter()
@@ -279,6 +290,44 @@ def render(summary: dict[str, Any], questions: dict[int, int]) -> str:
         )
         lines.append(f"mean hits returned (overall, of max {DEPTH_NOTE}): {hits}")
     return "\n".join(lines)
+
+
+def views(tally: Tally) -> dict[str, dict[str, float]]:
+    """Evidence read within the budget, ours (defaults, decay on) and the naive
+    baseline's, per category and overall (categories 1-4)."""
+    out: dict[str, dict[str, float]] = {}
+    for view in ("ours", "naive"):
+        rows: dict[str, float] = {}
+        overall: list[float] = []
+        for cat in sorted(CATEGORIES):
+            vals = tally.views.get((view, cat))
+            if vals:
+                rows[CATEGORIES[cat]] = sum(vals) / len(vals)
+                if cat != 5:
+                    overall += vals
+        rows["overall"] = sum(overall) / len(overall) if overall else 0.0
+        out[view] = rows
+    return out
+
+
+def render_views(v: dict[str, dict[str, float]]) -> list[str]:
+    lines = [
+        f"\n## the agent's view: evidence turns inside the snippets read within {BUDGET} tokens",
+        "   (ours: Reverie.search with default settings, decay on; naive: BM25 + cosine "
+        "0.7/0.3 over single turn lines, no decay)",
+        f"{'category':<12} {'ours':>6} {'naive':>6}",
+    ]
+    for cat in [CATEGORIES[c] for c in (1, 2, 3, 4)] + ["overall", CATEGORIES[5]]:
+        if cat in v["ours"]:
+            lines.append(f"{cat:<12} {v['ours'][cat]:6.3f} {v['naive'].get(cat, 0):6.3f}")
+    ours, naive = v["ours"], v["naive"]
+    behind = [c for c in ours if c != CATEGORIES[5] and ours[c] + 1e-9 < naive.get(c, 0)]
+    lines.append(
+        f"goal: overall >= 0.80: {'MET' if ours['overall'] >= 0.80 else 'MISSED'}; "
+        f"multi-hop >= 0.60: {'MET' if ours.get('multi-hop', 0) >= 0.60 else 'MISSED'}; "
+        f"ours >= naive on every category: {'MET' if not behind else 'MISSED ' + str(behind)}"
+    )
+    return lines
 
 
 def goals(summary: dict[str, Any]) -> list[str]:
@@ -368,6 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{tally.skipped_ids}; questions left with no evidence: {tally.skipped_questions}"
     )
     print(render(summary, tally.questions))
+    view = views(tally)
+    print("\n".join(render_views(view)))
     print()
     for line in goals(summary):
         print(line)
@@ -384,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "skipped_ids": tally.skipped_ids,
                     "skipped_questions": tally.skipped_questions,
                     "summary": summary,
+                    "views": view,
                     "goals": goals(summary),
                     "seconds": round(elapsed, 1),
                 },
