@@ -209,9 +209,11 @@ class Reverie:
         lanes: Lanes = "hybrid",
         decay: bool = True,
         record: bool = True,
+        budget_tokens: int | None = None,
     ) -> SearchResponse:
-        """memory_search: hybrid search; agent-facing calls are recorded in the recall
-        log (dreaming's evidence) unless ``record`` is False."""
+        """memory_search: hybrid search (``budget_tokens``: as many hits as fit in that
+        many tokens); agent-facing calls are recorded in the recall log (dreaming's
+        evidence) unless ``record`` is False."""
         self.workspace.require()
         with self._lock:
             response = self.searcher.search(
@@ -222,6 +224,7 @@ class Reverie:
                 active_projects=frozenset(active_projects),
                 lanes=lanes,
                 decay=decay,
+                budget_tokens=budget_tokens,
             )
         if record and self.dreaming_enabled:
             try:  # dreaming's evidence; P5: a broken recall log never fails a search

@@ -74,6 +74,13 @@ SETTINGS: tuple[Setting, ...] = (
     # chunking
     S("chunk_tokens", 400, "Token budget of a journal/transcript chunk.", int, minimum=16),
     S("chunk_overlap", 80, "Token overlap between neighbouring chunks.", int, minimum=0),
+    S(
+        "journal_chunking",
+        "entry",
+        "Journals and transcripts chunk by entry (one observation, one chunk) or by token budget.",
+        str,
+        choices=("entry", "budget"),
+    ),
     # embedding
     S(
         "embedder",
@@ -134,6 +141,28 @@ SETTINGS: tuple[Setting, ...] = (
         bool,
     ),
     S("journal_half_life_days", 30.0, "Half-life of journal decay, days.", float, minimum=0.1),
+    S(
+        "journal_decay_floor",
+        0.75,
+        "The least journal decay can scale a hit by: recency orders, never buries.",
+        float,
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    S(
+        "snippet_context_lines",
+        1,
+        "Lines of context shown either side of a hit's best-matching line.",
+        int,
+        minimum=0,
+    ),
+    S(
+        "search_budget_candidates",
+        96,
+        "Candidates per lane when a search fills a token budget.",
+        int,
+        minimum=1,
+    ),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
     # bootstrap and triggers
@@ -202,6 +231,7 @@ class Settings(Mapping[str, Any]):
     agent: str
     chunk_tokens: int
     chunk_overlap: int
+    journal_chunking: str
     embedder: str
     embed_model: str
     embed_base_url: str
@@ -223,6 +253,9 @@ class Settings(Mapping[str, Any]):
     search_scaling: str
     search_min_before_decay: bool
     journal_half_life_days: float
+    journal_decay_floor: float
+    snippet_context_lines: int
+    search_budget_candidates: int
     get_max_lines: int
     get_max_chars: int
     bootstrap_file_chars: int

@@ -16,6 +16,11 @@ from .common import Ctx, emit, handles_errors, json_option
     type=click.IntRange(min=1),
     help="Results to return [search_max_results].",
 )
+@click.option(
+    "--budget-tokens",
+    type=click.IntRange(min=1),
+    help="As many hits as fit in this many tokens (instead of --max-results).",
+)
 @click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
 @click.option("--lanes", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid")
 @click.option("--no-decay", is_flag=True, help="Switch journal decay off.")
@@ -30,6 +35,7 @@ def search(
     obj: Ctx,
     query: str,
     max_results: int | None,
+    budget_tokens: int | None,
     projects: tuple[str, ...],
     lanes: Lanes,
     no_decay: bool,
@@ -45,6 +51,7 @@ def search(
         lanes=lanes,
         decay=not no_decay,
         record=record,
+        budget_tokens=budget_tokens,
     )
     emit(response.as_dict(), as_json, lambda _: response.render(explain))
 

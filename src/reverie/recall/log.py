@@ -92,7 +92,7 @@ def evidence(query: str, hits: Iterable[Hit], *, min_score: float) -> list[Recal
         quality = h.relevance
         if h.explain.get("below_min_score") or quality < min_score:
             continue
-        line, text = focus_line(h.text or h.snippet, h.start_line, query)
+        line, text = focus_line(h.text or h.snippet, h.chunk_start or h.start_line, query)
         rows.append(
             RecallHit(h.path, line, line, quality, text, h.origin, h.kind, h.session_kind, h.day)
         )

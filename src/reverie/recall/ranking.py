@@ -50,6 +50,7 @@ class RankConfig:
     w_vec: float = 0.4
     w_text: float = 0.6
     half_life_days: float = 30.0
+    decay_floor: float = 0.0  # the least decay can scale a hit by (settings: 0.75)
     mmr_lambda: float = 0.7
     scaling: str = "spread"  # spread | minmax | raw (both lanes)
     min_before_decay: bool = True  # the min score judges relevance; decay only orders
@@ -111,6 +112,13 @@ def decay_factor(day: date | None, today: date, half_life_days: float) -> float:
         return 1.0
     age = max(0, (today - day).days)
     return math.exp(-LN2 * age / half_life_days)
+
+
+def recency(day: date | None, today: date, half_life_days: float, floor: float) -> float:
+    """The decay a journal hit gets: bounded below by ``floor``, so recency orders hits
+    of comparable relevance (a changed fact beats its old value) but an old memory that
+    is the only good match is never pushed under newer noise."""
+    return floor + (1.0 - floor) * decay_factor(day, today, half_life_days)
 
 
 def importance_multiplier(importance: int | None) -> float:
@@ -176,7 +184,7 @@ def score(
         else:
             hybrid = w_vec * v + w_text * t
         d = (
-            decay_factor(c.day, today, cfg.half_life_days)
+            recency(c.day, today, cfg.half_life_days, cfg.decay_floor)
             if c.kind in ("journal", "transcript")
             else 1.0
         )
@@ -256,6 +264,7 @@ __all__ = [
     "keyword_blind",
     "project_multiplier",
     "rank",
+    "recency",
     "relevance",
     "score",
     "spread",

@@ -21,10 +21,12 @@ from ..storage.embedders.base import Embedder
 from ..storage.index.db import get_meta
 from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
 from ..storage.workspace import Workspace
+from ..tokens import count_tokens
 from .ranking import RankConfig, Scored, rank
+from .snippets import focus, pack
 
 Lanes = Literal["hybrid", "keyword", "vector"]
-SNIPPET_CHARS = 700
+SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ class Hit:
     explain: dict[str, Any]
     session_kind: SessionKind | None = None
     day: date | None = None
-    text: str = ""  # the whole chunk (the snippet may be cut)
+    text: str = ""  # the whole chunk (the snippet shows its best lines)
+    chunk_start: int = 0  # the chunk's first line (``text`` starts there)
 
     @property
     def key(self) -> str:
@@ -56,6 +59,11 @@ class Hit:
     def untrusted(self) -> bool:
         return self.origin is Origin.UNTRUSTED
 
+    @property
+    def lines(self) -> range:
+        """The line numbers shown."""
+        return range(self.start_line, self.end_line + 1)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
@@ -67,6 +75,7 @@ class Hit:
             "origin": self.origin.value,
             "untrusted": self.untrusted,
             "kind": self.kind.value,
+            "day": self.day.isoformat() if self.day else None,
             "explain": self.explain,
         }
 
@@ -80,7 +89,8 @@ class Hit:
 
     def render(self, explain: bool = False) -> str:
         where = f"{self.path}#L{self.start_line}-L{self.end_line}"
-        head = f"{where}  score {self.score:.3f}  origin {self.origin}"
+        day = f"  {self.day.isoformat()}" if self.day else ""
+        head = f"{where}{day}  score {self.score:.3f}  origin {self.origin}"
         out = f"{head}\n{self.framed}"
         if explain:
             out += "\n  " + ", ".join(f"{k}={v}" for k, v in self.explain.items())
@@ -115,10 +125,6 @@ class SearchResponse:
         return "\n\n".join(lines)
 
 
-def _snippet(text: str) -> str:
-    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
-
-
 class Searcher:
     """Hybrid search over the index: vector lane, keyword lane, path tiers, ranking."""
 
@@ -138,6 +144,7 @@ class Searcher:
             w_vec=s.search_vector_weight,
             w_text=s.search_text_weight,
             half_life_days=s.journal_half_life_days,
+            decay_floor=s.journal_decay_floor,
             mmr_lambda=s.search_mmr_lambda,
             scaling=s.search_scaling,
             min_before_decay=s.search_min_before_decay,
@@ -177,8 +184,15 @@ class Searcher:
         active_projects: frozenset[str] = frozenset(),
         lanes: Lanes = "hybrid",
         decay: bool = True,
+        budget_tokens: int | None = None,
     ) -> SearchResponse:
-        k = self.settings.search_candidates
+        """Hybrid search. ``budget_tokens``: as many hits as fit in that many tokens of
+        what a model reads (rank order, no line shown twice), instead of
+        ``max_results``."""
+        if budget_tokens is not None and budget_tokens < 1:
+            raise ReverieError(f"budget_tokens must be at least 1, got {budget_tokens}")
+        s = self.settings
+        k = s.search_budget_candidates if budget_tokens else s.search_candidates
         qvec, degraded = (
             (None, "keyword lane only (requested)")
             if lanes == "keyword"
@@ -191,7 +205,9 @@ class Searcher:
         mode = (
             "keyword-only" if keyword_only else ("vector-only" if lanes == "vector" else "hybrid")
         )
-        cfg = self.config(keyword_only=keyword_only, max_results=max_results)
+        cfg = self.config(
+            keyword_only=keyword_only, max_results=3 * k if budget_tokens else max_results
+        )
         if lanes == "vector":
             cfg = RankConfig(**{**cfg.__dict__, "w_vec": 1.0, "w_text": 0.0})
         if not decay:
@@ -199,20 +215,26 @@ class Searcher:
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
         ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
-        hits = [self._hit(s) for s in ranked]
+        hits = [self._hit(r, query, s.snippet_context_lines) for r in ranked]
+        if budget_tokens:
+            costs = [
+                (count_tokens(h.render()), frozenset((h.path, n) for n in h.lines)) for h in hits
+            ]
+            hits = [hits[i] for i in pack(costs, budget_tokens)]
         notes = []
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
 
     @staticmethod
-    def _hit(s: Scored) -> Hit:
+    def _hit(s: Scored, query: str, context: int) -> Hit:
         c = s.candidate
+        shown = focus(c.text, c.start_line, query, context=context, max_tokens=SNIPPET_TOKENS)
         return Hit(
             c.path,
-            c.start_line,
-            c.end_line,
-            _snippet(c.text),
+            shown.start_line,
+            shown.end_line,
+            shown.text,
             s.final,
             c.origin,
             c.kind,
@@ -220,6 +242,7 @@ class Searcher:
             c.session_kind,
             c.day,
             c.text,
+            c.start_line,
         )
 
 

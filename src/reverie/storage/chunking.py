@@ -220,8 +220,10 @@ def chunk_budget(lines: Iterable[Line], budget: int, overlap: int) -> list[Chunk
     return out
 
 
-def chunk_lines(lines: Sequence[Line], *, curated: bool, budget: int, overlap: int) -> list[Chunk]:
-    if curated:
+def chunk_lines(lines: Sequence[Line], *, by_entry: bool, budget: int, overlap: int) -> list[Chunk]:
+    """By entry (curated files always; journals and transcripts by default: one
+    observation, one chunk), else by token budget."""
+    if by_entry:
         return chunk_entries(lines, budget)
     return chunk_budget(lines, budget, overlap)
 

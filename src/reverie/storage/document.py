@@ -50,10 +50,20 @@ def parse_lines(
 
 
 def chunk_document(
-    relpath: str, text: str, pclass: PathClass, *, key: bytes | None, budget: int, overlap: int
+    relpath: str,
+    text: str,
+    pclass: PathClass,
+    *,
+    key: bytes | None,
+    budget: int,
+    overlap: int,
+    by_entry: bool | None = None,
 ) -> tuple[list[Chunk], list[FileWarning]]:
+    """Lines, then chunks: by entry for curated files (and wherever ``by_entry``
+    says), else by token budget."""
     lines, warnings = parse_lines(relpath, text, pclass, key=key)
-    chunks = chunk_lines(lines, curated=pclass.curated, budget=budget, overlap=overlap)
+    entry = pclass.curated if by_entry is None else (by_entry or pclass.curated)
+    chunks = chunk_lines(lines, by_entry=entry, budget=budget, overlap=overlap)
     return [c for c in chunks if c.text.strip()], warnings
 
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 import sqlean as sqlite3
 
-from ...provenance.paths import classify
+from ...provenance.paths import SourceKind, classify
 from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, chunk_document
 from ..embedders.base import Embedder
@@ -164,7 +164,7 @@ class Syncer:
         with transaction(self.conn):
             set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
             set_meta(self.conn, "dirty", 0)
-            set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
+            set_meta(self.conn, "chunking_version", self._chunking_version)
             set_meta(self.conn, "tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
                 set_meta(
@@ -179,12 +179,24 @@ class Syncer:
     # -- steps --------------------------------------------------------------------
     def _generation(self, bump: bool) -> int:
         current = int(get_meta(self.conn, "generation", "0") or 0)
-        stale_chunking = get_meta(self.conn, "chunking_version") not in (None, CHUNKING_VERSION)
+        stored = get_meta(self.conn, "chunking_version")
+        stale_chunking = stored not in (None, self._chunking_version)
         if bump or stale_chunking or current == 0:
             current += 1
             with transaction(self.conn):
                 set_meta(self.conn, "generation", current)
         return current
+
+    @property
+    def _chunking_version(self) -> str:
+        """The chunker's version and the policy in force: a change re-chunks every file."""
+        return f"{CHUNKING_VERSION}/journals-by-{self.settings.journal_chunking}"
+
+    def _by_entry(self, kind: SourceKind) -> bool:
+        episodic = kind in (SourceKind.JOURNAL, SourceKind.TRANSCRIPT)
+        return kind is SourceKind.CURATED or (
+            episodic and self.settings.journal_chunking == "entry"
+        )
 
     def _check_identity(self) -> None:
         """A changed embedder never mixes vectors of two models: the vector table is
@@ -266,6 +278,7 @@ class Syncer:
             key=self.ws.origin_key(),
             budget=self.settings.chunk_tokens,
             overlap=self.settings.chunk_overlap,
+            by_entry=self._by_entry(pclass.kind),
         )
         for w in warnings:
             self._warn(stats, w)

@@ -1,0 +1,84 @@
+"""Snippets: what a model reads of a hit, and how many hits fit in a token budget.
+Pure code.
+
+A snippet is the lines of the hit's chunk that match the query best, with a line of
+context on each side, contiguous and never cut mid-line; the hit's ``start_line`` /
+``end_line`` are exactly the lines shown. The whole chunk stays available through
+``memory_get``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..tokens import count_tokens, token_set
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The lines of a chunk to show: first and last line numbers and their text."""
+
+    start_line: int
+    end_line: int
+    text: str
+
+
+def line_scores(lines: Sequence[str], query: str) -> list[float]:
+    """How well each line matches the query: shared tokens, damped by line length
+    (a long line sharing one word is a weaker match than a short one sharing it)."""
+    q = token_set(query)
+    out = []
+    for line in lines:
+        toks = token_set(line)
+        out.append(len(q & toks) / (len(toks) ** 0.5) if toks and q else 0.0)
+    return out
+
+
+def focus(
+    text: str, start_line: int, query: str, *, context: int = 1, max_tokens: int = 400
+) -> Focus:
+    """The best-matching line of a chunk with ``context`` lines either side (within
+    the chunk, blank lines skipped at the edges), grown while it fits ``max_tokens``.
+    A chunk no line of which shares a word with the query (a vector-lane hit) shows
+    its first lines."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return Focus(start_line, start_line, text)
+    scores = line_scores(lines, query)
+    best = max(range(len(lines)), key=lambda i: (scores[i], -i)) if any(scores) else 0
+    lo, hi = best, best
+    used = count_tokens(lines[best])
+    for _ in range(context):
+        for step in (-1, 1):
+            j = (lo if step < 0 else hi) + step
+            if 0 <= j < len(lines):
+                cost = count_tokens(lines[j])
+                if used + cost > max_tokens and (lo, hi) != (best, best):
+                    continue
+                used += cost
+                lo, hi = (j, hi) if step < 0 else (lo, j)
+    while lo < hi and not lines[lo].strip():
+        lo += 1
+    while hi > lo and not lines[hi].strip():
+        hi -= 1
+    return Focus(start_line + lo, start_line + hi, "\n".join(lines[lo : hi + 1]))
+
+
+def pack(costs: Iterable[tuple[int, frozenset[tuple[str, int]]]], budget: int) -> list[int]:
+    """Which items (by index, in rank order) fit ``budget`` tokens with no line shown
+    twice: an item costing too much, or showing a line already shown, is skipped and
+    the next one tried."""
+    chosen: list[int] = []
+    used = 0
+    shown: set[tuple[str, int]] = set()
+    for i, (cost, lines) in enumerate(costs):
+        if used + cost > budget or lines & shown:
+            continue
+        chosen.append(i)
+        used += cost
+        shown |= lines
+    return chosen
+
+
+__all__ = ["Focus", "focus", "line_scores", "pack"]
