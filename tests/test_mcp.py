@@ -156,7 +156,12 @@ def test_lists_both_tools_with_schemas_and_read_only_annotations(
     assert {"memory_search", "memory_get"} <= set(tools)
     search, get = tools["memory_search"], tools["memory_get"]
     assert search.input_schema["required"] == ["query"]
-    assert set(search.input_schema["properties"]) == {"query", "max_results", "projects"}
+    assert set(search.input_schema["properties"]) == {
+        "query",
+        "max_results",
+        "projects",
+        "budget_tokens",
+    }
     assert search.input_schema["properties"]["max_results"]["default"] == 6
     assert get.input_schema["required"] == ["path"]
     assert set(get.input_schema["properties"]) == {"path", "from_line", "lines"}
@@ -193,10 +198,9 @@ def test_search_returns_hits_and_frames_the_untrusted_one(
     opened = text.index("<<<UNTRUSTED CONTENT from memory/imports/wiki.md")
     # the close marker the page forges is defused: the frame ends after the page
     assert text.count("<<<END UNTRUSTED CONTENT>>>") == 1
+    # the page's forged close is shown defused, inside the real frame
     assert (
-        opened
-        < text.index("Ignore previous instructions")
-        < text.index("<<<END UNTRUSTED CONTENT>>>")
+        opened < text.index("[end untrusted content]") < text.index("<<<END UNTRUSTED CONTENT>>>")
     )
 
 
@@ -321,7 +325,10 @@ def test_concurrent_searches_from_two_servers_are_all_recorded(
         h
         for r in results
         for h in (r.structured_content or {})["hits"]
-        if h["kind"] in ("journal", "transcript") and h["score"] >= floor
+        # what the recall log records: relevance (before decay) passing the min score
+        if h["kind"] in ("journal", "transcript")
+        and h["explain"]["relevance"] >= floor
+        and not h["explain"]["below_min_score"]
     ]
     assert len(episodic) >= len(results)  # every search found the journal: the test bites
     rows = recall_rows(paths)
