@@ -10,6 +10,7 @@ cannot vouch for itself; bad transcript records are errors naming the file and l
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import re
@@ -288,3 +289,58 @@ def test_random_short_and_full_disk_writes_never_tear_or_raise_trust(
     print(f"\n[defect 1] 240 faulty appends ({len(failed)} failed): {figures}")
     assert (torn_lines, over_trust, wrong_errors) == (0, 0, 0), figures
     assert failed  # the full disk did fail some appends
+
+
+# --- defect 4: control characters never reach a file -----------------------------------------
+
+DIRTY = "zqnul one\x00two \x1b[31mred\x1b[0m bell\x07 back\x08space del\x7f c1\x9b end"
+
+
+def _clean_bytes(data: bytes) -> bool:
+    return CONTROL.search(data.decode("utf-8")) is None
+
+
+@pytest.mark.parametrize("channel", ["cli", "mcp", "session"])
+def test_control_characters_never_reach_the_journal_and_later_lines_stay_searchable(
+    run: RunCli, engine: Reverie, paths: Paths, channel: str
+) -> None:
+    if channel == "cli":
+        assert run("write", "--no-index", DIRTY).exit_code == 0
+    elif channel == "mcp":
+        from reverie.mcp_server import MemoryTools
+
+        assert not MemoryTools(engine).write(DIRTY, "agent").is_error
+    else:
+        engine.open_session(sender="alice", owner="alice").write(DIRTY, source="owner")
+    assert run("write", "--no-index", "zqlater the owner's later line").exit_code == 0
+    data = (paths.workspace / JOURNAL).read_bytes()
+    assert _clean_bytes(data), data
+    line = next(ln for ln in data.decode().splitlines() if "zqnul" in ln)
+    assert "one" in line and "two" in line and "red" in line and "end" in line
+    assert run("index").exit_code == 0
+    assert indexed(paths, "zqnul") and indexed(paths, "zqlater") == ["owner"]
+
+
+def test_control_characters_never_reach_a_transcript_or_the_corpus(
+    engine: Reverie, paths: Paths, run: RunCli
+) -> None:
+    s = engine.open_session(sender="alice", owner="alice")
+    s.record(DIRTY, source="owner")
+    s.record("zqreply\x00 noted\x1b", source="assistant")
+    assert _clean_bytes(s.path.read_bytes().replace(b"\\u", b"\\\\u"))
+    for rec in map(json.loads, s.path.read_text(encoding="utf-8").splitlines()):
+        assert CONTROL.search(str(rec.get("text", ""))) is None, rec
+    s.end()
+    # a transcript written by something else (or an older version) is cleaned too
+    crafted = paths.state / "main" / "sessions" / "crafted.jsonl"
+    crafted.write_text(
+        json.dumps({"type": "session", "version": 1, "id": "crafted", "kind": "interactive"})
+        + "\n"
+        + json.dumps({"type": "message", "seq": 1, "source": "tool", "text": "zqcraft\x00x\x1b"})
+        + "\n",
+        encoding="utf-8",
+    )
+    engine.ingest(crafted)
+    corpus = (paths.workspace / CORPUS).read_bytes()
+    assert b"zqnul" in corpus and b"zqreply" in corpus and b"zqcraft" in corpus
+    assert _clean_bytes(corpus), corpus

@@ -54,6 +54,7 @@ from .write.flush import (
 )
 from .write.ingest import IngestResult
 from .write.journal import Appended
+from .write.redact import strip_controls
 from .write.transcript import VERSION, append_record, load
 
 ROLE = {
@@ -184,7 +185,12 @@ class Session:
         return author.origin(source)
 
     def record(self, text: str, *, source: Source | str, sender: str | None = None) -> Recorded:
-        """Record one message with where it came from; returns its computed origin."""
+        """Record one message with where it came from; returns its computed origin.
+        Control characters are removed from the text (a transcript is input to the
+        session corpus, which must stay readable)."""
+        if not isinstance(text, str):
+            raise ReverieError(f"session {self.id}: a message's text must be a string")
+        text = strip_controls(text)
         src = Source(source)
         origin = self.origin_of(src, sender)
         if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:

@@ -28,7 +28,7 @@ from ..errors import ReverieError, WriteError
 from ..provenance.markers import render_marker, strip_markers
 from ..provenance.origin import Origin, SessionKind
 from ..storage.workspace import Workspace
-from .redact import redact_secrets
+from .redact import redact_secrets, strip_controls
 
 MAX_LINE_CHARS = 2000
 
@@ -62,11 +62,11 @@ def journal_relpath(day: datetime) -> str:
 
 
 def clean_lines(text: str) -> list[str]:
-    """Each non-blank input line as one list-item text; markers are removed and HTML
-    comment openers/closers defused (text can neither hide nor forge a marker), live
-    secrets redacted, overlong lines cut."""
+    """Each non-blank input line as one list-item text; control characters removed
+    first, then markers are removed and HTML comment openers/closers defused (text can
+    neither hide nor forge a marker), live secrets redacted, overlong lines cut."""
     out = []
-    for raw in text.splitlines():
+    for raw in strip_controls(text).splitlines():
         line = strip_markers(raw).strip()
         line = re.sub(r"^[-*+]\s+", "", line)
         line = line.replace("<!--", "<!- -").replace("-->", "-- >")
@@ -86,6 +86,8 @@ def append(
     info: dict[str, str] | None = None,
 ) -> Appended | None:
     """Append ``text`` to today's journal with ``origin``. None when ``text`` is blank."""
+    if not isinstance(text, str):
+        raise ReverieError("nothing to write: the text is not a string")
     items = clean_lines(text)
     if not items:
         return None
