@@ -127,17 +127,20 @@ def _append_lines(path: Path, lines: Sequence[str], *, header: str) -> int:
     return first
 
 
-def append_whole(path: Path, data: bytes, *, mode: int) -> int:
+def append_whole(path: Path, data: bytes, *, mode: int, exclusive: bool = False) -> int:
     """Append ``data`` to ``path`` completely or not at all; returns the size before.
 
     Short writes are continued until every byte is written, then the file is fsynced.
     On any failure (ENOSPC, EIO, even an interrupt) the file is cut back to its size
     before, or removed when this call created it, and :class:`WriteError` (for an
-    ``OSError``) names the file: a write either lands whole or leaves nothing."""
+    ``OSError``) names the file: a write either lands whole or leaves nothing.
+    ``exclusive``: only create ``path`` (:class:`FileExistsError` when it exists)."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     try:
         fd, created = os.open(path, flags | os.O_EXCL, mode), True
     except FileExistsError:
+        if exclusive:
+            raise
         fd, created = os.open(path, flags, mode), False
     try:
         size = os.fstat(fd).st_size
