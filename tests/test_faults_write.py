@@ -28,7 +28,7 @@ from conftest import FIXED_NOW, Paths
 from reverie.cli.app import cli
 from reverie.clock import Clock
 from reverie.engine import Reverie
-from reverie.errors import ParseError, ReverieError
+from reverie.errors import ParseError, ReverieError, WriteError
 from reverie.provenance.markers import resolve
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.provenance.paths import classify
@@ -514,3 +514,21 @@ def test_mcp_write_with_an_unreachable_embedder_succeeds_once_with_a_warning(
     assert "warning" in said
     assert out.structured_content is not None and out.structured_content.get("warnings")
     assert (paths.workspace / JOURNAL).read_text(encoding="utf-8").count("zqmcp") == 1
+
+
+def test_a_full_disk_while_recording_leaves_the_transcript_whole_and_the_session_usable(
+    engine: Reverie, paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = engine.open_session(sender="alice", owner="alice")
+    s.record("zqfirst hello", source="owner")
+    before = s.path.read_bytes()
+    disk = Disk(monkeypatch, paths.state)
+    disk.mode, disk.budget = "full", 10
+    with pytest.raises(WriteError, match=re.escape(str(s.path))):
+        s.record("zqlost a page the disk had no room for", source="web")
+    assert s.path.read_bytes() == before
+    disk.mode = "ok"
+    again = s.record("zqsecond still here", source="owner")
+    assert again.seq == 2 and again.origin is Origin.OWNER  # no gap, no taint from the lost one
+    texts = [json.loads(ln).get("text") for ln in s.path.read_text(encoding="utf-8").splitlines()]
+    assert texts == [None, "zqfirst hello", "zqsecond still here"]

@@ -227,16 +227,12 @@ class Session:
         text = strip_controls(text)
         src = Source(source)
         origin = self.origin_of(src, sender)
-        if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:
-            self._tainted = False
-        elif src in EXTERNAL or origin is Origin.UNTRUSTED:
-            self._tainted = True
-        self._seq += 1
-        self._size = append_record(
+        seq = self._seq + 1
+        self._size = append_record(  # whole or not at all: on WriteError nothing changed
             self.path,
             {
                 "type": "message",
-                "seq": self._seq,
+                "seq": seq,
                 "ts": self.host.clock.now().isoformat(timespec="seconds"),
                 "source": src.value,
                 "role": ROLE[src],
@@ -245,6 +241,11 @@ class Session:
                 "text": text,
             },
         )
+        self._seq = seq
+        if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:
+            self._tainted = False
+        elif src in EXTERNAL or origin is Origin.UNTRUSTED:
+            self._tainted = True
         self._tokens += count_tokens(text)
         return Recorded(self._seq, origin, src)
 
