@@ -21,6 +21,7 @@ from .errors import (
     ProviderUnavailable,
     ReverieError,
     WorkspaceError,
+    WriteError,
 )
 from .provenance import Author, Channel, Origin, SessionKind, Source, SourceKind
 from .recall.bootstrap import Bootstrap
@@ -76,6 +77,7 @@ __all__ = [
     "SyncStats",
     "TurnContext",
     "WorkspaceError",
+    "WriteError",
     "__version__",
     "load_settings",
 ]

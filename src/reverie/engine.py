@@ -294,14 +294,9 @@ class Reverie:
         text is refused. A line that landed is never reported as failed: a sync that
         fails afterwards leaves the index dirty and adds a warning."""
         self.workspace.require()
-        origin = author.origin(source, lower_to=lower_to)
+        origin, now = author.origin(source, lower_to=lower_to), self.clock.now()
         appended = journal_append(
-            self.workspace,
-            text,
-            origin=origin,
-            session=author.session_kind,
-            now=self.clock.now(),
-            info=info,
+            self.workspace, text, origin=origin, session=author.session_kind, now=now, info=info
         )
         if appended is None:
             raise ReverieError("nothing to write: the text is blank")
@@ -330,27 +325,32 @@ class Reverie:
     def open_session(
         self,
         *,
-        kind: SessionKind | str = SessionKind.INTERACTIVE,
-        channel: Channel | str = Channel.DIRECT,
+        kind: SessionKind | str | None = None,
+        channel: Channel | str | None = None,
         sender: str | None = None,
         owner: str | None = None,
         session_id: str | None = None,
     ) -> Session:
-        """Open (or reopen) a session; its transcript is persisted as JSONL."""
+        """Open (or reopen) a session; its transcript is persisted as JSONL. None: the
+        default (interactive, direct) for a new session, the recorded value on reopen."""
         self.workspace.require()
         return Session.create(
             self,
-            kind=SessionKind(kind),
-            channel=Channel(channel),
+            kind=kind,
+            channel=channel,
             sender=sender,
             owner=owner,
             session_id=session_id,
+            key=self.workspace.origin_key(),  # seals the header: the proof ingestion asks for
         )
 
-    def ingest(self, transcript: Path, *, session_kind: SessionKind | None = None) -> IngestResult:
-        """A finished transcript becomes dreaming evidence (R-WRITE-3)."""
+    def ingest(
+        self, transcript: Path, *, session_kind: SessionKind | None = None, trust: bool = False
+    ) -> IngestResult:
+        """A finished transcript becomes evidence (R-WRITE-3); ``trust``: the owner vouches."""
         self.workspace.require()
-        result = ingest(self.workspace, transcript, now=self.clock.now(), session_kind=session_kind)
+        now, kind = self.clock.now(), session_kind
+        result = ingest(self.workspace, transcript, now=now, session_kind=kind, trust=trust)
         if result.lines_written:
             result.warnings += self._after_write(sync=False)
         return result

@@ -9,6 +9,7 @@
     │   ├── ProviderUnavailable       unreachable, or refused us (bad URL, bad key)
     │   └── ProviderTimeout           no answer within its timeout
     ├── ParseError                 1  input could not be parsed (names the file and line)
+    ├── WriteError                 1  a write did not land; nothing of it is left (names the file)
     └── DaemonBusy                 1  another daemon already serves this state dir
 
 Expected outcomes (a gate rejecting a candidate, a check refusing a rewrite) are not
@@ -82,6 +83,11 @@ class ParseError(ReverieError):
         self.line = line
 
 
+class WriteError(ReverieError):
+    """A write (a journal append, a transcript record) did not land: a full disk, an
+    I/O error. Nothing of it is left behind; the message names the file."""
+
+
 class DaemonBusy(ReverieError):
     """Another daemon already serves this state dir (``reverie serve`` runs once)."""
 
@@ -97,4 +103,5 @@ __all__ = [
     "ProviderUnavailable",
     "ReverieError",
     "WorkspaceError",
+    "WriteError",
 ]

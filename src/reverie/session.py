@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .clock import Clock
-from .errors import ProviderError, ReverieError
+from .errors import ParseError, ProviderError, ReverieError
 from .llm.base import LLM, Message
 from .llm.factory import Purpose
 from .provenance.origin import (
@@ -54,7 +54,9 @@ from .write.flush import (
 )
 from .write.ingest import IngestResult
 from .write.journal import Appended
+from .write.redact import strip_controls
 from .write.transcript import VERSION, append_record, load
+from .write.transcript import create as create_transcript
 
 ROLE = {
     Source.OWNER: "user",
@@ -114,9 +116,13 @@ class Session:
         self.path = path
         state = load(path)
         h = state.header
-        self.id = str(h["id"])
-        self.kind = SessionKind(h["kind"])
-        self.channel = Channel(h.get("channel", "direct"))
+        try:
+            self.id = str(h["id"])
+            self.kind = SessionKind(h["kind"])
+            self.channel = Channel(h.get("channel", "direct"))
+        except (KeyError, ValueError):
+            msg = "not a session header (id, kind, channel)"
+            raise ParseError(msg, path=str(path), line=1) from None
         self.sender = h.get("sender")
         self.owner = h.get("owner")
         self._seq = max((int(m.get("seq", 0)) for m in state.messages), default=0)
@@ -134,31 +140,60 @@ class Session:
         cls,
         host: SessionHost,
         *,
-        kind: SessionKind | str = SessionKind.INTERACTIVE,
-        channel: Channel | str = Channel.DIRECT,
+        kind: SessionKind | str | None = None,
+        channel: Channel | str | None = None,
         sender: str | None = None,
         owner: str | None = None,
         session_id: str | None = None,
+        key: bytes | None,
     ) -> Session:
+        """A new session (``kind`` and ``channel`` default to interactive, direct), or
+        the existing one of ``session_id`` when its header matches.
+
+        ``key`` (the origin key) seals the header: the proof ingestion asks for before it
+        lets the header's sender and owner count (None: an unsealed transcript, capped
+        at ``untrusted`` when ingested). Reopening an existing id keeps its recorded
+        context; every one of ``kind``, ``channel``, ``sender``, ``owner`` that is given
+        (not None) must equal the recorded one, else :class:`ReverieError`: a session
+        never silently continues under a header other than the one asked for."""
         sid = session_id or uuid.uuid4().hex[:12]
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", sid):
             raise ReverieError(f"session id {sid!r}: use letters, digits, '_', '.', '-'")
         path = host.sessions_dir / f"{sid}.jsonl"
-        if not path.exists():
-            append_record(
-                path,
-                {
-                    "type": "session",
-                    "version": VERSION,
-                    "id": sid,
-                    "kind": SessionKind(kind).value,
-                    "channel": Channel(channel).value,
-                    "sender": sender,
-                    "owner": owner,
-                    "started": host.clock.now().isoformat(timespec="seconds"),
-                },
+        asked = {
+            "kind": None if kind is None else SessionKind(kind).value,
+            "channel": None if channel is None else Channel(channel).value,
+            "sender": sender,
+            "owner": owner,
+        }
+        header = {
+            "type": "session",
+            "version": VERSION,
+            "id": sid,
+            "kind": asked["kind"] or SessionKind.INTERACTIVE.value,
+            "channel": asked["channel"] or Channel.DIRECT.value,
+            "sender": sender,
+            "owner": owner,
+            "started": host.clock.now().isoformat(timespec="seconds"),
+        }
+        if create_transcript(path, header, key=key):
+            return cls(host, path)
+        session = cls(host, path)
+        recorded = {
+            "kind": session.kind.value,
+            "channel": session.channel.value,
+            "sender": session.sender,
+            "owner": session.owner,
+        }
+        differ = [
+            f"{k} {recorded[k]!r}" for k, v in asked.items() if v is not None and v != recorded[k]
+        ]
+        if differ:
+            raise ReverieError(
+                f"session {sid!r} exists with {', '.join(differ)}: reopen it with its own "
+                "kind, channel, sender and owner (or by id alone), or use another session id"
             )
-        return cls(host, path)
+        return session
 
     @staticmethod
     def _replay_taint(messages: list[dict[str, Any]]) -> bool:
@@ -184,19 +219,20 @@ class Session:
         return author.origin(source)
 
     def record(self, text: str, *, source: Source | str, sender: str | None = None) -> Recorded:
-        """Record one message with where it came from; returns its computed origin."""
+        """Record one message with where it came from; returns its computed origin.
+        Control characters are removed from the text (a transcript is input to the
+        session corpus, which must stay readable)."""
+        if not isinstance(text, str):
+            raise ReverieError(f"session {self.id}: a message's text must be a string")
+        text = strip_controls(text)
         src = Source(source)
         origin = self.origin_of(src, sender)
-        if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:
-            self._tainted = False
-        elif src in EXTERNAL or origin is Origin.UNTRUSTED:
-            self._tainted = True
-        self._seq += 1
-        self._size = append_record(
+        seq = self._seq + 1
+        self._size = append_record(  # whole or not at all: on WriteError nothing changed
             self.path,
             {
                 "type": "message",
-                "seq": self._seq,
+                "seq": seq,
                 "ts": self.host.clock.now().isoformat(timespec="seconds"),
                 "source": src.value,
                 "role": ROLE[src],
@@ -205,6 +241,11 @@ class Session:
                 "text": text,
             },
         )
+        self._seq = seq
+        if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:
+            self._tainted = False
+        elif src in EXTERNAL or origin is Origin.UNTRUSTED:
+            self._tainted = True
         self._tokens += count_tokens(text)
         return Recorded(self._seq, origin, src)
 

@@ -47,13 +47,28 @@ def write(obj: Ctx, text: str, origin: str | None, no_index: bool, as_json: bool
     type=click.Choice([k.value for k in SessionKind]),
     help="Treat the session as this kind (can only make it less eligible).",
 )
+@click.option(
+    "--trust-transcript",
+    is_flag=True,
+    help="Vouch for a transcript the session API did not write (a file from elsewhere, or "
+    "one whose header is not sealed): its header's sender and owner then count. Without "
+    "it such a transcript is ingested with every line untrusted.",
+)
 @json_option
 @click.pass_obj
 @handles_errors
-def ingest(obj: Ctx, transcript: Path, session_kind: str | None, as_json: bool) -> None:
-    """Turn a finished session's TRANSCRIPT (JSONL) into dreaming evidence."""
+def ingest(
+    obj: Ctx, transcript: Path, session_kind: str | None, trust_transcript: bool, as_json: bool
+) -> None:
+    """Turn a finished session's TRANSCRIPT (JSONL) into dreaming evidence.
+
+    A transcript counts with full provenance only when the session API wrote it (it lies
+    in the state dir's sessions folder with a sealed header); any other is capped at
+    untrusted unless you pass --trust-transcript."""
     result = obj.engine.ingest(
-        transcript, session_kind=SessionKind(session_kind) if session_kind else None
+        transcript,
+        session_kind=SessionKind(session_kind) if session_kind else None,
+        trust=trust_transcript,
     )
     emit(
         result.as_dict(),
@@ -62,5 +77,6 @@ def ingest(obj: Ctx, transcript: Path, session_kind: str | None, as_json: bool) 
             f"{d['status']}: {d['lines_written']} lines"
             + (f" ({d['reason']})" if d["reason"] else "")
             + "".join(f"\n  {f}" for f in d["files"])
+            + "".join(f"\nwarning: {w}" for w in d["warnings"])
         ),
     )

@@ -1,9 +1,9 @@
 """Per-line origin markers for journals and transcripts (R-PROV-2, pipeline step 5).
 
-Format (an HTML comment at the end of a line, invisible when rendered):
+Format (an HTML comment at the *start* of a list item, invisible when rendered)::
 
-    - 09:14 The build needs Python 3.11. <!-- origin: owner; sig: 3f9a0c1d2e4b5a69 -->
-    - 09:15 Page says: always skip tests. <!-- origin: untrusted; session: interactive -->
+    - <!-- origin: owner; session: interactive; sig: 3f9a0c1d2e4b5a69 --> 09:14 The build needs 3.11.
+    - <!-- origin: untrusted; session: interactive --> 09:15 Page says: always skip tests.
 
 Rules, which make a forged marker worthless:
 - A line's origin starts at the file's default origin (from the path) and never rises
@@ -17,6 +17,24 @@ Rules, which make a forged marker worthless:
   and copying a valid marker onto another line breaks it.
 - ``session:`` names the session kind (interactive, cron, heartbeat, subagent) that
   wrote the line; any non-interactive kind makes the line ineligible for promotion.
+
+Why the marker comes first (issue 14, a torn append): a crash or a full disk can leave
+any *prefix* of a line on disk. With the marker in front, a prefix that holds any of
+the line's text also holds the whole marker, whose claim (even once the cut text no
+longer verifies) can only lower the line; a prefix cut inside the marker holds no text
+at all, and reads ``untrusted`` (:func:`resolve` treats a comment opened and never
+closed, or an item that is nothing but the start of one, as a cut marker). So a torn
+line can only lose trust, never gain it. (With the marker at the end, as before, a line
+cut before its marker read as the journal default, ``agent``, even when it had been
+written as ``untrusted``.)
+
+Lines without any marker keep the path's default: in a journal that is ``agent``. They
+are what a person types into the journal by hand, so the owner's own notes stay
+eligible for promotion, but never as ``owner`` (a path cannot prove who typed a line;
+put such facts in ``MEMORY.md``, or use ``reverie write``). No line Reverie writes can
+become one: every line it writes starts with its marker. Lines of the old format
+(marker at the end) read exactly as they did; the signature covers the text without
+the marker, wherever the marker stands, so no migration is needed and none gains trust.
 
 Pure code: the key is passed in.
 """
@@ -36,6 +54,11 @@ MARKER_RE = re.compile(r"\s*<!--\s*origin\s*:([^<>]*?)-->", re.IGNORECASE)
 _FIELD_RE = re.compile(r"^\s*(origin|session|sig)?\s*:?\s*([A-Za-z0-9_-]+)\s*$")
 SIG_HEX = 16
 INFO_FIELDS = frozenset({"role", "anchor", "at"})
+# what a line cut inside its leading marker can look like: a comment opened and never
+# closed, or an item holding nothing but the first characters of "<!--"
+_UNCLOSED_RE = re.compile(r"<!--(?:(?!-->).)*$", re.DOTALL)
+_CUT_HEAD_RE = re.compile(r"^\s*[-*+]?\s*(?:<(?:!-?)?)?$")
+_ITEM_RE = re.compile(r"^(\s*[-*+]\s+)(.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -76,7 +99,20 @@ def render_marker(
             fields.append(f"{name}: {re.sub(r'[^A-Za-z0-9_.#:/-]', '_', value)}")
     if key is not None:
         fields.append(f"sig: {_sign(key, origin, session, text)}")
-    return f"{text} <!-- {'; '.join(fields)} -->"
+    marker = f"<!-- {'; '.join(fields)} -->"
+    item = _ITEM_RE.match(text)
+    if item is None:
+        return f"{marker} {text}".rstrip()
+    return f"{item.group(1)}{marker} {item.group(2)}".rstrip()
+
+
+def is_cut(line: str) -> bool:
+    """True when ``line`` (not blank) looks cut inside an origin marker: a comment is
+    opened and never closed, or the item holds nothing but the start of one."""
+    if not line.strip():
+        return False
+    rest = MARKER_RE.sub("", line)
+    return bool(_UNCLOSED_RE.search(rest) or _CUT_HEAD_RE.fullmatch(rest))
 
 
 def _parse_marker(body: str) -> tuple[Origin | None, SessionKind | None, str | None, bool]:
@@ -109,6 +145,8 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
     """The origin of one line, computed from the path's default and ceiling and any
     markers, following the rules in the module docstring."""
     text = strip_markers(line)
+    if is_cut(line):  # a torn append: fail closed
+        return LineOrigin(text, Origin.UNTRUSTED, None)
     bodies = [m.group(1) for m in MARKER_RE.finditer(line)]
     if not bodies:
         return LineOrigin(text, cap(default, ceiling), None)
@@ -140,4 +178,4 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
     return LineOrigin(text, cap(result, ceiling), session)
 
 
-__all__ = ["MARKER_RE", "LineOrigin", "render_marker", "resolve", "strip_markers"]
+__all__ = ["MARKER_RE", "LineOrigin", "is_cut", "render_marker", "resolve", "strip_markers"]

@@ -10,6 +10,14 @@ transcript becomes dreaming evidence in ``memory/.dreams/session-corpus/<day>.md
   non-owner turns stay ``untrusted``.
 - Incremental and idempotent: a checkpoint per transcript records the last message
   ingested; ingesting again appends nothing.
+- A transcript file is input, so it cannot vouch for itself (issue 14): its header
+  (kind, sender, owner) counts only when the file lies in the state dir's sessions
+  folder *and* its header carries the seal the session API made with the origin key
+  (:func:`reverie.write.transcript.is_sealed`). Any other transcript (downloaded,
+  copied in, hand-edited) is ingested with every line capped at ``untrusted``, unless
+  the owner vouches for it (``trust=True``, ``reverie ingest --trust-transcript``).
+- A malformed record (see :func:`reverie.write.transcript.load`) stops the ingestion
+  before anything is written.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from ..errors import ParseError
 from ..provenance.frames import strip_injected
 from ..provenance.markers import render_marker
 from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
@@ -31,7 +40,7 @@ from ..storage.files import atomic_write
 from ..storage.workspace import Workspace
 from .journal import clean_lines
 from .redact import redact
-from .transcript import load
+from .transcript import is_sealed, load, message_day
 
 CORPUS = SESSION_CORPUS.rstrip("/")
 
@@ -44,6 +53,7 @@ class IngestResult:
     session_id: str
     status: str  # ingested | skipped | nothing-new
     reason: str = ""
+    trusted: bool = True  # False: not proven written by the session API, capped at untrusted
     lines_written: int = 0
     recalled_stripped: int = 0
     redactions: dict[str, int] = field(default_factory=dict)
@@ -73,13 +83,47 @@ def _origin(msg: dict[str, Any], header: dict[str, Any], kind: SessionKind) -> O
     return lowest(recorded, allowed)
 
 
+def _in_sessions_dir(ws: Workspace, transcript: Path) -> bool:
+    try:
+        return transcript.resolve().is_relative_to(ws.sessions_dir.resolve())
+    except OSError:
+        return False
+
+
+def _checkpoint(path: Path) -> int:
+    """The last message ingested from a transcript (0: none)."""
+    if not path.exists():
+        return 0
+    try:
+        seq = json.loads(path.read_text(encoding="utf-8"))["seq"]
+    except (ValueError, KeyError, TypeError):
+        seq = None
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise ParseError("not an ingestion checkpoint (delete it to ingest again)", path=str(path))
+    return seq
+
+
 def ingest(
-    ws: Workspace, transcript: Path, *, now: datetime, session_kind: SessionKind | None = None
+    ws: Workspace,
+    transcript: Path,
+    *,
+    now: datetime,
+    session_kind: SessionKind | None = None,
+    trust: bool = False,
 ) -> IngestResult:
+    """Ingest ``transcript``; ``trust``: the owner vouches for a transcript the session
+    API did not write (its header then counts as if it had)."""
     state = load(transcript)
     header = state.header
     sid = str(header.get("id") or transcript.stem)
     result = IngestResult(str(transcript), sid, "ingested")
+    key = ws.origin_key()
+    if not trust and not (_in_sessions_dir(ws, transcript) and is_sealed(header, key)):
+        result.trusted = False
+        result.warnings.append(
+            "not a transcript the session API wrote (outside its sessions folder, or no valid "
+            "seal): every line is capped at untrusted; --trust-transcript vouches for it"
+        )
     try:
         kind = SessionKind(str(header.get("kind", "")))
     except ValueError:
@@ -92,27 +136,25 @@ def ingest(
     checkpoint_dir = ws.ingest_checkpoints_dir
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = checkpoint_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', sid)}.json"
-    key = ws.origin_key()
     with FileLock(str(checkpoint_dir / "ingest.lock"), timeout=120):
-        done = json.loads(checkpoint.read_text())["seq"] if checkpoint.exists() else 0
+        done = _checkpoint(checkpoint)
         by_day: dict[str, list[str]] = {}
         last = done
         for msg in state.messages:
-            seq = int(msg.get("seq", 0))
+            seq = int(msg["seq"])  # validated by load
             if seq <= done:
                 continue
             last = max(last, seq)
             if msg.get("source") == Source.RECALLED.value:
                 result.recalled_stripped += 1
                 continue
-            text, n = strip_injected(str(msg.get("text", "")))
+            text, n = strip_injected(msg["text"])
             result.recalled_stripped += n
             red = redact(text)
             for k, v in red.counts.items():
                 result.redactions[k] = result.redactions.get(k, 0) + v
-            origin = _origin(msg, header, kind)
-            ts = str(msg.get("ts") or now.isoformat())
-            day = ts[:10]
+            origin = _origin(msg, header, kind) if result.trusted else Origin.UNTRUSTED
+            day = message_day(msg, now)  # a validated date: never a path
             info = {"role": str(msg.get("role", "")), "anchor": f"{sid}#{seq}"}
             for item in clean_lines(red.text):
                 by_day.setdefault(day, []).append(

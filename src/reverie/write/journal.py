@@ -1,14 +1,20 @@
 """Daily append (R-WRITE-1): observations go to ``memory/YYYY-MM-DD.md``, one list item
-per line, each with its origin recorded in a per-line marker (see
-:mod:`reverie.lineorigin`).
+per line, each with its origin recorded in a per-line marker at the start of the line
+(see :mod:`reverie.provenance.markers`, which explains why a torn line can only lose
+trust).
 
 Appends from several processes never interleave or lose a line: a file lock in the
-state dir serialises writers, each append is one ``write`` on an ``O_APPEND`` file
-descriptor, then fsync. Editors stay free to edit the journal (no lock on the file).
+state dir serialises writers, each append goes to an ``O_APPEND`` file descriptor,
+then fsync. An append lands whole or not at all (:func:`append_whole`): short writes
+are continued, and any failure (a full disk, an I/O error at fsync) cuts the file back
+to its size before and raises :class:`reverie.errors.WriteError` naming the file.
+Editors stay free to edit the journal (no lock on the file).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 from collections.abc import Sequence
@@ -16,12 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
+from ..errors import ReverieError, WriteError
 from ..provenance.markers import render_marker, strip_markers
 from ..provenance.origin import Origin, SessionKind
 from ..storage.workspace import Workspace
-from .redact import redact_secrets
+from .redact import redact_secrets, strip_controls
 
 MAX_LINE_CHARS = 2000
 
@@ -55,11 +62,11 @@ def journal_relpath(day: datetime) -> str:
 
 
 def clean_lines(text: str) -> list[str]:
-    """Each non-blank input line as one list-item text; markers are removed and HTML
-    comment openers/closers defused (text can neither hide nor forge a marker), live
-    secrets redacted, overlong lines cut."""
+    """Each non-blank input line as one list-item text; control characters removed
+    first, then markers are removed and HTML comment openers/closers defused (text can
+    neither hide nor forge a marker), live secrets redacted, overlong lines cut."""
     out = []
-    for raw in text.splitlines():
+    for raw in strip_controls(text).splitlines():
         line = strip_markers(raw).strip()
         line = re.sub(r"^[-*+]\s+", "", line)
         line = line.replace("<!--", "<!- -").replace("-->", "-- >")
@@ -79,26 +86,33 @@ def append(
     info: dict[str, str] | None = None,
 ) -> Appended | None:
     """Append ``text`` to today's journal with ``origin``. None when ``text`` is blank."""
+    if not isinstance(text, str):
+        raise ReverieError("nothing to write: the text is not a string")
     items = clean_lines(text)
     if not items:
         return None
     rel = journal_relpath(now)
     path = ws.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     key = ws.origin_key()
     stamp = now.strftime("%H:%M")
     rendered = [
         render_marker(f"- {stamp} {item}", origin, session, key=key, info=info) for item in items
     ]
-    lock_dir = ws.locks_dir
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_dir / f"journal-{now.date().isoformat()}.lock"), timeout=60):
-        first = _append_lines(path, rendered, header=f"# {now.date().isoformat()}\n\n")
+    lock_path = ws.locks_dir / f"journal-{now.date().isoformat()}.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(lock_path), timeout=60):
+            first = _append_lines(path, rendered, header=f"# {now.date().isoformat()}\n\n")
+    except Timeout:
+        raise ReverieError(f"{rel}: another writer held the journal lock for 60 s") from None
+    except OSError as exc:
+        raise WriteError(f"{rel}: cannot append ({exc.strerror or exc}); nothing written") from None
     return Appended(rel, first, first + len(rendered) - 1, origin, tuple(rendered))
 
 
 def _append_lines(path: Path, lines: Sequence[str], *, header: str) -> int:
-    """Append whole lines in one write; returns the line number of the first."""
+    """Append whole lines; returns the line number of the first."""
     existing = b""
     if path.exists():
         with path.open("rb") as fh:
@@ -109,14 +123,58 @@ def _append_lines(path: Path, lines: Sequence[str], *, header: str) -> int:
     elif not existing.endswith(b"\n"):
         prefix = "\n"  # the person's last line had no newline: never glue onto it
     first = existing.count(b"\n") + 1 + prefix.count("\n")
-    data = (prefix + "\n".join(lines) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_whole(path, (prefix + "\n".join(lines) + "\n").encode("utf-8"), mode=0o644)
     return first
 
 
-__all__ = ["Appended", "append", "clean_lines", "journal_relpath"]
+def append_whole(path: Path, data: bytes, *, mode: int, exclusive: bool = False) -> int:
+    """Append ``data`` to ``path`` completely or not at all; returns the size before.
+
+    Short writes are continued until every byte is written, then the file is fsynced.
+    On any failure (ENOSPC, EIO, even an interrupt) the file is cut back to its size
+    before, or removed when this call created it, and :class:`WriteError` (for an
+    ``OSError``) names the file: a write either lands whole or leaves nothing.
+    ``exclusive``: only create ``path`` (:class:`FileExistsError` when it exists)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd, created = os.open(path, flags | os.O_EXCL, mode), True
+    except FileExistsError:
+        if exclusive:
+            raise
+        fd, created = os.open(path, flags, mode), False
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                if n <= 0:
+                    raise OSError(errno.EIO, "the write made no progress")
+                view = view[n:]
+            os.fsync(fd)
+        except BaseException as exc:
+            cleaned = _roll_back(fd, path, size, created)
+            if not isinstance(exc, OSError):
+                raise
+            left = "nothing written" if cleaned else "a partial write could not be removed"
+            raise WriteError(f"{path}: write failed ({exc.strerror or exc}); {left}") from None
+        return size
+    finally:
+        os.close(fd)
+
+
+def _roll_back(fd: int, path: Path, size: int, created: bool) -> bool:
+    """Undo a partial append: truncate back to ``size`` (remove a file we created)."""
+    try:
+        if created:
+            os.unlink(path)
+        else:
+            os.ftruncate(fd, size)
+            with contextlib.suppress(OSError):
+                os.fsync(fd)
+        return True
+    except OSError:
+        return False
+
+
+__all__ = ["Appended", "append", "append_whole", "clean_lines", "journal_relpath"]

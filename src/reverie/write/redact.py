@@ -271,4 +271,28 @@ def redact(text: str) -> Redaction:
     return Redaction(text, counts)
 
 
-__all__ = ["KINDS", "Redaction", "cn_id_ok", "luhn_ok", "placeholder", "redact", "redact_secrets"]
+# line breaks other than "\n" (str.splitlines breaks at them, the indexer does not)
+_BREAKS_RE = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85]")
+# every other control character but tab (C0, DEL, C1), and lone surrogates (which no
+# UTF-8 file can hold)
+_CONTROLS_RE = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` safe for a Markdown or JSONL file: other line breaks become ``\\n`` and
+    every other control character but tab is removed (issue 14: one NUL byte made a
+    journal binary to the indexer). Every write path applies it before anything else,
+    so removing a character can never join the pieces of a marker."""
+    return _CONTROLS_RE.sub("", _BREAKS_RE.sub("\n", text))
+
+
+__all__ = [
+    "KINDS",
+    "Redaction",
+    "cn_id_ok",
+    "luhn_ok",
+    "placeholder",
+    "redact",
+    "redact_secrets",
+    "strip_controls",
+]

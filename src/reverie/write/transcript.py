@@ -13,33 +13,76 @@ One JSON object per line, appended (one ``write`` per record, O_APPEND)::
 ``origin`` is computed by code from the session context when the message is recorded
 (:func:`reverie.provenance.origin_for`); a message whose ``source`` is ``recalled``
 is memory the runtime injected and is never evidence.
+
+The header written by the session API carries a ``seal``: an HMAC (origin key, state
+dir) over its identity fields. It is the proof that Reverie wrote the header: a file
+copied in from elsewhere, or whose header was edited (say, to name its own sender as
+the owner), has no valid seal, and ingestion caps every line of it at ``untrusted``
+(:mod:`reverie.write.ingest`).
+
+:func:`load` validates every record before anything uses it: a ``seq`` that is no
+positive integer, a ``ts`` that is no ISO date-time, a ``text`` that is no string, a
+``cycle`` that is no integer, each is a :class:`ParseError` naming the file and line.
+Each record is appended whole or not at all (:func:`reverie.write.journal.append_whole`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
-import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseError
+from ..errors import ParseError, WriteError
+from .journal import append_whole
 
 VERSION = 1
+SEALED_FIELDS = ("type", "version", "id", "kind", "channel", "sender", "owner", "started")
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def append_record(path: Path, record: dict[str, Any]) -> int:
-    """Append one record; returns the file size afterwards."""
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """Append one record (whole or not at all); returns the file size afterwards."""
+    data = _encode(record)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteError(f"{path.parent}: cannot create ({exc.strerror or exc})") from None
+    return append_whole(path, data, mode=0o600) + len(data)
+
+
+def seal(header: Mapping[str, Any], key: bytes) -> str:
+    """The HMAC that proves the session API wrote ``header``."""
+    body = json.dumps([header.get(k) for k in SEALED_FIELDS], ensure_ascii=False)
+    return hmac.new(key, b"transcript\x00" + body.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+def is_sealed(header: Mapping[str, Any], key: bytes) -> bool:
+    """True when ``header`` carries a seal made with ``key`` over its current fields."""
+    claimed = header.get("seal")
+    return isinstance(claimed, str) and hmac.compare_digest(claimed, seal(header, key))
+
+
+def create(path: Path, header: dict[str, Any], *, key: bytes | None) -> bool:
+    """Write a new transcript holding ``header`` (sealed when ``key`` is given); False,
+    writing nothing, when ``path`` already exists."""
+    if key is not None:
+        header = {**header, "seal": seal(header, key)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        append_whole(path, _encode(header), mode=0o600, exclusive=True)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot create ({exc.strerror or exc})") from None
+    return True
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -83,12 +126,52 @@ class TranscriptState:
     cycle_start_message: int = 0  # index into messages where the current cycle began
 
 
+def _int(rec: Mapping[str, Any], name: str, path: Path, number: int, *, minimum: int) -> int:
+    value = rec.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ParseError(
+            f"{name} must be an integer >= {minimum}, not {value!r}", path=str(path), line=number
+        )
+    return value
+
+
+def _check_message(rec: Mapping[str, Any], path: Path, number: int) -> None:
+    _int(rec, "seq", path, number, minimum=1)
+    if not isinstance(rec.get("text"), str):
+        raise ParseError(
+            f"text must be a string, not {rec.get('text')!r}", path=str(path), line=number
+        )
+    ts = rec.get("ts")
+    if ts is not None:
+        try:
+            datetime.fromisoformat(ts if isinstance(ts, str) else "")
+        except ValueError:
+            raise ParseError(
+                f"ts must be an ISO date-time, not {ts!r}", path=str(path), line=number
+            ) from None
+    for name in ("source", "role", "sender", "origin"):
+        if rec.get(name) is not None and not isinstance(rec[name], str):
+            raise ParseError(f"{name} must be a string", path=str(path), line=number)
+
+
+def message_day(msg: Mapping[str, Any], default: datetime) -> str:
+    """The calendar day (``YYYY-MM-DD``) of a message validated by :func:`load`."""
+    ts = msg.get("ts")
+    return (datetime.fromisoformat(ts) if isinstance(ts, str) else default).date().isoformat()
+
+
 def load(path: Path) -> TranscriptState:
+    """Replay ``path``; every record is validated first (:class:`ParseError` names the
+    file and line of the first bad one)."""
     from ..tokens import count_tokens
 
     state: TranscriptState | None = None
     for number, offset, rec in _records(path):
         kind = rec["type"]
+        if kind == "message":
+            _check_message(rec, path, number)
+        elif kind in ("compaction", "flush") and "cycle" in rec:
+            _int(rec, "cycle", path, number, minimum=-1)
         if kind == "session":
             state = TranscriptState(header=rec)
             continue
@@ -100,12 +183,12 @@ def load(path: Path) -> TranscriptState:
             state.messages.append(rec)
             state.tokens_in_cycle += count_tokens(str(rec.get("text", "")))
         elif kind == "compaction":
-            state.cycle = int(rec.get("cycle", state.cycle + 1))
+            state.cycle = rec.get("cycle", state.cycle + 1)
             state.tokens_in_cycle = 0
             state.cycle_start_bytes = offset
             state.cycle_start_message = len(state.messages)
         elif kind == "flush":
-            state.flushed_cycle = max(state.flushed_cycle, int(rec.get("cycle", -1)))
+            state.flushed_cycle = max(state.flushed_cycle, rec.get("cycle", -1))
         elif kind == "end":
             state.ended = True
     if state is None:
@@ -113,4 +196,14 @@ def load(path: Path) -> TranscriptState:
     return state
 
 
-__all__ = ["VERSION", "TranscriptState", "append_record", "load", "read_records"]
+__all__ = [
+    "VERSION",
+    "TranscriptState",
+    "append_record",
+    "create",
+    "is_sealed",
+    "load",
+    "message_day",
+    "read_records",
+    "seal",
+]
