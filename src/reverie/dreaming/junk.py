@@ -20,6 +20,20 @@ from ..tokens import count_tokens, is_cjk
 GENERATED_BEGIN = "<!-- reverie:generated -->"
 GENERATED_END = "<!-- /reverie:generated -->"
 
+_MARKER = r"<!--\s*/?reverie:generated\s*-->"
+_MARKER_LINE_RE = re.compile(rf"^[ \t]*{_MARKER}[ \t]*(?:\n|$)", re.MULTILINE)
+_MARKER_RE = re.compile(rf"[ \t]*{_MARKER}")
+
+
+def strip_generated_markers(text: str) -> str:
+    """``text`` without dreaming's generated-section markers (and the line breaks of
+    lines that held only a marker). A marker is structure for the writer, never text
+    for a reader: use this wherever a snippet or an injected block is made."""
+    if "reverie:generated" not in text:
+        return text
+    return _MARKER_RE.sub("", _MARKER_LINE_RE.sub("", text))
+
+
 MIN_CONTENT_CHARS = 12  # Latin chars; a CJK char counts as CJK_CHAR_WEIGHT
 CJK_CHAR_WEIGHT = 2  # a Han char carries about two Latin chars' worth of meaning
 MAX_TOKENS = 160  # a promoted snippet is at most 160 tokens (SPEC section 8)
@@ -198,4 +212,5 @@ __all__ = [
     "generated_ranges",
     "in_generated_section",
     "junk_reason",
+    "strip_generated_markers",
 ]
