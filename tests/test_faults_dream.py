@@ -8,18 +8,27 @@ Each test reproduces what a user would notice; the figures are printed (``-s``).
 
 from __future__ import annotations
 
+import os
+import random
 import re
+import threading
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reverie.dreaming import safe_write
+from reverie.dreaming.safe_write import MemoryFile, sha
 from reverie.llm.base import Message
+from reverie.storage.workspace import Workspace
 from test_dream_write_safety import (  # the farmed workspace with one promotion
     GENERATED,
     HUMAN,
     JOURNAL,
     OLD_MEMORY,
+    PERSON_EDIT,
     Site,
     append_only_result,
     assert_fell_back,
@@ -140,3 +149,86 @@ def test_a_model_may_merge_old_entries_it_can_trace(site: Site) -> None:
     assert merged in text and GENERATED[1] not in text and f"Source: {JOURNAL}#L" in text
     assert all(h in text for h in HUMAN) and re.search(r"^# Long-term memory$", text, re.M)
     assert text != OLD_MEMORY
+
+
+# -- defect 3: a person's edit during the write is never lost ----------------------------------
+
+EDIT_TRIALS = 40
+
+
+def _person_saves(path: Path, text: str, atomic: bool) -> None:
+    if atomic:  # an editor that saves through a temp file and a rename
+        tmp = path.with_name(f".{path.name}.editor~")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    else:  # an editor that truncates and rewrites in place
+        path.write_text(text, encoding="utf-8")
+
+
+def _save_later(delay: float, path: Path, text: str, atomic: int) -> None:
+    time.sleep(delay)
+    _person_saves(path, text, bool(atomic))
+
+
+@pytest.mark.parametrize("how", ["exchange", "rename-and-link"])
+def test_a_person_edit_during_a_slow_write_is_never_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """fsync slowed to 15 ms; a person saves MEMORY.md at a random moment of the write.
+    Every person's version is still the file or, byte for byte, a pre-image (with an
+    atomic exchange, and on file systems without one)."""
+    if how != "exchange":
+        monkeypatch.setattr(safe_write.exchange, "call", None)
+    ws = Workspace(tmp_path / "ws", tmp_path / "state")
+    ws.root.mkdir(parents=True)
+    memory = MemoryFile(ws, preimages_kept=3)
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        time.sleep(0.015)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    rng = random.Random(2028)
+    lost, replaced = [], 0
+    for i in range(EDIT_TRIALS):
+        base = f"# Long-term memory\n\n- Base entry {i}.\n"
+        ws.memory_path.write_text(base, encoding="utf-8")
+        person = base + f"- A person's edit {i}.\n"
+        delay = rng.uniform(0.0, 0.08)
+        editor = threading.Thread(target=_save_later, args=(delay, ws.memory_path, person, i % 2))
+        editor.start()
+        replaced += memory.replace_if_unchanged(sha(base), base + f"- Dreamed {i}.\n")
+        editor.join()
+        images = [p.read_text(encoding="utf-8") for p in memory.preimages()]
+        if ws.memory_path.read_text(encoding="utf-8") != person and person not in images:
+            lost.append(i)
+    print(
+        f"concurrent edits with slow fsync ({how}): {EDIT_TRIALS} trials, {len(lost)} lost, "
+        f"{replaced} replaced before the edit"
+    )
+    assert lost == []
+
+
+def test_a_person_edit_during_the_write_makes_the_dream_append_only(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person saves while the dream's new MEMORY.md is being fsynced: the dream
+    notices, keeps the person's version and appends to it instead."""
+    real_fsync = os.fsync
+    saved: list[str] = []
+
+    def fsync_then_edit(fd: int) -> None:
+        real_fsync(fd)
+        if not saved and site.memory.read_text(encoding="utf-8") == OLD_MEMORY:
+            saved.append(OLD_MEMORY + PERSON_EDIT + "\n")
+            _person_saves(site.memory, saved[0], atomic=True)
+
+    engine, model = with_model(site, rewrite)
+    with engine:
+        monkeypatch.setattr(os, "fsync", fsync_then_edit)
+        report = engine.dream()
+        monkeypatch.setattr(os, "fsync", real_fsync)
+    assert saved, "the edit was never made"
+    assert_fell_back(site, report, "MEMORY.md was edited during the dream")
+    assert site.memory.read_text(encoding="utf-8") == append_only_result(model, saved[0])
