@@ -8,17 +8,25 @@ Each test reproduces what a user would notice; the figures are printed (``-s``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlean as sqlite3
 
+from conftest import Paths, cli_command
 from reverie.dreaming import safe_write
 from reverie.dreaming.safe_write import MemoryFile, sha
 from reverie.llm.base import Message
@@ -210,6 +218,7 @@ def test_a_person_edit_during_a_slow_write_is_never_lost(
     assert lost == []
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 def test_a_person_edit_during_the_write_makes_the_dream_append_only(
     site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,7 +229,8 @@ def test_a_person_edit_during_the_write_makes_the_dream_append_only(
 
     def fsync_then_edit(fd: int) -> None:
         real_fsync(fd)
-        if not saved and site.memory.read_text(encoding="utf-8") == OLD_MEMORY:
+        staged = ".MEMORY.md." in os.readlink(f"/proc/self/fd/{fd}")  # the new file
+        if staged and not saved and site.memory.read_text(encoding="utf-8") == OLD_MEMORY:
             saved.append(OLD_MEMORY + PERSON_EDIT + "\n")
             _person_saves(site.memory, saved[0], atomic=True)
 
@@ -232,3 +242,94 @@ def test_a_person_edit_during_the_write_makes_the_dream_append_only(
     assert saved, "the edit was never made"
     assert_fell_back(site, report, "MEMORY.md was edited during the dream")
     assert site.memory.read_text(encoding="utf-8") == append_only_result(model, saved[0])
+
+
+# -- defect 10: a dream killed with SIGKILL leaves no loose end after the next run ------------
+
+KILL_TRIALS = 30
+# the CLI with fsync slowed to 20 ms, so that random kills land inside the writes too
+SLOW_CLI = (
+    "import os, sys, time\n"
+    "_fsync = os.fsync\n"
+    "os.fsync = lambda fd: (time.sleep(0.02), _fsync(fd))[1]\n"
+    "from reverie.cli import main\n"
+    "sys.argv[0] = 'reverie'\n"
+    "main()\n"
+)
+
+
+def _loose_ends(trial: Site) -> dict[str, bool]:
+    memory = trial.memory.read_text(encoding="utf-8")
+    dreams = trial.dreams if (trial.paths.workspace / "DREAMS.md").exists() else ""
+    con = sqlite3.connect(trial.paths.index)
+    try:
+        row = con.execute("SELECT hash FROM sources WHERE path = 'MEMORY.md'").fetchone()
+    finally:
+        con.close()
+    temps = [
+        p for folder in (trial.paths.workspace, trial.paths.state) for p in folder.rglob("*.tmp")
+    ]
+    return {
+        "unrecorded": memory != OLD_MEMORY and "added 1" not in dreams,
+        "stale index": row is None or row[0] != hashlib.sha256(memory.encode()).hexdigest(),
+        "temp files": bool(temps),
+    }
+
+
+@pytest.mark.slow
+def test_a_dream_killed_at_random_points_is_repaired_by_the_next_run(
+    site: Site, tmp_path: Path
+) -> None:
+    def copy(name: str) -> Site:
+        trial = Site(Paths(tmp_path / name / "ws", tmp_path / name / "state"), site.env)
+        shutil.copytree(site.paths.workspace, trial.paths.workspace)
+        shutil.copytree(site.paths.state, trial.paths.state)
+        return trial
+
+    def start(trial: Site) -> subprocess.Popen[bytes]:
+        cmd = cli_command(trial.paths, "dream", "run", "--json")
+        return subprocess.Popen(
+            [sys.executable, "-c", SLOW_CLI, *cmd[3:]],
+            env=trial.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    full = copy("full")
+    began = time.monotonic()
+    assert start(full).wait(timeout=120) == 0
+    duration = time.monotonic() - began
+    new = full.memory.read_text(encoding="utf-8")
+    assert new != OLD_MEMORY
+    rng = random.Random(10)
+    torn = 0
+    failures: Counter[str] = Counter()
+    killed = written = 0
+    for i in range(KILL_TRIALS):
+        trial = copy(f"t{i}")
+        child = start(trial)
+        try:
+            child.wait(timeout=rng.uniform(0.3 * duration, duration))
+        except subprocess.TimeoutExpired:
+            os.kill(child.pid, signal.SIGKILL)
+            killed += 1
+        child.wait()
+        after_kill = trial.memory.read_text(encoding="utf-8")
+        torn += after_kill not in (OLD_MEMORY, new)
+        written += after_kill == new
+        with trial.open() as e:  # the next run
+            e.dream()
+        assert trial.memory.read_text(encoding="utf-8") == new
+        failures.update(k for k, bad in _loose_ends(trial).items() if bad)
+    print(
+        f"kill -9 during a dream: {KILL_TRIALS} trials ({killed} killed, {written} after "
+        f"MEMORY.md was written, a whole run {duration:.1f} s): "
+        f"torn {torn}, unrecorded {failures['unrecorded']}, "
+        f"stale index {failures['stale index']}, temp files {failures['temp files']}"
+    )
+    assert (torn, failures["unrecorded"], failures["stale index"], failures["temp files"]) == (
+        0,
+        0,
+        0,
+        0,
+    )

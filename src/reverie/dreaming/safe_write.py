@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import errno
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -91,6 +92,65 @@ class MemoryFile:
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
+        self.intent_path = ws.dream_state_path.parent / "intent.json"
+        self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
+
+    # -- a write and its record, as one unit a kill cannot split --------------------------
+    def commit(self, expected_sha: str, new: str, summary: str) -> bool:
+        """:meth:`replace_if_unchanged`, then the DREAMS.md ``summary``. An intent record
+        (the summary and both hashes) is written first and removed last, so a dream
+        killed in between is completed by the next run's :meth:`recover`."""
+        intent = {"old": expected_sha, "new": sha(new), "summary": summary}
+        atomic_write(self.intent_path, json.dumps(intent, ensure_ascii=False))
+        try:
+            if not self.replace_if_unchanged(expected_sha, new):
+                return False
+            self.append_dreams(summary)
+            return True
+        finally:
+            self.intent_path.unlink(missing_ok=True)
+
+    def recover(self) -> list[str]:
+        """Tie up what a killed dream left: set-aside versions of MEMORY.md become
+        pre-images, other temp files go, and an interrupted write gets its DREAMS.md
+        summary. Call with the dream lock held. Returns what was repaired."""
+        notes = []
+        current = self.read()
+        for tmp in sorted(self.path.parent.glob(TEMP_PREFIX + "*.tmp")):
+            with contextlib.suppress(OSError):
+                data = tmp.read_bytes()
+                if data.decode("utf-8", "replace") != current and _sha_bytes(data) != sha(""):
+                    self.keep_preimage(tmp)  # may be the only copy of a replaced version
+                    notes.append(f"kept {tmp.name} (left by a killed write) as a pre-image")
+                else:
+                    tmp.unlink()
+        for tmp in self.path.parent.glob(f".{self.dreams_log.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+        for folder in self._own_dirs:
+            if folder.is_dir():
+                for tmp in folder.glob(".*.tmp"):
+                    tmp.unlink(missing_ok=True)
+        try:
+            intent = json.loads(self.intent_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return notes
+        except ValueError:  # torn before its own atomic rename cannot happen; be safe
+            intent = {}
+        summary = str(intent.get("summary", ""))
+        dreams = self.dreams_log.read_text(encoding="utf-8") if self.dreams_log.exists() else ""
+        now = sha(current)
+        written = now == intent.get("new") or (
+            now != intent.get("old")
+            and any(_sha_bytes(p.read_bytes()) == intent.get("old") for p in self.preimages())
+        )
+        if summary and written and summary not in dreams:
+            note = "- note: recorded by the next run; the dream that wrote it was interrupted"
+            if now != intent.get("new"):
+                note += " (MEMORY.md has been edited since)"
+            self.append_dreams(summary + note + "\n")
+            notes.append("completed the DREAMS.md summary of an interrupted dream")
+        self.intent_path.unlink(missing_ok=True)
+        return notes
 
     def read(self) -> str:
         return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
