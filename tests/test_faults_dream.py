@@ -26,10 +26,14 @@ from typing import Any
 import pytest
 import sqlean as sqlite3
 
-from conftest import Paths, cli_command
+from conftest import Paths, base_env, cli_command, plant
 from reverie.dreaming import safe_write
+from reverie.dreaming.junk import generated_ranges, in_generated_section
+from reverie.dreaming.memory_file import entries
 from reverie.dreaming.safe_write import MemoryFile, sha
 from reverie.llm.base import Message
+from reverie.provenance.markers import render_marker
+from reverie.provenance.origin import Origin, SessionKind
 from reverie.storage.workspace import Workspace
 from test_dream_write_safety import (  # the farmed workspace with one promotion
     GENERATED,
@@ -333,3 +337,57 @@ def test_a_dream_killed_at_random_points_is_repaired_by_the_next_run(
         0,
         0,
     )
+
+
+# -- defect 16: what dreaming writes is specific, and its markers never leak ---------------------
+
+
+def _farm(
+    tmp_path: Path, notes: Sequence[str], queries: Sequence[str], signed: Sequence[str] = ()
+) -> Site:
+    """Owner notes recalled by ``queries`` on three days. ``signed`` lines are written
+    to the journal as they are (one line each, the owner's signed marker)."""
+    site = Site(Paths(tmp_path / "ws", tmp_path / "state"), base_env(tmp_path))
+    with site.open(-4) as e:
+        e.init()
+        for note in notes:
+            plant(e, note, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+        if signed:
+            day = site.paths.workspace / JOURNAL
+            key = e.workspace.origin_key()
+            lines = [
+                render_marker(f"- {t}", Origin.OWNER, SessionKind.INTERACTIVE, key=key)
+                for t in signed
+            ]
+            day.parent.mkdir(parents=True, exist_ok=True)
+            day.write_text(f"# {JOURNAL[7:17]}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+            e.mark_dirty()
+        e.index()
+    for day in (-3, -2, -1):
+        with site.open(day) as e:
+            for q in queries:
+                e.search(q)
+    return site
+
+
+def test_an_owner_line_holding_u2028_is_promoted(tmp_path: Path) -> None:
+    fact = "The release train leaves every second Tuesday\u2028from the Lisbon office."
+    queries = (
+        "release train second Tuesday",
+        "when does the release train leave",
+        "release train Lisbon office",
+    )
+    site = _farm(tmp_path, [], queries, signed=[fact])
+    with site.open() as e:
+        report = e.dream()
+    assert len(report.promoted) == 1, report.as_dict()["candidates"] or report.dropped
+    assert "Lisbon office" in site.memory.read_text(encoding="utf-8")
+
+
+def test_u2028_is_text_not_a_line_break_for_dreaming() -> None:
+    """Line numbers count "\\n" only, as the indexer's do: an owner's line holding
+    U+2028 is one entry, and a generated section after it is where the index says."""
+    doc = "- Owner line one\u2028still line one.\n<!-- reverie:generated -->\n- gen\n<!-- /reverie:generated -->\n- Owner line two."
+    assert [(e.line, e.generated) for e in entries(doc)] == [(1, False), (3, True), (5, False)]
+    assert generated_ranges(doc) == [(2, 4)]
+    assert not in_generated_section(doc, 5, 5)

@@ -102,7 +102,7 @@ _INLINE_CODE_LINE = re.compile(r"^`[^`]+`[.;]?$")
 def _content_lines(text: str) -> list[str]:
     """Non-blank lines with list markers and quote markers removed."""
     out = []
-    for raw in text.splitlines():
+    for raw in text.split("\n"):
         line = raw.strip()
         line = re.sub(r"^(?:>\s*)+", "", line)
         line = _LIST_MARKER.sub("", line, count=1).strip()
@@ -153,9 +153,9 @@ def junk_reason(text: str) -> str | None:
         return "pre-compaction flush prompt"
     if count_tokens(text) > MAX_TOKENS:
         return f"too long (> {MAX_TOKENS} tokens)"
-    if all(_is_skeleton_line(line) for line in text.splitlines()):
+    if all(_is_skeleton_line(line) for line in text.split("\n")):
         return "empty markdown skeleton"
-    if any(_CODE_FENCE.match(line) for line in text.splitlines()):
+    if any(_CODE_FENCE.match(line) for line in text.split("\n")):
         return "code block"
     if _HTML_COMMENT.search(text):
         return "markup or trailer comment"
@@ -185,7 +185,7 @@ def generated_ranges(document: str) -> list[tuple[int, int]]:
     """
     ranges: list[tuple[int, int]] = []
     start: int | None = None
-    lines = document.splitlines()
+    lines = document.split("\n")
     for number, line in enumerate(lines, start=1):
         if start is None and GENERATED_BEGIN in line:
             start = number
