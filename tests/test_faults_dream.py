@@ -34,6 +34,7 @@ from reverie.dreaming.safe_write import MemoryFile, sha
 from reverie.llm.base import Message
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin, SessionKind
+from reverie.storage.trailers import parse_line
 from reverie.storage.workspace import Workspace
 from test_dream_write_safety import (  # the farmed workspace with one promotion
     GENERATED,
@@ -391,3 +392,25 @@ def test_u2028_is_text_not_a_line_break_for_dreaming() -> None:
     assert [(e.line, e.generated) for e in entries(doc)] == [(1, False), (3, True), (5, False)]
     assert generated_ranges(doc) == [(2, 4)]
     assert not in_generated_section(doc, 5, 5)
+
+
+def test_promoted_triggers_are_specific_phrases_not_generic_words(tmp_path: Path) -> None:
+    fact = "The staging database runs on host orca-db-2 in the Frankfurt region."
+    others = ("The staging cluster runs nightly backups.", "Staging deploys run on Tuesdays.")
+    queries = (
+        "staging database host orca-db-2",
+        "which host runs the staging database",
+        "staging database Frankfurt region",
+    )
+    site = _farm(tmp_path, [fact, *others], queries)
+    with site.open() as e:
+        assert e.dream().promoted
+        text = site.memory.read_text(encoding="utf-8")
+        (line,) = [ln for ln in text.split("\n") if "orca-db-2" in ln]
+        triggers = parse_line(line).trailers.triggers
+        assert triggers and all(len(t.split()) >= 2 for t in triggers), triggers
+        assert not {w for t in triggers for w in t.split()} & {"runs", "the", "on", "in"}
+        for unrelated in ("the staging of the play runs late", "how long the test runs"):
+            assert not e.context(unrelated).trigger_hits, unrelated
+        assert e.context("is the staging database still up?").trigger_hits
+        assert "reverie:generated" not in e.context("staging database").trigger_block

@@ -129,12 +129,12 @@ def append_generated(memory: str, lines: list[str]) -> str:
     block = "\n".join(lines)
     if GENERATED_BEGIN in memory and GENERATED_END in memory:
         head, tail = memory.rsplit(GENERATED_END, 1)
-        if not head.endswith("\n"):
-            head += "\n"
-        return f"{head}{block}\n{GENERATED_END}{tail}"
+        head = head.rstrip("\n") + "\n"
+        return f"{head}{block}\n\n{GENERATED_END}{tail}"
     base = memory if memory.endswith("\n") or not memory else memory + "\n"
     sep = "" if base.endswith("\n\n") or not base else "\n"
-    return f"{base}{sep}{GENERATED_BEGIN}\n{GENERATED_HEADING}\n\n{block}\n{GENERATED_END}\n"
+    # a blank line before the end marker: the marker never joins the last entry's chunk
+    return f"{base}{sep}{GENERATED_BEGIN}\n{GENERATED_HEADING}\n\n{block}\n\n{GENERATED_END}\n"
 
 
 __all__ = [

@@ -187,7 +187,8 @@ class Dreamer:
         for t in report.themes:
             for k in t["keys"]:
                 state["rem_hits"][k] = int(state["rem_hits"].get(k, 0)) + 1
-        promotions = [promotion(s, sig.score) for s, sig in winners]
+        corpus = [s.snippet for s, _ in decisions] + [e.text for e in entries(self.memory.read())]
+        promotions = [promotion(s, sig.score, corpus) for s, sig in winners]
         if promotions:
             self._write_memory(promotions, report)
             for p in promotions:
