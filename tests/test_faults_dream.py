@@ -28,8 +28,8 @@ import sqlean as sqlite3
 
 from conftest import Paths, base_env, cli_command, plant
 from reverie.dreaming import safe_write
-from reverie.dreaming.junk import generated_ranges, in_generated_section
-from reverie.dreaming.memory_file import entries
+from reverie.dreaming.junk import generated_ranges, in_generated_section, strip_generated_markers
+from reverie.dreaming.memory_file import clean_snippet, entries
 from reverie.dreaming.safe_write import MemoryFile, sha
 from reverie.llm.base import Message
 from reverie.provenance.markers import render_marker
@@ -414,3 +414,36 @@ def test_promoted_triggers_are_specific_phrases_not_generic_words(tmp_path: Path
             assert not e.context(unrelated).trigger_hits, unrelated
         assert e.context("is the staging database still up?").trigger_hits
         assert "reverie:generated" not in e.context("staging database").trigger_block
+
+
+def test_rem_themes_are_phrases_shared_by_several_traces(tmp_path: Path) -> None:
+    notes = (
+        "The payment gateway certificate renews every ninety days.",
+        "The payment gateway rate limit is 300 requests per minute.",
+        "The payment gateway logs go to the central syslog host.",
+        "Skip the weekly post about lunch menus entirely.",
+        "Post the sprint summary and skip standup on Fridays.",
+        "Skip review of any post older than a month.",
+    )
+    queries = (
+        "payment gateway certificate",
+        "payment gateway rate limit",
+        "payment gateway logs",
+        "skip post lunch",
+        "post sprint skip",
+        "skip post review",
+    )
+    site = _farm(tmp_path, notes, queries)
+    with site.open() as e:
+        report = e.dream(dry_run=True)
+    tags = [t["tag"] for t in report.themes]
+    assert "payment gateway" in tags, tags
+    assert all(len(t.split()) >= 2 for t in tags), tags
+    assert all(len(t["keys"]) >= 3 for t in report.themes)
+
+
+def test_generated_markers_never_reach_a_promoted_entry() -> None:
+    snippet = "- Deploys happen on Tuesdays.\n<!-- /reverie:generated -->"
+    assert strip_generated_markers(snippet) == "- Deploys happen on Tuesdays.\n"
+    assert clean_snippet(snippet) == "Deploys happen on Tuesdays."
+    assert strip_generated_markers("a <!-- reverie:generated --> b") == "a b"
