@@ -449,3 +449,45 @@ def test_a_killed_daemon_does_not_leave_the_lock_stuck(serve, run_cli, engine: R
     first.proc.wait(timeout=10)
     again = run_cli("serve", "--once", "--json", timeout=30)
     assert json.loads(again.stdout)["syncs"] == 1
+
+
+# -- faults: a clock that ran ahead, a state dir deleted under the daemon --------------------
+def test_a_slot_recorded_in_the_future_is_clock_skew_and_rebaselined(
+    engine: Reverie, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A clock that once ran ahead recorded a 2031 slot: the daemon warns, starts a new
+    baseline, and the next 03:00 dreams again."""
+    DaemonState(last_slot="2031-01-01T03:00:00+00:00").save(engine.workspace.daemon_state)
+    now = datetime(2026, 5, 1, 10, tzinfo=UTC)
+    summary = daemon_at(engine, now).run(once=True)
+    assert "clock skew" in caplog.text
+    assert summary.next_dream == "2026-05-02T03:00:00+00:00"
+    assert DaemonState.load(engine.workspace.daemon_state).last_slot_time() == now
+    assert daemon_at(engine, datetime(2026, 5, 2, 3, 0, 5, tzinfo=UTC)).run(once=True).dreams == 1
+
+
+def test_a_daemon_whose_state_dir_is_deleted_stops_loudly(
+    engine: Reverie, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The state dir is deleted under a running daemon: it notices on its next tick,
+    logs an error and stops without re-creating the dir, so a second daemon started on
+    that state dir is the only one serving it."""
+    import shutil
+    import threading
+
+    stop = threading.Event()
+    daemon = Daemon(engine, watch=False, schedule=False, tick=0.05)
+    runner = threading.Thread(target=daemon.run, args=(stop,), daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 10
+    while daemon.summary.syncs < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    shutil.rmtree(engine.workspace.agent_dir)
+    runner.join(timeout=5)
+    stopped = not runner.is_alive()
+    stop.set()
+    runner.join(timeout=5)
+    assert stopped, "the daemon kept serving a deleted state dir"
+    assert daemon.summary.state_dir_lost and daemon.summary.failed
+    assert "state dir" in caplog.text
+    assert not engine.workspace.agent_dir.exists()  # not re-created behind the next daemon's back

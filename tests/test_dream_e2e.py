@@ -282,26 +282,27 @@ def test_preview_and_rem_write_nothing(
 
 
 def test_rem_shows_recurring_themes(paths: Paths, open_at: Open, cli_json: Any) -> None:
-    """Three notes about the gateway, each recalled: REM reports a 'gateway' theme with
-    a reflection, read-only (MEMORY.md untouched)."""
+    """Three notes about the API gateway, each recalled: REM reports an 'api gateway'
+    theme (a multi-word concept, issue 14) with a reflection, read-only (MEMORY.md
+    untouched)."""
     e = open_at(-2)
     e.init()
     notes = (
-        "The gateway listens on port 8443 behind the office firewall.",
-        "Restart the gateway after rotating the TLS certificates.",
-        "The gateway logs rotate weekly and are kept for ninety days.",
+        "The API gateway listens on port 8443 behind the office firewall.",
+        "Restart the API gateway after rotating the TLS certificates.",
+        "The API gateway logs rotate weekly and are kept for ninety days.",
     )
     for n in notes:
         plant(e, n, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     e.index()
     e.close()
     e = open_at(-1)
-    for q in ("gateway port firewall", "restart gateway certificates", "gateway logs rotate"):
+    for q in ("api gateway port firewall", "restart api gateway", "api gateway logs rotate"):
         e.search(q)
     e.close()
     memory = (paths.workspace / "MEMORY.md").read_bytes()
     rem = cli_json("dream", "rem")
     themes = {t["tag"]: t for t in rem["themes"]}
-    assert "gateway" in themes and len(themes["gateway"]["keys"]) == 3
-    assert any("gateway" in r for r in rem["reflections"])
+    assert "api gateway" in themes and len(themes["api gateway"]["keys"]) == 3
+    assert any("api gateway" in r for r in rem["reflections"])
     assert (paths.workspace / "MEMORY.md").read_bytes() == memory

@@ -12,10 +12,11 @@ from reverie.clock import Clock
 from reverie.llm.fake import ScriptedLLM
 
 DAY0 = datetime(2026, 5, 4, 10, 0).astimezone()
+# themes are multi-word concepts shared by several traces (issue 14, defect 16)
 NOTES = (
-    "The gateway certificate renews every ninety days.",
-    "The gateway rate limit is 300 requests per minute.",
-    "The gateway logs go to the central syslog host.",
+    "The payment gateway certificate renews every ninety days.",
+    "The payment gateway rate limit is 300 requests per minute.",
+    "The payment gateway logs go to the central syslog host.",
 )
 
 
@@ -29,7 +30,11 @@ def _farm(tmp_path: Path) -> tuple[Path, Path]:
     first.close()
     for day in range(3):
         e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=day)))
-        for q in ("gateway certificate", "gateway rate limit", "gateway logs syslog"):
+        for q in (
+            "payment gateway certificate",
+            "payment gateway rate limit",
+            "payment gateway logs syslog",
+        ):
             e.search(q)
         e.close()
     return ws, st
@@ -42,7 +47,7 @@ def test_rem_reflections_come_from_the_model_and_stay_out_of_memory(tmp_path: Pa
     )
     e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)), llm=model)
     report = e.dream()
-    assert report.themes and any(t["tag"] == "gateway" for t in report.themes)
+    assert report.themes and any(t["tag"] == "payment gateway" for t in report.themes)
     assert report.reflections == ["The gateway keeps coming up: certificates, limits, logs."]
     phase = (ws / "memory" / ".dreams" / "reports" / f"{report.at[:10]}.md").read_text(
         encoding="utf-8"
@@ -59,4 +64,4 @@ def test_rem_without_a_model_writes_deterministic_reflections(tmp_path: Path) ->
     ws, st = _farm(tmp_path)
     e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)))
     report = e.dream()
-    assert any("Recurring theme 'gateway'" in r for r in report.reflections)
+    assert any("Recurring theme 'payment gateway'" in r for r in report.reflections)

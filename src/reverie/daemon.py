@@ -17,6 +17,9 @@ What it does, and why it is built this way:
   ``daemon-state.json`` (written atomically), so a night missed while the machine slept
   runs once on wake and never twice, across restarts too. On the very first start the
   start time is the baseline: a slot from before the daemon ever ran is not replayed.
+- **Faults.** A recorded slot more than an hour ahead of the clock is clock skew: logged
+  and re-baselined at now. A lock file gone or replaced (state dir deleted) stops the
+  loop loudly, without re-creating the dir, so two daemons never serve one state dir.
 - **P5: memory failure never crashes the loop.** A failing sync or dream is logged and
   retried later (a failing sync with backoff, a failing dream at its next slot).
 - **Clean shutdown.** :meth:`Daemon.run` returns when its stop event is set. A sync in
@@ -27,27 +30,26 @@ What it does, and why it is built this way:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, tzinfo
-from pathlib import Path
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from filelock import FileLock, Timeout
 from watchdog.observers import Observer
 
 from .clock import local_zone
-from .dreaming.schedule import due_run, next_run, validate
+from .dreaming.schedule import DaemonState, due_run, next_run, validate
 from .engine import Reverie
 from .errors import DaemonBusy, ReverieError
-from .storage.files import atomic_write
 from .storage.watch import WorkspaceWatcher
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
+# A recorded slot further than this ahead of the clock is clock skew, not the future.
+CLOCK_SKEW_TOLERANCE = timedelta(hours=1)
 
 log = logging.getLogger("reverie.daemon")
 
@@ -56,54 +58,6 @@ _RETRY_MIN = 5.0  # first retry after a failed sync, seconds; doubles up to sync
 
 class _Interrupted(Exception):
     """Raised from the sync's progress callback to stop at a batch boundary."""
-
-
-@dataclass
-class DaemonState:
-    """What survives restarts (the dream schedule) plus the current session's counters."""
-
-    last_slot: str | None = None  # ISO time of the last dream slot handled (or the baseline)
-    dream_runs: int = 0  # dreams started by a daemon, all sessions
-    last_dream: dict[str, Any] | None = None
-    pid: int | None = None
-    started: str | None = None
-    stopped: str | None = None
-    syncs: int = 0  # this session
-    sync_errors: int = 0
-    last_sync: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, path: Path) -> DaemonState:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return cls()
-        except (OSError, ValueError) as exc:
-            log.warning("%s unreadable (%s); starting a fresh schedule", path, exc)
-            return cls()
-        if not isinstance(data, dict):
-            return cls()
-        known = {k: data.pop(k) for k in list(data) if k in cls.__dataclass_fields__}
-        known.pop("extra", None)
-        try:
-            return cls(**known, extra=data)
-        except TypeError:
-            return cls()
-
-    def save(self, path: Path) -> None:
-        data = asdict(self)
-        data.update(data.pop("extra"))
-        atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
-
-    def last_slot_time(self) -> datetime | None:
-        if not self.last_slot:
-            return None
-        try:
-            value = datetime.fromisoformat(self.last_slot)
-        except (TypeError, ValueError):
-            return None
-        return value if value.tzinfo is not None else value.astimezone()
 
 
 @dataclass
@@ -117,10 +71,11 @@ class Summary:
     dream_errors: int = 0
     dreams_skipped: int = 0
     next_dream: str | None = None
+    state_dir_lost: bool = False  # the state dir (its lock) vanished: the daemon stopped
 
     @property
     def failed(self) -> bool:
-        return bool(self.sync_errors or self.dream_errors)
+        return bool(self.sync_errors or self.dream_errors or self.state_dir_lost)
 
 
 class Daemon:
@@ -152,6 +107,7 @@ class Daemon:
         self.state = DaemonState.load(self.state_path)  # re-read once the lock is held
         self.summary = Summary()
         self._lock: FileLock | None = None
+        self._lock_id: tuple[int, int] | None = None
         self._events = threading.Lock()
         self._first_event: float | None = None
         self._last_event = 0.0
@@ -173,6 +129,17 @@ class Daemon:
                 f"another daemon is running ({who}) on {self.engine.workspace.agent_dir}"
             ) from None
         self._lock = lock
+        st = os.stat(self.lock_path)
+        self._lock_id = (st.st_dev, st.st_ino)
+
+    def state_dir_intact(self) -> bool:
+        """Whether the lock file this daemon holds is still the one at its path (same
+        inode): False once the state dir was deleted or replaced under it."""
+        try:
+            st = os.stat(self.lock_path)
+        except OSError:
+            return False
+        return self._lock_id is None or (st.st_dev, st.st_ino) == self._lock_id
 
     def release(self) -> None:
         if self._lock is not None:
@@ -207,6 +174,7 @@ class Daemon:
         if self.state.last_slot_time() is None:
             # First start: nothing from before the daemon existed is "missed".
             self.state.last_slot = now.isoformat()
+        self._unskew(now)
         self.state.pid = os.getpid()
         self.state.started = now.isoformat(timespec="seconds")
         self.state.stopped = None
@@ -220,8 +188,24 @@ class Daemon:
 
     def _end(self) -> None:
         self.state.stopped = self.now().isoformat(timespec="seconds")
-        self._save()
+        if not self.summary.state_dir_lost:  # never re-create a deleted state dir
+            self._save()
         log.info("stopped after %d syncs and %d dreams", self.summary.syncs, self.summary.dreams)
+
+    def _unskew(self, now: datetime) -> bool:
+        """A recorded slot in the future means the clock once ran ahead: it would block
+        every dream until that day. Warn and take ``now`` as the new baseline."""
+        last = self.state.last_slot_time()
+        if last is None or last <= now + CLOCK_SKEW_TOLERANCE:
+            return False
+        log.warning(
+            "clock skew: the last dream slot on record (%s) is after the clock's now (%s); "
+            "the clock ran ahead at some point. Re-baselining the schedule at now.",
+            last.isoformat(),
+            now.isoformat(),
+        )
+        self.state.last_slot = now.isoformat()
+        return True
 
     def _save(self) -> None:
         try:
@@ -233,6 +217,15 @@ class Daemon:
     def _loop(self) -> None:
         next_backstop = time.monotonic() + self.interval
         while not self._stop.is_set():
+            if not self.state_dir_intact():
+                self.summary.state_dir_lost = True
+                log.error(
+                    "state dir %s (lock %s) was deleted or replaced under the running daemon; "
+                    "stopping so that no two daemons serve it (start `reverie serve` again)",
+                    self.engine.workspace.agent_dir,
+                    self.lock_path,
+                )
+                return
             mono = time.monotonic()
             reason = self._sync_reason(mono, next_backstop)
             if reason is not None:
@@ -353,6 +346,8 @@ class Daemon:
         """Dream if a scheduled slot passed since the last one handled; returns the
         record written to the state file, or None when nothing was due."""
         now = now or self.now()
+        if self._unskew(now):
+            self._save()
         try:
             slot = due_run(self.cron, now=now, last_run=self.state.last_slot_time(), tz=self.zone)
         except ReverieError as exc:

@@ -9,12 +9,16 @@ append-only promotion. Pure code.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..results import Accepted, Rejected
-from .memory_file import anchors, entries, parses
+from ..storage.trailers import Trailers
+from ..tokens import token_set
+from .junk import junk_reason
+from .memory_file import ANCHOR_RE, GENERATED_HEADING, Entry, anchors, entries, lines, parses
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -47,7 +51,9 @@ SYSTEM = (
     "exactly as it is; you may merge duplicates and retire superseded entries only inside "
     "that section; put promoted entries inside it; each promoted entry is one short line "
     "that ends with its 'Source: <anchor>' and the given trigger and importance trailers, "
-    "copied exactly; keep the file under {budget} characters."
+    "copied exactly; add no other entry, line or heading and never change a trailer of an "
+    "existing entry (a merged entry keeps the Source anchors of the entries it merges); "
+    "keep the file under {budget} characters."
 )
 
 
@@ -129,7 +135,7 @@ def check_rewrite(
             "anchors", "promoted entries without their Source anchor", {"missing": missing}
         )
     for p in promotions:
-        line = next((ln for ln in new.splitlines() if f"Source: {p.anchor}" in ln), "")
+        line = next((ln for ln in new.split("\n") if f"Source: {p.anchor}" in ln), "")
         if f"<!-- importance: {p.importance} -->" not in line or (
             p.tags and "<!-- trigger:" not in line
         ):
@@ -138,7 +144,113 @@ def check_rewrite(
                 "a promoted entry lost its importance or trigger trailer",
                 {"anchor": p.anchor},
             )
+    untraced = traceability(old, new, promotions, ops)
+    if untraced is not None:
+        return untraced
     return Accepted(new)
+
+
+def _headings(text: str) -> tuple[list[str], set[str]]:
+    """The headings outside the generated section, in order, and those inside it."""
+    outside: list[str] = []
+    inside: set[str] = set()
+    for ln in lines(text):
+        if ln.kind == "heading" and ln.generated:
+            inside.add(" ".join(ln.raw.split()))
+        elif ln.kind == "heading":
+            outside.append(" ".join(ln.raw.split()))
+    return outside, inside
+
+
+def _others(text: str) -> Counter[tuple[bool, str]]:
+    return Counter((ln.generated, ln.raw.strip()) for ln in lines(text) if ln.kind == "other")
+
+
+def _covered(t: Trailers, allowed: Sequence[Trailers]) -> bool:
+    """``t`` adds no trigger, project or importance that ``allowed`` did not have."""
+    triggers = {x.lower() for a in allowed for x in a.triggers}
+    projects = {x for a in allowed for x in a.projects}
+    imps = [a.importance for a in allowed if a.importance is not None]
+    return (
+        {x.lower() for x in t.triggers} <= triggers
+        and set(t.projects) <= projects
+        and (t.importance is None or (bool(imps) and t.importance <= max(imps)))
+    )
+
+
+def _body(e: Entry) -> str:
+    return ANCHOR_RE.sub("", e.text).replace("Source:", "").strip()
+
+
+def traceability(
+    old: str, new: str, promotions: Sequence[Promotion], ops: Sequence[Any]
+) -> Rejected | None:
+    """Every entry of ``new`` is an old entry kept as it was (trailers included), a
+    merge of old generated entries it names by their anchors, or the entry of a
+    candidate that passed the gates (its Source anchor, on one line, with no trigger
+    the candidate or the entries it merges did not carry); headings and other lines
+    are unchanged. None when it all holds, else why not."""
+
+    def no(why: str, line: str) -> Rejected:
+        return Rejected("provenance", why, {"line": line[:200]})
+
+    if _headings(new)[0] != _headings(old)[0]:
+        return no("the heading structure changed", "")
+    if not _headings(new)[1] <= _headings(old)[1] | {GENERATED_HEADING}:
+        return no("a heading was added to the generated section", "")
+    extra = _others(new) - _others(old)
+    if extra:
+        return no("a line that is no entry was added", next(iter(extra))[1])
+    olds = entries(old)
+    person = {e.norm: e for e in olds if not e.generated}
+    person_trailers = {(e.norm, e.trailers) for e in olds if not e.generated}
+    kept = {(e.norm, e.trailers) for e in olds if e.generated}
+    by_anchor = {a: e for e in olds if e.generated for a in e.anchors}
+    by_norm = {e.norm: e for e in olds}
+    promo = {p.anchor: p for p in promotions}
+    replaces: dict[str, list[Entry]] = {}
+    for o in ops:
+        if isinstance(o, dict) and isinstance(o.get("replaces"), list):
+            named = [by_norm.get(str(r).strip().lower()) for r in o["replaces"]]
+            replaces[str(o.get("candidate"))] = [e for e in named if e is not None]
+    used: Counter[str] = Counter()
+    for e in entries(new):
+        mine = [a for a in e.anchors if a in promo]
+        if not e.generated:
+            if (e.norm, e.trailers) in person_trailers:
+                continue
+            if e.norm in person:
+                return no("a person's entry had its trailers changed", e.text)
+            return no("an entry outside the generated section that no gate passed", e.text)
+        if e.norm in person:
+            return no("a person's entry was moved into the generated section", e.text)
+        if not mine and (e.norm, e.trailers) in kept:
+            continue
+        others = [by_anchor.get(a) for a in e.anchors if a not in promo]
+        if None in others:
+            return no("an entry names a source no gate passed", e.text)
+        merged = [x for x in others if x is not None]
+        if mine:
+            used.update(mine)
+            ps = [promo[a] for a in mine]
+            merged += [x for p in ps for x in replaces.get(p.key, [])]
+            allowed = [x.trailers for x in merged]
+            allowed += [Trailers(triggers=p.tags, importance=p.importance) for p in ps]
+            why = junk_reason(_body(e))
+            if why:
+                return no(f"a promoted entry is junk ({why})", e.text)
+        else:
+            if not merged:
+                return no("an entry that is no old entry and no promoted candidate", e.text)
+            allowed = [x.trailers for x in merged]
+            if not token_set(_body(e)) <= frozenset().union(*(token_set(_body(x)) for x in merged)):
+                return no("a merged entry says what its sources did not", e.text)
+        if not _covered(e.trailers, allowed):
+            return no("an entry's trailers add what no source carried", e.text)
+    twice = [a for a, n in used.items() if n > 1]
+    if twice:
+        return no("a candidate's anchor is on more than one entry", twice[0])
+    return None
 
 
 __all__ = [
@@ -147,4 +259,5 @@ __all__ = [
     "Promotion",
     "build_prompt",
     "check_rewrite",
+    "traceability",
 ]

@@ -8,6 +8,7 @@ then and now wins: a file edited to raise a line's trust cannot raise it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ..provenance.origin import Origin, lowest
@@ -17,6 +18,7 @@ from ..storage.document import parse_lines
 from ..storage.workspace import Workspace
 from . import consolidate
 from .memory_file import clean_snippet, normalise, render_entry
+from .phrases import trigger_phrases
 from .signals import promoted_importance
 
 
@@ -46,11 +48,13 @@ def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
     return None, "source line no longer exists"
 
 
-def promotion(s: RecallStats, score: float) -> consolidate.Promotion:
-    """The entry a winning candidate becomes (SPEC section 8, dreaming deep)."""
+def promotion(s: RecallStats, score: float, corpus: Sequence[str] = ()) -> consolidate.Promotion:
+    """The entry a winning candidate becomes (SPEC section 8, dreaming deep). Its
+    triggers are specific phrases of its text: multi-word, no stop word, rare in
+    ``corpus`` (the candidate pool and MEMORY.md's entries), else none."""
     text = clean_snippet(s.snippet)
     importance = promoted_importance(score)
-    tags = tuple(t for t in s.concept_tags if len(t) <= 64)[:3]
+    tags = trigger_phrases(text, [clean_snippet(d) for d in corpus])
     anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
     return consolidate.Promotion(
         key=s.key,

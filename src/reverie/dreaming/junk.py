@@ -20,6 +20,20 @@ from ..tokens import count_tokens, is_cjk
 GENERATED_BEGIN = "<!-- reverie:generated -->"
 GENERATED_END = "<!-- /reverie:generated -->"
 
+_MARKER = r"<!--\s*/?reverie:generated\s*-->"
+_MARKER_LINE_RE = re.compile(rf"^[ \t]*{_MARKER}[ \t]*(?:\n|$)", re.MULTILINE)
+_MARKER_RE = re.compile(rf"[ \t]*{_MARKER}")
+
+
+def strip_generated_markers(text: str) -> str:
+    """``text`` without dreaming's generated-section markers (and the line breaks of
+    lines that held only a marker). A marker is structure for the writer, never text
+    for a reader: use this wherever a snippet or an injected block is made."""
+    if "reverie:generated" not in text:
+        return text
+    return _MARKER_RE.sub("", _MARKER_LINE_RE.sub("", text))
+
+
 MIN_CONTENT_CHARS = 12  # Latin chars; a CJK char counts as CJK_CHAR_WEIGHT
 CJK_CHAR_WEIGHT = 2  # a Han char carries about two Latin chars' worth of meaning
 MAX_TOKENS = 160  # a promoted snippet is at most 160 tokens (SPEC section 8)
@@ -88,7 +102,7 @@ _INLINE_CODE_LINE = re.compile(r"^`[^`]+`[.;]?$")
 def _content_lines(text: str) -> list[str]:
     """Non-blank lines with list markers and quote markers removed."""
     out = []
-    for raw in text.splitlines():
+    for raw in text.split("\n"):
         line = raw.strip()
         line = re.sub(r"^(?:>\s*)+", "", line)
         line = _LIST_MARKER.sub("", line, count=1).strip()
@@ -139,9 +153,9 @@ def junk_reason(text: str) -> str | None:
         return "pre-compaction flush prompt"
     if count_tokens(text) > MAX_TOKENS:
         return f"too long (> {MAX_TOKENS} tokens)"
-    if all(_is_skeleton_line(line) for line in text.splitlines()):
+    if all(_is_skeleton_line(line) for line in text.split("\n")):
         return "empty markdown skeleton"
-    if any(_CODE_FENCE.match(line) for line in text.splitlines()):
+    if any(_CODE_FENCE.match(line) for line in text.split("\n")):
         return "code block"
     if _HTML_COMMENT.search(text):
         return "markup or trailer comment"
@@ -171,7 +185,7 @@ def generated_ranges(document: str) -> list[tuple[int, int]]:
     """
     ranges: list[tuple[int, int]] = []
     start: int | None = None
-    lines = document.splitlines()
+    lines = document.split("\n")
     for number, line in enumerate(lines, start=1):
         if start is None and GENERATED_BEGIN in line:
             start = number
@@ -198,4 +212,5 @@ __all__ = [
     "generated_ranges",
     "in_generated_section",
     "junk_reason",
+    "strip_generated_markers",
 ]

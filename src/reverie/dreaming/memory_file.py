@@ -4,11 +4,11 @@ sections, promoted-entry rendering and append-only insertion."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..storage.trailers import Trailers, render, strip
+from ..storage.trailers import Trailers, parse_line, render, strip
 from ..tokens import count_tokens
-from .junk import GENERATED_BEGIN, GENERATED_END, MAX_TOKENS
+from .junk import GENERATED_BEGIN, GENERATED_END, MAX_TOKENS, strip_generated_markers
 
 ANCHOR_RE = re.compile(r"Source:\s*(\S+?#L\d+-L\d+)")
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
@@ -24,10 +24,51 @@ class Entry:
     line: int  # 1-based
     text: str  # the line without trailers, stripped
     generated: bool  # inside dreaming's generated section
+    trailers: Trailers = field(default_factory=Trailers)  # the line's trailers, parsed
 
     @property
     def norm(self) -> str:
         return normalise(self.text)
+
+    @property
+    def anchors(self) -> tuple[str, ...]:
+        return tuple(ANCHOR_RE.findall(self.text))
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of MEMORY.md and what it is: blank, heading, marker, entry or other
+    (a continuation or comment line), and whether it lies in the generated section."""
+
+    number: int  # 1-based
+    raw: str
+    kind: str  # blank | heading | marker | entry | other
+    generated: bool
+
+
+def lines(text: str) -> list[Line]:
+    """Every line of MEMORY.md, classified. Lines are split on "\n" only, as the
+    indexer does: U+2028 and friends are text, not line breaks."""
+    out: list[Line] = []
+    generated = False
+    for number, raw in enumerate(text.split("\n"), start=1):
+        s = raw.strip()
+        if s in (GENERATED_BEGIN, GENERATED_END):
+            generated = s == GENERATED_BEGIN
+            out.append(Line(number, raw, "marker", False))
+            continue
+        if not s:
+            kind = "blank"
+        elif _HEADING_RE.match(raw):
+            kind = "heading"
+        elif s.startswith("<!--"):
+            kind = "other"
+        elif _ITEM_RE.match(raw) or not raw.startswith((" ", "\t")):
+            kind = "entry"
+        else:
+            kind = "other"
+        out.append(Line(number, raw, kind, generated))
+    return out
 
 
 def normalise(text: str) -> str:
@@ -37,21 +78,11 @@ def normalise(text: str) -> str:
 
 def entries(text: str) -> list[Entry]:
     """List items (and paragraph lines) of MEMORY.md, headings and markers excluded."""
-    out: list[Entry] = []
-    generated = False
-    for number, raw in enumerate(text.splitlines(), start=1):
-        s = raw.strip()
-        if s == GENERATED_BEGIN:
-            generated = True
-            continue
-        if s == GENERATED_END:
-            generated = False
-            continue
-        if not s or _HEADING_RE.match(raw) or s.startswith("<!--"):
-            continue
-        if _ITEM_RE.match(raw) or not raw.startswith((" ", "\t")):
-            out.append(Entry(number, strip(raw).strip(), generated))
-    return out
+    return [
+        Entry(ln.number, strip(ln.raw).strip(), ln.generated, parse_line(ln.raw).trailers)
+        for ln in lines(text)
+        if ln.kind == "entry"
+    ]
 
 
 def anchors(text: str) -> set[str]:
@@ -72,8 +103,9 @@ def parses(text: str) -> bool:
 
 def clean_snippet(snippet: str) -> str:
     """A journal line as a memory entry: no list marker, no HH:MM stamp, one line,
-    at most 160 tokens."""
-    text = re.sub(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", "", snippet.strip())
+    at most 160 tokens, never a generated-section marker."""
+    text = strip_generated_markers(snippet)
+    text = re.sub(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+", "", text.strip())
     text = re.sub(r"^\d{1,2}:\d{2}\s+", "", text)
     text = " ".join(text.split())
     while count_tokens(text) > MAX_SNIPPET_TOKENS and " " in text:
@@ -97,21 +129,23 @@ def append_generated(memory: str, lines: list[str]) -> str:
     block = "\n".join(lines)
     if GENERATED_BEGIN in memory and GENERATED_END in memory:
         head, tail = memory.rsplit(GENERATED_END, 1)
-        if not head.endswith("\n"):
-            head += "\n"
-        return f"{head}{block}\n{GENERATED_END}{tail}"
+        head = head.rstrip("\n") + "\n"
+        return f"{head}{block}\n\n{GENERATED_END}{tail}"
     base = memory if memory.endswith("\n") or not memory else memory + "\n"
     sep = "" if base.endswith("\n\n") or not base else "\n"
-    return f"{base}{sep}{GENERATED_BEGIN}\n{GENERATED_HEADING}\n\n{block}\n{GENERATED_END}\n"
+    # a blank line before the end marker: the marker never joins the last entry's chunk
+    return f"{base}{sep}{GENERATED_BEGIN}\n{GENERATED_HEADING}\n\n{block}\n\n{GENERATED_END}\n"
 
 
 __all__ = [
     "ANCHOR_RE",
     "Entry",
+    "Line",
     "anchors",
     "append_generated",
     "clean_snippet",
     "entries",
+    "lines",
     "normalise",
     "parses",
     "render_entry",

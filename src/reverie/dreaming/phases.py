@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from ..provenance.origin import is_promotable
 from ..tokens import jaccard, token_set
 from .junk import junk_reason
+from .phrases import phrases
 from .signals import RecallStats, _aware
 
 DEDUP_SIMILARITY = 0.88
@@ -104,7 +105,7 @@ def _promotable(s: RecallStats) -> bool:
 
 @dataclass(frozen=True)
 class Theme:
-    """A recurring REM theme: a concept tag shared by several recent traces."""
+    """A recurring REM theme: a phrase shared by several recent traces."""
 
     tag: str
     keys: tuple[str, ...]
@@ -126,16 +127,21 @@ def rem_themes(
     max_themes: int = REM_MAX_THEMES,
     min_strength: float = REM_MIN_STRENGTH,
 ) -> list[Theme]:
-    """Concept tags shared by several recent candidates, strongest first."""
+    """Multi-word concepts (phrases of adjacent content words) shared by several
+    recent candidates, strongest first; a phrase is dropped for a longer one shared by
+    the same traces. A single word says nothing to a reader and is never a theme."""
     horizon = _aware(now) - timedelta(days=lookback_days)
     by_tag: dict[str, list[RecallStats]] = defaultdict(list)
     for s in stats:
         if _aware(s.last_recalled) < horizon:
             continue
-        for tag in s.concept_tags:
+        for tag in phrases(s.snippet):
             by_tag[tag].append(s)
+    groups = {tag: frozenset(m.key for m in members) for tag, members in by_tag.items()}
     themes = []
     for tag, members in by_tag.items():
+        if any(tag != o and tag in o and groups[o] == groups[tag] for o in groups):
+            continue
         strength = theme_strength(len(members))
         if strength < min_strength:
             continue

@@ -59,7 +59,7 @@ def change_summary(report: DreamReport, old: str, new: str) -> str:
         lines.append(f"- why: {report.fallback_reason}")
     diff = [
         d
-        for d in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+        for d in difflib.unified_diff(old.split("\n"), new.split("\n"), lineterm="", n=0)
         if d[:1] in "+-" and not d.startswith(("+++", "---"))
     ]
     lines += [f"- `{d[:1]}` {d[1:].strip()[:200]}" for d in diff[:20]]

@@ -11,6 +11,7 @@ callback): it never sees the facade.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from ..llm.base import LLM, Message
 from ..recall.evidence import RecallStats
 from ..results import Accepted, Rejected
 from ..settings import Settings
-from ..storage.files import atomic_write, sweep_temp
+from ..storage.files import atomic_write
 from ..storage.workspace import Workspace
 from . import consolidate
 from .gates import GateConfig, decide
@@ -166,11 +167,9 @@ class Dreamer:
                 dry_run=False,
                 fallback_reason="dreaming is off; nothing read or written",
             )
-        report, decisions = self.evaluate(now)
         if not dry_run:
-            for folder in (self.ws.root, self.memory.preimage_dir, self.state_path.parent):
-                if folder.is_dir():
-                    sweep_temp(folder)  # left by a writer killed mid-write
+            self._repair()
+        report, decisions = self.evaluate(now)
         winners = sorted(
             ((s, sig) for s, sig in decisions if sig is not None), key=lambda x: -x[1].score
         )
@@ -188,7 +187,8 @@ class Dreamer:
         for t in report.themes:
             for k in t["keys"]:
                 state["rem_hits"][k] = int(state["rem_hits"].get(k, 0)) + 1
-        promotions = [promotion(s, sig.score) for s, sig in winners]
+        corpus = [s.snippet for s, _ in decisions] + [e.text for e in entries(self.memory.read())]
+        promotions = [promotion(s, sig.score, corpus) for s, sig in winners]
         if promotions:
             self._write_memory(promotions, report)
             for p in promotions:
@@ -198,10 +198,27 @@ class Dreamer:
         self._write_phase_report(report)
         if promotions:
             try:
-                self._reindex()
+                self._reindex_memory()
             except ReverieError as exc:
                 report.warnings.append(f"re-index after the dream failed: {exc}")
         return report
+
+    def _repair(self) -> None:
+        """What a dream killed mid-way left: temp files, a change without its DREAMS.md
+        summary (the intent record), and an index older than MEMORY.md."""
+        self.memory.recover()
+        if self.memory_path.exists():
+            with contextlib.suppress(ReverieError):
+                if self.load_state().get("indexed_memory") != sha(self.memory.read()):
+                    self._reindex_memory()
+
+    def _reindex_memory(self) -> None:
+        """Re-index, then record which MEMORY.md the index holds."""
+        text = self.memory.read()
+        self._reindex()
+        state = self.load_state()
+        state["indexed_memory"] = sha(text)
+        self._save_state(state)
 
     def _reflect(self, report: DreamReport) -> list[str]:
         """REM reflections by the configured model (one bounded turn, strict JSON, the
@@ -253,15 +270,15 @@ class Dreamer:
         else:
             rewrite = self._consolidate(model, old, promotions, budget, report)
         if rewrite is not None:
-            if self.memory.replace_if_unchanged(h0, rewrite):
-                report.mode = "rewrite"
-                report.counts = rewrite_counts(
-                    {e.norm for e in entries(old)},
-                    {e.norm for e in entries(rewrite)},
-                    added=len(promotions),
-                    model_ops=report.counts.get("model_ops", 0),
-                )
-                self.memory.append_dreams(change_summary(report, old, rewrite))
+            counts = rewrite_counts(
+                {e.norm for e in entries(old)},
+                {e.norm for e in entries(rewrite)},
+                added=len(promotions),
+                model_ops=report.counts.get("model_ops", 0),
+            )
+            planned = replace(report, mode="rewrite", counts=counts)
+            if self.memory.commit(h0, rewrite, change_summary(planned, old, rewrite)):
+                report.mode, report.counts = "rewrite", counts
                 return
             report.fallback_reason = (
                 "MEMORY.md was edited during the dream: rewrite dropped, append-only"
@@ -310,11 +327,11 @@ class Dreamer:
                     f"MEMORY.md would be {len(new)} chars (> {self.settings.memory_max_chars}); "
                     "promoted anyway in append-only mode, consolidate it by hand or with a model"
                 )
-            if not self.memory.replace_if_unchanged(sha(current), new):
+            counts = {"added": len(lines), "merged": 0, "superseded": 0}
+            planned = replace(report, mode="append-only", counts=counts)
+            if not self.memory.commit(sha(current), new, change_summary(planned, current, new)):
                 continue  # edited between read and write: read again, never overwrite
-            report.mode = "append-only"
-            report.counts = {"added": len(lines), "merged": 0, "superseded": 0}
-            self.memory.append_dreams(change_summary(report, current, new))
+            report.mode, report.counts = "append-only", counts
             return
         report.warnings.append("MEMORY.md kept changing; promotion postponed to the next dream")
 

@@ -1,28 +1,87 @@
 """Write safety for MEMORY.md (R-DREAM-9): optimistic, lock-free, nothing lost.
 
-MEMORY.md is hashed when the dream builds its input and re-checked just before
-writing. Equal: atomic replace, keeping the previous version as a pre-image (the last
-``preimages_kept``, in the state dir). Different: the caller drops the rewrite and takes
-the append-only path on the file as it is now, so a person's edit is never
-overwritten. No locks on the file: editors stay free. Every change appends a summary to
-DREAMS.md.
+MEMORY.md is hashed when the dream builds its input and re-checked when writing. No
+locks on the file: editors stay free. The replacement is built so that a person's
+edit can never be lost, whatever the timing:
+
+1. the new version is written to a temp file next to MEMORY.md and fsynced;
+2. the temp file and MEMORY.md are *exchanged* atomically (``renameat2`` with
+   ``RENAME_EXCHANGE`` on Linux, ``renamex_np`` with ``RENAME_SWAP`` on macOS): no
+   moment without a MEMORY.md, and the temp name now holds exactly the bytes that were
+   replaced;
+3. those bytes are hashed: equal to what the dream read, they become the pre-image;
+   different (a person saved in between), the two are exchanged back, the person's
+   version is MEMORY.md again and the caller takes the append-only path on it.
+
+Where the file system cannot exchange, the current MEMORY.md is renamed aside (so
+again the replaced bytes are exactly the set-aside file), re-checked, and the new file
+is put in place with ``link``, which never replaces a file a person created meanwhile.
+
+The last ``preimages_kept`` pre-images are kept in the state dir. Every change appends
+a summary to DREAMS.md.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import hashlib
+import json
+import os
+import sys
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
 from ..errors import ReverieError
-from ..storage.files import atomic_write
+from ..storage.files import atomic_write, atomic_write_bytes, fsync_dir
 from ..storage.workspace import Workspace
 
 PREIMAGE_GLOB = "MEMORY.*.md"
+TEMP_PREFIX = ".MEMORY.md."  # the temp files of a write (what a killed write leaves)
 
 
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sha_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Exchange:
+    """Atomic exchange of two paths, where the OS has it; ``None`` when it cannot."""
+
+    def __init__(self) -> None:
+        self.call = None
+        self.flags = 0
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            if sys.platform.startswith("linux"):
+                self.call, self.flags = libc.renameat2, 2  # RENAME_EXCHANGE
+            elif sys.platform == "darwin":
+                self.call, self.flags = libc.renamex_np, 2  # RENAME_SWAP
+
+    def __call__(self, a: Path, b: Path) -> bool | None:
+        """True: exchanged. None: not supported here (use the fallback)."""
+        if self.call is None:
+            return None
+        fa, fb = os.fsencode(a), os.fsencode(b)
+        if sys.platform.startswith("linux"):
+            rc = self.call(-100, fa, -100, fb, self.flags)  # AT_FDCWD
+        else:
+            rc = self.call(fa, fb, self.flags)
+        if rc == 0:
+            return True
+        err = ctypes.get_errno()
+        if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            self.call = None
+            return None
+        raise OSError(err, os.strerror(err), str(b))
+
+
+exchange = _Exchange()
 
 
 class MemoryFile:
@@ -33,27 +92,156 @@ class MemoryFile:
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
+        self.intent_path = ws.dream_state_path.parent / "intent.json"
+        self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
+
+    # -- a write and its record, as one unit a kill cannot split --------------------------
+    def commit(self, expected_sha: str, new: str, summary: str) -> bool:
+        """:meth:`replace_if_unchanged`, then the DREAMS.md ``summary``. An intent record
+        (the summary and both hashes) is written first and removed last, so a dream
+        killed in between is completed by the next run's :meth:`recover`."""
+        intent = {"old": expected_sha, "new": sha(new), "summary": summary}
+        atomic_write(self.intent_path, json.dumps(intent, ensure_ascii=False))
+        try:
+            if not self.replace_if_unchanged(expected_sha, new):
+                return False
+            self.append_dreams(summary)
+            return True
+        finally:
+            self.intent_path.unlink(missing_ok=True)
+
+    def recover(self) -> list[str]:
+        """Tie up what a killed dream left: set-aside versions of MEMORY.md become
+        pre-images, other temp files go, and an interrupted write gets its DREAMS.md
+        summary. Call with the dream lock held. Returns what was repaired."""
+        notes = []
+        current = self.read()
+        for tmp in sorted(self.path.parent.glob(TEMP_PREFIX + "*.tmp")):
+            with contextlib.suppress(OSError):
+                data = tmp.read_bytes()
+                if data.decode("utf-8", "replace") != current and _sha_bytes(data) != sha(""):
+                    self.keep_preimage(tmp)  # may be the only copy of a replaced version
+                    notes.append(f"kept {tmp.name} (left by a killed write) as a pre-image")
+                else:
+                    tmp.unlink()
+        for tmp in self.path.parent.glob(f".{self.dreams_log.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+        for folder in self._own_dirs:
+            if folder.is_dir():
+                for tmp in folder.glob(".*.tmp"):
+                    tmp.unlink(missing_ok=True)
+        try:
+            intent = json.loads(self.intent_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return notes
+        except ValueError:  # torn before its own atomic rename cannot happen; be safe
+            intent = {}
+        summary = str(intent.get("summary", ""))
+        dreams = self.dreams_log.read_text(encoding="utf-8") if self.dreams_log.exists() else ""
+        now = sha(current)
+        written = now == intent.get("new") or (
+            now != intent.get("old")
+            and any(_sha_bytes(p.read_bytes()) == intent.get("old") for p in self.preimages())
+        )
+        if summary and written and summary not in dreams:
+            note = "- note: recorded by the next run; the dream that wrote it was interrupted"
+            if now != intent.get("new"):
+                note += " (MEMORY.md has been edited since)"
+            self.append_dreams(summary + note + "\n")
+            notes.append("completed the DREAMS.md summary of an interrupted dream")
+        self.intent_path.unlink(missing_ok=True)
+        return notes
 
     def read(self) -> str:
         return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
 
     def replace_if_unchanged(self, expected_sha: str, new: str) -> bool:
         """Replace the file with ``new`` if it still hashes to ``expected_sha``, keeping
-        what it held as a pre-image. False (nothing written) when it changed."""
-        current = self.read()
-        if sha(current) != expected_sha:
+        exactly the bytes it replaced as a pre-image. False when it changed: then the
+        file is the person's version, and any version that was briefly set aside is a
+        pre-image, so nothing a person saved is ever lost."""
+        if sha(self.read()) != expected_sha:
             return False
-        self.save_preimage(current)
-        atomic_write(self.path, new)
+        tmp = self._stage(new.encode("utf-8"))
+        try:
+            if not self.path.exists():
+                return self._link_new(tmp)
+            swapped = exchange(tmp, self.path)
+            if swapped is None:
+                return self._replace_by_rename(tmp, expected_sha)
+            fsync_dir(self.path.parent)
+            if _sha_bytes(tmp.read_bytes()) == expected_sha:
+                self.keep_preimage(tmp)
+                return True
+            exchange(tmp, self.path)  # a person saved in between: theirs goes back
+            if tmp.read_bytes() != new.encode("utf-8"):
+                # they saved again meanwhile: the latest goes back, the other is kept
+                exchange(tmp, self.path)
+                self.keep_preimage(tmp)
+            fsync_dir(self.path.parent)
+            return False
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+    def _stage(self, data: bytes) -> Path:
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=self.path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return Path(name)
+
+    def _link_new(self, tmp: Path) -> bool:
+        try:
+            os.link(tmp, self.path)  # never replaces a file created meanwhile
+        except FileExistsError:
+            return False
+        fsync_dir(self.path.parent)
         return True
 
-    def save_preimage(self, text: str) -> Path:
+    def _replace_by_rename(self, tmp: Path, expected_sha: str) -> bool:
+        aside = tmp.with_name(tmp.name.removesuffix(".tmp") + ".aside.tmp")
+        os.rename(self.path, aside)  # exactly the bytes being replaced
+        if _sha_bytes(aside.read_bytes()) != expected_sha:
+            with contextlib.suppress(FileExistsError):
+                os.link(aside, self.path)
+            self.keep_preimage(aside)
+            return False
+        ok = self._link_new(tmp)
+        self.keep_preimage(aside)
+        return ok
+
+    def keep_preimage(self, src: Path) -> Path:
+        """Move ``src`` (a set-aside MEMORY.md) into the pre-images, pruning old ones."""
         self.preimage_dir.mkdir(parents=True, exist_ok=True)
+        path = self._preimage_name()
+        try:
+            os.rename(src, path)  # the same inode: an editor still writing lands there too
+        except OSError:  # another file system
+            atomic_write_bytes(path, src.read_bytes())
+            src.unlink(missing_ok=True)
+        fsync_dir(self.preimage_dir)
+        self._prune()
+        return path
+
+    def _preimage_name(self) -> Path:
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
         path = self.preimage_dir / f"MEMORY.{stamp}.md"
-        atomic_write(path, text)
-        for old in sorted(self.preimage_dir.glob(PREIMAGE_GLOB))[: -self.preimages_kept]:
+        n = 0
+        while path.exists():
+            n += 1
+            path = self.preimage_dir / f"MEMORY.{stamp}-{n}.md"
+        return path
+
+    def _prune(self) -> None:
+        for old in self.preimages()[: -self.preimages_kept]:
             old.unlink(missing_ok=True)
+
+    def save_preimage(self, text: str) -> Path:
+        path = self._preimage_name()
+        atomic_write(path, text)
+        self._prune()
         return path
 
     def preimages(self) -> list[Path]:
@@ -83,4 +271,4 @@ class MemoryFile:
         atomic_write(path, current + "\n" + summary)
 
 
-__all__ = ["PREIMAGE_GLOB", "MemoryFile", "sha"]
+__all__ = ["PREIMAGE_GLOB", "TEMP_PREFIX", "MemoryFile", "exchange", "sha"]

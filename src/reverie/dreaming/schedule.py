@@ -20,11 +20,19 @@ Why these rules:
 
 from __future__ import annotations
 
+import json
+import logging
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
 
 from croniter import croniter
 
 from ..errors import ConfigError
+from ..storage.files import atomic_write
+
+log = logging.getLogger("reverie.daemon")
 
 # Daylight-saving changes move wall time by at most a couple of hours; near one, look
 # this far beyond ``now``'s wall time for slots whose real time lies on the other side.
@@ -120,4 +128,52 @@ def next_run(cron_expr: str, now: datetime, tz: tzinfo | None = None) -> datetim
     raise ConfigError(f"dream_schedule: no slot found after {now.isoformat()}")
 
 
-__all__ = ["due_run", "latest_slot", "next_run", "validate"]
+@dataclass
+class DaemonState:
+    """What survives restarts (the dream schedule) plus the current session's counters."""
+
+    last_slot: str | None = None  # ISO time of the last dream slot handled (or the baseline)
+    dream_runs: int = 0  # dreams started by a daemon, all sessions
+    last_dream: dict[str, Any] | None = None
+    pid: int | None = None
+    started: str | None = None
+    stopped: str | None = None
+    syncs: int = 0  # this session
+    sync_errors: int = 0
+    last_sync: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> DaemonState:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValueError) as exc:
+            log.warning("%s unreadable (%s); starting a fresh schedule", path, exc)
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        known = {k: data.pop(k) for k in list(data) if k in cls.__dataclass_fields__}
+        known.pop("extra", None)
+        try:
+            return cls(**known, extra=data)
+        except TypeError:
+            return cls()
+
+    def save(self, path: Path) -> None:
+        data = asdict(self)
+        data.update(data.pop("extra"))
+        atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+    def last_slot_time(self) -> datetime | None:
+        if not self.last_slot:
+            return None
+        try:
+            value = datetime.fromisoformat(self.last_slot)
+        except (TypeError, ValueError):
+            return None
+        return value if value.tzinfo is not None else value.astimezone()
+
+
+__all__ = ["DaemonState", "due_run", "latest_slot", "next_run", "validate"]

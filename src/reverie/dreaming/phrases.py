@@ -1,0 +1,104 @@
+"""Specific phrases of a note (pure): trigger phrases and REM themes.
+
+A trigger fires on every message that contains it, and a REM theme is read by a
+person: a single common word (``runs``, ``staging``, ``post``) does neither job. A
+phrase here is two or three adjacent content words (no stop word, no generic verb,
+3+ letters or a token with digits/hyphens), and it is *specific* when few documents
+of the corpus (the candidate pool and MEMORY.md's entries) contain it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ..recall.evidence import concept_tags
+from ..tokens import is_cjk
+
+_TOKEN = re.compile(r"[^\W_]+(?:[-.'][^\W_]+)*")
+# fmt: off
+STOP_WORDS = frozenset((
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "done",
+    "each", "every", "for", "from", "get", "gets", "got", "had", "has", "have", "he", "her", "here",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "like", "may", "me", "might",
+    "more", "most", "much", "must", "my", "no", "not", "now", "of", "off", "on", "once", "one",
+    "only", "or", "other", "our", "out", "over", "per", "please", "same", "she", "should", "so",
+    "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "to", "too", "under", "until", "up", "us", "use", "used", "uses", "using",
+    "very", "via", "was", "we", "well", "were", "what", "when", "where", "which", "while", "who",
+    "why", "will", "with", "within", "without", "would", "yet", "you", "your", "user", "users",
+    "assistant", "agent", "always", "never", "prefer", "prefers", "want", "wants", "need", "needs",
+    "thing", "things", "run", "runs", "running", "ran", "live", "lives", "go", "goes", "went",
+    "keep", "keeps", "kept", "set", "sets", "make", "makes", "made", "take", "takes", "put",
+    "day", "days", "time", "times", "today", "tomorrow", "yesterday", "week", "new", "old",
+    "next", "last", "first", "good", "bad", "lot", "again", "still", "even", "really", "way",
+    "skip", "post", "note", "notes", "said", "says", "say", "see", "know", "think", "ok", "okay",
+))
+# fmt: on
+MAX_SHARE = 0.2  # a phrase in more than this share of the corpus is generic
+
+
+def _content(token: str) -> bool:
+    if token in STOP_WORDS or re.fullmatch(r"[\d.'-]+", token):
+        return False
+    return len(token) >= 3 or any(c.isdigit() for c in token)
+
+
+def phrases(text: str, max_words: int = 3) -> list[str]:
+    """Two- to ``max_words``-word runs of adjacent content words, in text order."""
+    out: list[str] = []
+    run: list[str] = []
+    for token in [*_TOKEN.findall(text.lower()), ""]:
+        if token and _content(token) and not is_cjk(token[0]):
+            run.append(token)
+            continue
+        for n in range(2, max_words + 1):
+            out += [" ".join(run[i : i + n]) for i in range(len(run) - n + 1)]
+        run = []
+    return list(dict.fromkeys(out))
+
+
+def _has(doc: str, phrase: str) -> bool:
+    return f" {phrase} " in f" {' '.join(_TOKEN.findall(doc.lower()))} "
+
+
+def doc_frequency(phrase: str, corpus: Iterable[str]) -> int:
+    return sum(1 for doc in corpus if _has(doc, phrase))
+
+
+def specific(phrase: str, corpus: Sequence[str]) -> bool:
+    """At most ``MAX_SHARE`` of the corpus (and never more than one other document
+    in a small one) contains ``phrase``."""
+    df = doc_frequency(phrase, corpus)
+    return df <= max(1, int(MAX_SHARE * len(corpus)))
+
+
+def trigger_phrases(text: str, corpus: Sequence[str], limit: int = 3) -> tuple[str, ...]:
+    """Up to ``limit`` specific multi-word trigger phrases of ``text`` (rarest first;
+    a phrase adds at least one word the chosen ones lack). CJK text: its concept
+    bigrams, when specific. None when nothing in it is specific."""
+    docs = [*corpus, text] if text not in corpus else list(corpus)
+    if any(is_cjk(c) for c in text):
+        found = [t for t in concept_tags(text) if is_cjk(t[0]) and len(t) >= 2]
+    else:
+        found = phrases(text)
+    ranked = sorted((p for p in found if specific(p, docs)), key=lambda p: doc_frequency(p, docs))
+    chosen: list[str] = []
+    for p in ranked:
+        if len(chosen) >= limit:
+            break
+        covered = {w for c in chosen for w in c.split()}
+        if not set(p.split()) <= covered and len(p) <= 64:
+            chosen.append(p)
+    return tuple(chosen)
+
+
+__all__ = [
+    "MAX_SHARE",
+    "STOP_WORDS",
+    "doc_frequency",
+    "phrases",
+    "specific",
+    "trigger_phrases",
+]
