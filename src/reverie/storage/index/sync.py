@@ -25,7 +25,7 @@ import sqlean as sqlite3
 
 from ...provenance.paths import classify
 from ..chunking import CHUNKING_VERSION, Chunk
-from ..document import FileWarning, chunk_document
+from ..document import FileWarning, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..workspace import FileEntry, Workspace
@@ -245,17 +245,20 @@ class Syncer:
                 )
             stats.files_unchanged += 1
             return None
-        if b"\0" in data[:8192]:
-            self._warn(stats, FileWarning(rel, None, "binary file (NUL bytes); skipped"))
+        decoded = decode(rel, data)
+        if decoded.binary:  # its old rows are not the file any more: drop them
+            self._warn(
+                stats, FileWarning(rel, None, "binary file (NUL bytes, no text line); skipped")
+            )
+            if rel in registry:
+                self._delete(rel)
+                stats.files_deleted += 1
+                stats.changed_paths.append(rel)
             stats.files_skipped += 1
             return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            self._warn(stats, FileWarning(rel, line, f"invalid UTF-8 at byte {exc.start}; skipped"))
-            stats.files_skipped += 1
-            return None
+        for w in decoded.warnings:
+            self._warn(stats, w)
+        text = decoded.text
         pclass = classify(rel)
         if not text.strip():
             self._warn(stats, FileWarning(rel, None, "empty file"))
@@ -266,6 +269,7 @@ class Syncer:
             key=self.ws.origin_key(),
             budget=self.settings.chunk_tokens,
             overlap=self.settings.chunk_overlap,
+            damaged=decoded.damaged,
         )
         for w in warnings:
             self._warn(stats, w)
