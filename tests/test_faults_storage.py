@@ -7,14 +7,24 @@ never ends, a status that lies, a trust class that silently changes.
 
 from __future__ import annotations
 
+import hashlib
+import random
+import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from conftest import Paths, plant
+import pytest
+
+from conftest import Paths, cli_command, merged_env, plant
 from reverie.engine import Reverie
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
-from reverie.storage.embedders.fake import FakeEmbedder
+from reverie.storage.embedders.fake import ENV_DELAY, FakeEmbedder
+from reverie.storage.index.db import connect
 
 Engine = Callable[..., Reverie]
 
@@ -96,3 +106,129 @@ def test_a_damaged_line_never_reads_above_its_default_trust(
     assert set(_found(engine, "dunlin").values()) == {"agent"}  # the journal default
     hits = engine.search("avoc", lanes="keyword", record=False).hits
     assert all(h.origin is not Origin.OWNER for h in hits if "avoc" in h.text)
+
+
+# -- 7. a killed sync leaves the index dirty ---------------------------------------------
+
+QUERIES = ["alpha observation", "bravo deploy", "charlie backup", "build step", "note 7"]
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+
+
+def _write_corpus(paths: Paths, version: int, rng: random.Random, n: int = 200) -> None:
+    """~``n`` journal and import files; ``version`` changes a random part of them."""
+    for i in range(n):
+        rel = (
+            f"memory/2026-0{1 + i % 4}-{1 + i // 8:02d}.md" if i % 2 else f"memory/imports/n{i}.md"
+        )
+        if version and rng.random() < 0.6:
+            continue  # unchanged in this version
+        lines = [
+            f"- 09:{j:02d} {rng.choice(WORDS)} observation {j} v{version}: build step {i} note {j}"
+            for j in range(rng.randint(1, 6))
+        ]
+        paths.write(rel, "\n".join(lines) + "\n")
+    for _ in range(rng.randint(0, 3)):  # a few deletions
+        victim = paths.workspace / f"memory/imports/n{2 * rng.randrange(n // 2)}.md"
+        victim.unlink(missing_ok=True)
+
+
+def _snapshot(engine: Reverie) -> tuple[list[tuple[Any, ...]], list[list[str]]]:
+    """What a user sees: every chunk (content, lines, origin) and the hits of queries."""
+    rows = engine.conn.execute(
+        "SELECT c.path, c.start_line, c.end_line, c.part, c.text, p.origin, c.has_vector "
+        "FROM chunks c JOIN provenance p ON p.chunk_id = c.id"
+    ).fetchall()
+    hits = [[h.key for h in engine.search(q, record=False).hits] for q in QUERIES]
+    return sorted(rows), hits
+
+
+def _reference(paths: Paths, env: dict[str, str], tmp: Path) -> tuple[Any, ...]:
+    """A from-scratch ``--force`` build of the same files (same signing key)."""
+    state = tmp / f"ref-state-{time.monotonic_ns()}"
+    state.mkdir()
+    shutil.copy(paths.state / "origin.key", state / "origin.key")
+    with Reverie.open(paths.workspace, state, environ=env, use_embedder=FakeEmbedder()) as ref:
+        ref.index(force=True)
+        return _snapshot(ref)
+
+
+def _stale(paths: Paths) -> bool:
+    """The registry does not match the files (what a complete sync guarantees)."""
+    conn = connect(paths.index, readonly=True)
+    try:
+        registry = dict(conn.execute("SELECT path, hash FROM sources"))
+    finally:
+        conn.close()
+    files = {
+        p.relative_to(paths.workspace).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in paths.workspace.rglob("*.md")
+        if "imports" in p.parts or p.parent.name == "memory"
+    }
+    return any(registry.get(rel) != digest for rel, digest in files.items()) or any(
+        rel not in files for rel in registry if rel.startswith("memory/")
+    )
+
+
+def _start_sync(paths: Paths, env: dict[str, str], delay: float) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        cli_command(paths, "index", "--json", embedder="fake"),
+        env=merged_env(env, {ENV_DELAY: str(delay)}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def test_a_sync_killed_midway_leaves_the_index_dirty(
+    engine_factory: Engine, paths: Paths, env: dict[str, str], tmp_path: Path
+) -> None:
+    rng = random.Random(7)
+    engine = _engine(engine_factory)
+    _write_corpus(paths, 0, rng)
+    engine.index()
+    assert engine.status()["dirty"] is False
+    engine.close()
+    _write_corpus(paths, 1, rng)  # an editor changed files: nobody marked the index dirty
+    proc = _start_sync(paths, env, delay=0.4)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the first group of files committed
+            time.sleep(0.05)
+            conn = connect(paths.index, readonly=True)
+            try:
+                (done,) = conn.execute(
+                    "SELECT count(*) FROM chunks WHERE text LIKE '%v1%'"
+                ).fetchone()
+            finally:
+                conn.close()
+            if done:
+                break
+        assert proc.poll() is None, "the sync finished before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert _stale(paths)
+    engine = engine_factory(use_embedder=FakeEmbedder())
+    assert engine.status()["dirty"] is True  # so `reverie mcp` syncs at start-up
+    engine.index()
+    assert engine.status()["dirty"] is False and not _stale(paths)
+    assert _snapshot(engine)[0] == _reference(paths, env, tmp_path)[0]
+
+
+def test_a_sync_that_raises_leaves_the_index_dirty(
+    engine_factory: Engine, paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = _engine(engine_factory)
+    paths.write("memory/2026-05-01.md", "- 09:00 first\n")
+    engine.index()
+    paths.write("memory/2026-05-01.md", "- 09:00 second\n")
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("reverie.storage.index.store.write_file", boom)
+    with pytest.raises(OSError):
+        engine.index()
+    monkeypatch.undo()
+    assert engine.status()["dirty"] is True
+    engine.index()
+    assert engine.status()["dirty"] is False and _found(engine, "second")

@@ -7,6 +7,9 @@
   or fully new; the next run resumes with the files not yet done.
 - ``force`` bumps a generation counter instead of wiping the index, so an interrupted
   rebuild resumes where it stopped.
+- The index is marked dirty when a sync starts and clean only when it completes, and
+  only if no writer marked it dirty meanwhile: an interrupted sync (exception, kill -9)
+  leaves it dirty, so the next start-up sync runs.
 - Embedding failures never fail the sync: chunks are indexed keyword-only and their
   vectors are filled in by a later sync.
 """
@@ -114,6 +117,9 @@ class Syncer:
         t0 = time.perf_counter()
         stats = SyncStats()
         stats.rebuilt_schema = ensure_schema(self.conn)
+        with transaction(self.conn):  # dirty until this sync completes (kill -9 included)
+            seq = store.dirty_seq(self.conn)
+            set_meta(self.conn, "dirty", 1)
         generation = self._generation(force or stats.rebuilt_schema)
         self._check_identity()
         self.has_vec_table = get_meta(self.conn, "vec_dims") is not None  # once per run
@@ -163,7 +169,8 @@ class Syncer:
         stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
         with transaction(self.conn):
             set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
-            set_meta(self.conn, "dirty", 0)
+            if store.dirty_seq(self.conn) == seq:  # nobody marked it dirty meanwhile
+                set_meta(self.conn, "dirty", 0)
             set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
             set_meta(self.conn, "tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
