@@ -267,3 +267,57 @@ def test_incremental_and_rebuilt_indexes_rank_the_same(
     assert engine.searcher.vectors.warm
     warm = [[h.key for h in engine.search(q, lanes="vector", record=False).hits] for q in queries]
     assert warm == cold
+
+
+def _registry(paths: Paths) -> tuple[dict[str, Any], str | None]:
+    conn = connect(paths.index, readonly=True)
+    try:
+        rows = dict(conn.execute("SELECT path, hash || ':' || generation FROM sources"))
+        dirty = conn.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
+    finally:
+        conn.close()
+    return rows, dirty[0] if dirty else None
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_never_leaves_a_stale_index_marked_clean(
+    engine_factory: Engine, paths: Paths, env: dict[str, str], tmp_path: Path
+) -> None:
+    """20 ``reverie index`` processes over ~200 files changed behind the index's back
+    (an editor: nobody marked it dirty), each killed with SIGKILL at a random moment.
+    A sync that got as far as touching the index leaves it fresh or dirty, and one more
+    sync gives exactly what a from-scratch ``--force`` build gives."""
+    rng = random.Random(2026)
+    engine = _engine(engine_factory)
+    _write_corpus(paths, 0, rng)
+    engine.index()
+    engine.close()
+    _write_corpus(paths, 1, rng)
+    t0 = time.monotonic()
+    assert _start_sync(paths, env, delay=0.15).wait(timeout=120) == 0
+    budget = time.monotonic() - t0  # one whole process: start-up and sync
+    trials, started, partial, clean_stale, diverged = 20, 0, 0, 0, 0
+    for trial in range(2, trials + 2):
+        before = _registry(paths)
+        _write_corpus(paths, trial, rng)
+        proc = _start_sync(paths, env, delay=0.15)
+        time.sleep(rng.uniform(0.3 * budget, budget))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        after = _registry(paths)
+        touched = after != before  # the sync began: it wrote the flag or a file
+        started += touched
+        partial += after[0] != before[0] and _stale(paths)  # some files, not all
+        with Reverie.open(
+            paths.workspace, paths.state, environ=env, use_embedder=FakeEmbedder()
+        ) as e:
+            clean_stale += touched and _stale(paths) and not e.status()["dirty"]
+            e.index()
+            diverged += _snapshot(e) != _reference(paths, env, tmp_path)
+    print(
+        f"\nkill -9 trials: {trials}; the sync had begun in {started}, had committed part of "
+        f"the files in {partial}; stale but marked clean: {clean_stale}; "
+        f"not converging to --force: {diverged}"
+    )
+    assert partial >= trials // 4  # many kills really landed mid-sync
+    assert clean_stale == 0 and diverged == 0
