@@ -8,6 +8,8 @@ never ends, a status that lies, a trust class that silently changes.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import random
 import shutil
 import signal
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Paths, cli_command, merged_env, plant
+from conftest import Paths, RunCli, cli_command, merged_env, plant
 from reverie.engine import Reverie
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
@@ -321,3 +323,28 @@ def test_kill_9_at_random_moments_never_leaves_a_stale_index_marked_clean(
     )
     assert partial >= trials // 4  # many kills really landed mid-sync
     assert clean_stale == 0 and diverged == 0
+
+
+# -- 8. a FIFO (any non-regular file) never blocks a reader --------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_in_the_workspace_is_skipped_with_a_warning(run_cli: RunCli, paths: Paths) -> None:
+    run_cli("init")
+    paths.write("memory/2026-04-30.md", "- 09:00 the ibis is fine\n")
+    os.mkfifo(paths.workspace / "memory" / "2026-05-01.md")
+    (paths.workspace / "notes").mkdir()
+    os.mkfifo(paths.workspace / "notes" / "x.md")
+    os.mkfifo(paths.workspace / "MEMORY.md.tmp")  # not Markdown: not even looked at
+    (paths.workspace / "MEMORY.md").unlink()
+    os.mkfifo(paths.workspace / "MEMORY.md")
+    proc = run_cli("index", "--json", timeout=20)
+    stats = json.loads(proc.stdout)
+    for rel in ("memory/2026-05-01.md", "notes/x.md", "MEMORY.md"):
+        assert any(rel in w and "not a regular file" in w for w in stats["warnings"]), rel
+    assert "the ibis is fine" in run_cli("search", "ibis", timeout=60).stdout
+    # get and the bootstrap (context) refuse it too, and return
+    got = run_cli("get", "memory/2026-05-01.md", check=False, timeout=60)
+    assert got.returncode != 0 and "regular file" in got.stderr
+    ctx = run_cli("context", "hello", "--json", timeout=60)
+    assert "MEMORY.md" in ctx.stdout and "regular file" in ctx.stdout

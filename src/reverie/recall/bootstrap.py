@@ -11,6 +11,7 @@ from typing import Any
 
 from ..provenance.frames import workspace_file_block
 from ..provenance.paths import CURATED_FILES
+from ..storage.files import NotRegularFile, check_regular, read_regular
 from ..storage.trailers import strip
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
@@ -33,13 +34,18 @@ class Bootstrap:
 
     text: str
     files: tuple[BootstrapFile, ...]
+    warnings: tuple[str, ...] = ()  # files not injected, and why
 
     @property
     def truncated(self) -> bool:
         return any(f.truncated for f in self.files)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"truncated": self.truncated, "files": [f.__dict__ for f in self.files]}
+        return {
+            "truncated": self.truncated,
+            "files": [f.__dict__ for f in self.files],
+            "warnings": list(self.warnings),
+        }
 
 
 def truncation_notice(path: str, shown: int, total: int) -> str:
@@ -56,18 +62,27 @@ class Bootstrapper:
         self.root = root
         self._cache: dict[str, tuple[int, int, str]] = {}
         self.reads = 0  # how many times a file was actually read (for tests)
+        self._warnings: list[str] = []
 
     def _read(self, name: str) -> str | None:
         path = self.root / name
         try:
-            st = path.stat()
+            st = check_regular(path)
         except FileNotFoundError:
             self._cache.pop(name, None)
+            return None
+        except NotRegularFile as exc:  # a FIFO would block every turn forever
+            self._cache.pop(name, None)
+            self._warnings.append(f"{name}: {exc}; not injected")
             return None
         cached = self._cache.get(name)
         if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
             return cached[2]
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            raw = read_regular(path).decode("utf-8", errors="replace").replace("\r\n", "\n")
+        except (FileNotFoundError, NotRegularFile) as exc:  # changed since the stat
+            self._warnings.append(f"{name}: {exc}; not injected")
+            return None
         self.reads += 1
         text = "\n".join(strip(line) for line in raw.splitlines()) if name in CURATED else raw
         self._cache[name] = (st.st_mtime_ns, st.st_size, text)
@@ -76,6 +91,7 @@ class Bootstrapper:
     def load(self, *, file_chars: int, total_chars: int, user_chars: int) -> Bootstrap:
         parts: list[str] = []
         files: list[BootstrapFile] = []
+        self._warnings = []
         left = total_chars
         for name in FILES:
             text = self._read(name)
@@ -94,7 +110,7 @@ class Bootstrapper:
             parts.append(workspace_file_block(name, body))
             files.append(BootstrapFile(name, len(text.strip("\n")), len(body), truncated))
             left -= len(body)
-        return Bootstrap("\n\n".join(parts), tuple(files))
+        return Bootstrap("\n\n".join(parts), tuple(files), tuple(self._warnings))
 
 
 __all__ = ["Bootstrap", "BootstrapFile", "Bootstrapper", "truncation_notice"]

@@ -6,6 +6,7 @@ Orchestrates the adapters in :mod:`reverie.index.query` and the pure ranking in
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from ..provenance.frames import defuse, frame_untrusted
 from ..provenance.origin import Origin, SessionKind
 from ..provenance.paths import SourceKind
 from ..storage.embedders.base import Embedder
+from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
 from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
 from ..storage.workspace import Workspace
@@ -248,16 +250,20 @@ def memory_get(
 ) -> GetResult:
     """Read lines of a workspace file; paths that leave the workspace are refused."""
     target = ws.resolve(path)
-    if not target.is_file():
-        raise WorkspaceError(f"{path}: no such file in the workspace")
+    try:
+        fh = open_regular(target)
+    except NotRegularFile as exc:  # a FIFO would block the read forever
+        raise WorkspaceError(f"{path}: {exc}; refused") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise WorkspaceError(f"{path}: no such file in the workspace") from None
     from_line = max(1, from_line)
     want = min(max_lines, lines or max_lines)
     out: list[str] = []
     chars = 0
     total = 0
     more: int | None = None
-    with target.open(encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
+    with io.TextIOWrapper(fh, encoding="utf-8", errors="replace") as text:
+        for number, line in enumerate(text, start=1):
             total = number
             if number < from_line:
                 continue

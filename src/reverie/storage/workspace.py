@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.paths import SESSION_CORPUS, classify
 from .document import FileWarning
-from .files import write_if_absent
+from .files import file_kind, write_if_absent
 
 SKELETON: dict[str, str] = {
     "AGENTS.md": (
@@ -238,6 +238,10 @@ class Workspace:
                 try:
                     st = p.stat()
                 except FileNotFoundError:
+                    continue
+                kind = file_kind(st.st_mode)
+                if kind is not None:  # a FIFO would block the reader forever
+                    yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
                     continue
                 yield FileEntry(rel, p, st.st_size, st.st_mtime_ns)
 

@@ -31,6 +31,7 @@ from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
+from ..files import NotRegularFile, read_regular
 from ..workspace import FileEntry, Workspace
 from . import store
 from .cache import SqliteEmbeddingCache
@@ -231,7 +232,11 @@ class Syncer:
             stats.files_skipped += 1
             return None
         try:
-            data = entry.path.read_bytes()
+            data = read_regular(entry.path)
+        except NotRegularFile as exc:  # swapped for a FIFO since the walk
+            self._warn(stats, FileWarning(rel, None, f"{exc}; skipped"))
+            stats.files_skipped += 1
+            return None
         except FileNotFoundError:
             self._warn(stats, FileWarning(rel, None, "deleted during sync"))
             if rel in registry:
