@@ -13,12 +13,14 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from conftest import Paths, RunCli, cli_command, merged_env, plant
@@ -26,6 +28,7 @@ from reverie.engine import Reverie
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
 from reverie.storage.embedders.fake import ENV_DELAY, FakeEmbedder
+from reverie.storage.embedders.openai import OpenAIEmbedder
 from reverie.storage.index.db import connect
 
 Engine = Callable[..., Reverie]
@@ -348,3 +351,66 @@ def test_a_fifo_in_the_workspace_is_skipped_with_a_warning(run_cli: RunCli, path
     assert got.returncode != 0 and "regular file" in got.stderr
     ctx = run_cli("context", "hello", "--json", timeout=60)
     assert "MEMORY.md" in ctx.stdout and "regular file" in ctx.stdout
+
+
+# -- 14. an unreachable embedder never costs the keyword index -------------------------------
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_an_unreachable_openai_embedder_still_commits_the_keyword_index(
+    run_cli: RunCli, paths: Paths
+) -> None:
+    run_cli("init")
+    paths.write("memory/2026-05-01.md", "- 09:00 the magpie nests in the oak\n")
+    env = {
+        "REVERIE_EMBED_BASE_URL": f"http://127.0.0.1:{_unused_port()}",
+        "REVERIE_EMBED_MODEL": "x",
+        "REVERIE_EMBED_TIMEOUT": "5",
+    }
+    proc = run_cli("index", "--json", env=env, embedder="openai", timeout=60)
+    stats = json.loads(proc.stdout)
+    assert stats["files_changed"] >= 1 and stats["keyword_only"] is True
+    assert any("openai" in w and "keyword" in w for w in stats["warnings"])  # reported
+    status = json.loads(run_cli("status", "--json", env=env, embedder="openai").stdout)
+    assert "openai" in str(status["embedder_error"]) and status["dirty"] is False
+    found = run_cli("search", "magpie", "--lanes", "keyword", env=env, embedder="openai")
+    assert "memory/2026-05-01.md" in found.stdout
+    # a hybrid search names the provider (R-RECALL-4), never a silent downgrade
+    hybrid = run_cli("search", "magpie", env=env, embedder="openai", check=False)
+    assert hybrid.returncode != 0 and "openai" in hybrid.stderr
+
+
+def test_vectors_are_filled_in_once_the_provider_is_back(
+    engine_factory: Engine, paths: Paths
+) -> None:
+    up = {"now": False}
+    fake = FakeEmbedder(dims=16)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if not up["now"]:
+            raise httpx.ConnectError("connection refused", request=request)
+        texts = json.loads(request.content)["input"]
+        vectors = fake.embed_documents(texts)
+        data = [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
+        return httpx.Response(200, json={"data": data})
+
+    embedder = OpenAIEmbedder("http://embed.test/v1", "m", transport=httpx.MockTransport(handler))
+    engine = engine_factory(use_embedder=embedder)
+    engine.init()
+    paths.write("memory/2026-05-01.md", "- 09:00 the magpie nests in the oak\n")
+    stats = engine.index()
+    assert stats.files_changed >= 1 and any("openai" in w for w in stats.warnings)
+    assert _found(engine, "magpie")
+    assert engine.status()["vectors"] == 0
+    up["now"] = True
+    stats = engine.index()
+    status = engine.status()
+    assert status["vectors_missing"] == 0 and status["vectors"] > 0
+    assert status["embedder_error"] is None
+    assert engine.search("magpie", record=False).mode == "hybrid"

@@ -148,12 +148,18 @@ class Searcher:
         if self.embedder is None:
             return None, "no embedder configured"
         stored = get_meta(conn, "embedder")
+        try:
+            label = self.embedder.identity.label()  # may probe a remote server
+        except ProviderError as exc:
+            if exc.transient:
+                return None, f"embedding failed transiently ({exc}); keyword-only"
+            raise
         if stored is None or get_meta(conn, "vec_dims") is None:
             return None, "the index has no vectors yet"
-        if stored != self.embedder.identity.label():
+        if stored != label:
             return None, (
                 f"vector search paused: the index holds vectors of {stored}, not "
-                f"{self.embedder.identity.label()}; run `reverie index` to re-embed"
+                f"{label}; run `reverie index` to re-embed"
             )
         try:
             return self.embedder.embed_query(query), None

@@ -304,6 +304,8 @@ def index_counts(conn: sqlite3.Connection, *, embedder: str | None) -> dict[str,
         "chunking_version": get_meta(conn, "chunking_version"),
         "last_sync": get_meta(conn, "last_sync"),
         "dirty": is_dirty(conn),
+        # an explicitly configured embedder that failed at the last sync (R-RECALL-4)
+        "embedder_error": get_meta(conn, "embedder_error") or None,
         "origins": dict(
             conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
         ),

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import numpy as np
 import sqlean as sqlite3
 
+from ...errors import ProviderError
 from ...provenance.paths import classify
 from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, chunk_document, decode
@@ -101,6 +102,7 @@ class Syncer:
         self.cache = SqliteEmbeddingCache(conn, cap_rows=settings.embed_cache_rows)
         self.pipeline: EmbeddingPipeline | None = None
         self.breaker_open = False  # once open, the rest of this sync is keyword-only
+        self.embedder_error: str | None = None  # an unusable provider, reported (R-RECALL-4)
         self.has_vec_table = False
         if embedder is not None:
             self.pipeline = EmbeddingPipeline(
@@ -122,7 +124,7 @@ class Syncer:
             seq = store.dirty_seq(self.conn)
             set_meta(self.conn, "dirty", 1)
         generation = self._generation(force or stats.rebuilt_schema)
-        self._check_identity()
+        self._check_identity(stats)
         self.has_vec_table = get_meta(self.conn, "vec_dims") is not None  # once per run
         registry = {
             row[0]: row[1:]
@@ -173,6 +175,7 @@ class Syncer:
             if store.dirty_seq(self.conn) == seq:  # nobody marked it dirty meanwhile
                 set_meta(self.conn, "dirty", 0)
             set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
+            set_meta(self.conn, "embedder_error", self.embedder_error or "")
             set_meta(self.conn, "tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
                 set_meta(
@@ -194,12 +197,18 @@ class Syncer:
                 set_meta(self.conn, "generation", current)
         return current
 
-    def _check_identity(self) -> None:
+    def _check_identity(self, stats: SyncStats) -> None:
         """A changed embedder never mixes vectors of two models: the vector table is
-        recreated and every chunk is re-embedded (from the cache where possible)."""
+        recreated and every chunk is re-embedded (from the cache where possible). An
+        embedder that cannot tell its identity (a remote probe failed) makes this sync
+        keyword-only, with a warning: the keyword index is always committed."""
         if self.embedder is None:
             return
-        ident = self.embedder.identity
+        try:
+            ident = self.embedder.identity  # may probe a remote server
+        except ProviderError as exc:
+            self._embedder_failed(stats, exc)
+            return
         if (
             get_meta(self.conn, "embedder") != ident.label()
             or get_meta(self.conn, "vec_dims") is None
@@ -210,6 +219,16 @@ class Syncer:
 
     def _warn(self, stats: SyncStats, warning: FileWarning | str) -> None:
         stats.warnings.append(str(warning))
+
+    def _embedder_failed(self, stats: SyncStats, exc: ProviderError) -> None:
+        self.breaker_open = True
+        if self.embedder_error is None:
+            self.embedder_error = str(exc)
+            self._warn(
+                stats,
+                f"embedder unusable ({exc}); indexed keyword-only, "
+                "vectors are filled in by a later sync",
+            )
 
     def _prepare(
         self,
@@ -298,6 +317,8 @@ class Syncer:
         stats.embeddings_failed += outcome.failed
         for err in outcome.errors[:3]:
             self._warn(stats, f"embedding: {err}")
+        if outcome.fatal is not None:
+            self._embedder_failed(stats, outcome.fatal)
         return list(outcome.vectors)
 
     def _delete(self, path: str) -> None:
