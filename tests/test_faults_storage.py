@@ -25,6 +25,7 @@ import pytest
 
 from conftest import Paths, RunCli, cli_command, merged_env, plant
 from reverie.engine import Reverie
+from reverie.errors import PathEscapeError
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
 from reverie.storage.embedders.fake import ENV_DELAY, FakeEmbedder
@@ -414,3 +415,54 @@ def test_vectors_are_filled_in_once_the_provider_is_back(
     assert status["vectors_missing"] == 0 and status["vectors"] > 0
     assert status["embedder_error"] is None
     assert engine.search("magpie", record=False).mode == "hybrid"
+
+
+# -- 11. one symlink policy: bootstrap, index and get alike --------------------------------
+
+
+def test_a_symlink_out_of_the_workspace_is_refused_everywhere(
+    engine_factory: Engine, paths: Paths, tmp_path: Path
+) -> None:
+    engine = _engine(engine_factory)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "MEMORY.md").write_text("# Memory\n\n- the vault code is pelican\n")
+    (outside / "2026-05-01.md").write_text("- 09:00 the cormorant line\n")
+    (paths.workspace / "MEMORY.md").unlink()
+    (paths.workspace / "MEMORY.md").symlink_to(outside / "MEMORY.md")
+    (paths.workspace / "memory" / "2026-05-01.md").symlink_to(outside / "2026-05-01.md")
+    stats = engine.index()
+    for rel in ("MEMORY.md", "memory/2026-05-01.md"):
+        assert any(rel in w and "outside the workspace" in w for w in stats.warnings), rel
+        with pytest.raises(PathEscapeError):
+            engine.get(rel)
+    assert not _found(engine, "pelican") and not _found(engine, "cormorant")
+    boot = engine.bootstrap()
+    assert "pelican" not in boot.text
+    assert any("MEMORY.md" in w and "outside the workspace" in w for w in boot.warnings)
+
+
+def test_a_symlink_inside_the_workspace_is_followed_with_the_lower_trust(
+    engine_factory: Engine, paths: Paths
+) -> None:
+    engine = _engine(engine_factory)
+    paths.write("MEMORY.md", "# Memory\n\n- the lyrebird sings at dawn\n")
+    paths.write("memory/imports/page.md", "- the bowerbird collects blue things\n")
+    (paths.workspace / "USER.md").unlink()
+    (paths.workspace / "USER.md").symlink_to("MEMORY.md")  # owner -> owner
+    (paths.workspace / "memory" / "2026-05-02.md").symlink_to("imports/page.md")
+    (paths.workspace / "AGENTS.md").unlink()
+    (paths.workspace / "AGENTS.md").symlink_to("memory/imports/page.md")  # owner -> untrusted
+    engine.index()
+    assert _found(engine, "lyrebird") == {"MEMORY.md#L3": "owner", "USER.md#L3": "owner"}
+    # read through a journal-named link, the import stays untrusted
+    assert _found(engine, "bowerbird") == {
+        "memory/imports/page.md#L1": "untrusted",
+        "memory/2026-05-02.md#L1": "untrusted",
+        "AGENTS.md#L1": "untrusted",
+    }
+    assert "bowerbird" in engine.get("memory/2026-05-02.md").text
+    boot = engine.bootstrap()
+    assert "lyrebird" in boot.text.split("USER.md", 1)[-1]  # USER.md injected via its link
+    assert "bowerbird" not in boot.text  # never injected as instructions
+    assert any("AGENTS.md" in w and "less trusted" in w for w in boot.warnings)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
-from ..provenance.paths import SESSION_CORPUS, classify
+from ..provenance.origin import lowest
+from ..provenance.paths import SESSION_CORPUS, PathClass, classify
 from .document import FileWarning
 from .files import file_kind, write_if_absent
 
@@ -38,12 +39,41 @@ HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
 
 @dataclass(frozen=True)
 class FileEntry:
-    """An indexable file found by the workspace walk."""
+    """An indexable file found by the workspace walk (``real``: where a symlink at
+    ``relpath`` points, inside the workspace)."""
 
     relpath: str
     path: Path
     size: int
     mtime_ns: int
+    real: str | None = None
+
+
+def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
+    """The real path of ``path`` (every symlink followed) if it stays inside ``root``
+    (a resolved path); :class:`PathEscapeError` when it leaves. The one symlink policy
+    of every reader and writer: a link whose target resolves inside the workspace is
+    followed, a link that leaves it is refused."""
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        if shown is None:
+            shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        raise PathEscapeError(f"{shown}: resolves outside the workspace")
+    return real
+
+
+def link_class(relpath: str, real: str | None) -> PathClass:
+    """How the content at ``relpath`` is classified: a symlink to ``real`` reads with
+    the lower trust of its own path and its target's (a link never raises trust)."""
+    own = classify(relpath)
+    if real is None or real == relpath:
+        return own
+    target = classify(real)
+    return replace(
+        own,
+        default_origin=lowest(own.default_origin, target.default_origin),
+        ceiling=lowest(own.ceiling, target.ceiling),
+    )
 
 
 class Workspace:
@@ -204,10 +234,14 @@ class Workspace:
         are refused with :class:`PathEscapeError`."""
         if not relpath or os.path.isabs(relpath) or relpath.startswith(("/", "\\")):
             raise PathEscapeError(f"{relpath!r}: absolute or empty paths are refused")
-        candidate = (self.root / relpath).resolve()
-        if candidate != self.root and self.root not in candidate.parents:
-            raise PathEscapeError(f"{relpath!r}: resolves outside the workspace")
-        return candidate
+        return resolve_inside(self.root, self.root / relpath, shown=repr(relpath))
+
+    def check_inside(self, path: Path | str) -> Path:
+        """The real path of ``path`` (absolute, or relative to the workspace) with every
+        symlink followed; :class:`PathEscapeError` if it resolves outside the workspace.
+        Call it before reading or writing any workspace file (journal appends, MEMORY.md
+        rewrites): a link inside is followed, a link that leaves is refused."""
+        return resolve_inside(self.root, self.root / path)
 
     def relpath(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -232,20 +266,28 @@ class Workspace:
                 rel = self.relpath(p)
                 if not name.endswith(".md") or not classify(rel).indexed:
                     continue
+                real: str | None = None
                 if p.is_symlink():
-                    yield from self._link_warning(p, rel)
-                    continue
+                    try:
+                        real = self.relpath(self.check_inside(p))
+                    except PathEscapeError:
+                        yield from self._link_warning(p, rel)
+                        continue
                 try:
                     st = p.stat()
                 except FileNotFoundError:
+                    if real is not None:
+                        yield FileWarning(rel, None, f"broken symlink to {real}; skipped")
                     continue
                 kind = file_kind(st.st_mode)
                 if kind is not None:  # a FIFO would block the reader forever
                     yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
                     continue
-                yield FileEntry(rel, p, st.st_size, st.st_mtime_ns)
+                yield FileEntry(rel, p, st.st_size, st.st_mtime_ns, real)
 
     def _link_warning(self, p: Path, rel: str) -> Iterator[FileWarning]:
+        """A folder link is not walked: inside the workspace its files are indexed at
+        their real paths; one that leaves is refused, with a warning."""
         target = p.resolve()
         if target != self.root and self.root not in target.parents:
             yield FileWarning(
@@ -253,4 +295,12 @@ class Workspace:
             )
 
 
-__all__ = ["FOLDERS", "HIDDEN_INDEXED", "SKELETON", "FileEntry", "Workspace"]
+__all__ = [
+    "FOLDERS",
+    "HIDDEN_INDEXED",
+    "SKELETON",
+    "FileEntry",
+    "Workspace",
+    "link_class",
+    "resolve_inside",
+]

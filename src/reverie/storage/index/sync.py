@@ -27,13 +27,12 @@ import numpy as np
 import sqlean as sqlite3
 
 from ...errors import ProviderError
-from ...provenance.paths import classify
 from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..files import NotRegularFile, read_regular
-from ..workspace import FileEntry, Workspace
+from ..workspace import FileEntry, Workspace, link_class
 from . import store
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
@@ -290,7 +289,7 @@ class Syncer:
         for w in decoded.warnings:
             self._warn(stats, w)
         text = decoded.text
-        pclass = classify(rel)
+        pclass = link_class(rel, entry.real)
         if not text.strip():
             self._warn(stats, FileWarning(rel, None, "empty file"))
         chunks, warnings = chunk_document(
