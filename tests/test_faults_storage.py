@@ -466,3 +466,45 @@ def test_a_symlink_inside_the_workspace_is_followed_with_the_lower_trust(
     assert "lyrebird" in boot.text.split("USER.md", 1)[-1]  # USER.md injected via its link
     assert "bowerbird" not in boot.text  # never injected as instructions
     assert any("AGENTS.md" in w and "less trusted" in w for w in boot.warnings)
+
+
+# -- 12. a lost signing key lowers trust loudly, never silently ------------------------------
+
+
+def test_a_regenerated_key_over_signed_lines_warns_and_says_how_to_restore(
+    engine_factory: Engine, paths: Paths, tmp_path: Path
+) -> None:
+    engine = _engine(engine_factory)
+    plant(engine, "the owner prefers tabs", origin=Origin.OWNER)
+    engine.index()
+    assert set(_found(engine, "tabs").values()) == {"owner"}
+    assert engine.status()["key_warning"] is None
+    engine.close()
+    backup = tmp_path / "origin.key.backup"
+    shutil.copy(paths.state / "origin.key", backup)
+    shutil.rmtree(paths.state)  # the state dir is gone: a new key will be created
+    engine = engine_factory(use_embedder=FakeEmbedder())
+    stats = engine.index()  # never blocked: trust only lowers
+    assert set(_found(engine, "tabs").values()) == {"agent"}
+    loud = [w for w in stats.warnings if "origin.key" in w]
+    assert loud and "backup" in loud[0] and "memory/2026-05-01.md" in loud[0]
+    assert "backup" in str(engine.status()["key_warning"])
+    # restoring the key from the backup restores the trust, and the warning goes
+    engine.close()
+    shutil.copy(backup, paths.state / "origin.key")
+    engine = engine_factory(use_embedder=FakeEmbedder())
+    stats = engine.index()
+    assert not [w for w in stats.warnings if "origin.key" in w]
+    assert engine.status()["key_warning"] is None
+    assert set(_found(engine, "tabs").values()) == {"owner"}
+
+
+def test_a_new_key_over_a_workspace_without_signed_lines_is_quiet(
+    engine_factory: Engine, paths: Paths
+) -> None:
+    engine = _engine(engine_factory)
+    paths.write("memory/2026-05-01.md", "- 09:00 hand-written, unsigned\n")
+    (paths.state / "origin.key").unlink()
+    stats = engine.index()
+    assert not [w for w in stats.warnings if "origin.key" in w]
+    assert engine.status()["key_warning"] is None

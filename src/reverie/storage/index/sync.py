@@ -76,6 +76,11 @@ class _Prepared:
     kind: str
 
 
+def _digest(key: bytes) -> str:
+    """Which signing key the index was built with (a restored key re-reads every file)."""
+    return hashlib.sha256(b"origin-key\0" + key).hexdigest()[:16]
+
+
 def _groups(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -102,6 +107,7 @@ class Syncer:
         self.pipeline: EmbeddingPipeline | None = None
         self.breaker_open = False  # once open, the rest of this sync is keyword-only
         self.embedder_error: str | None = None  # an unusable provider, reported (R-RECALL-4)
+        self.key = b""
         self.has_vec_table = False
         if embedder is not None:
             self.pipeline = EmbeddingPipeline(
@@ -122,7 +128,11 @@ class Syncer:
         with transaction(self.conn):  # dirty until this sync completes (kill -9 included)
             seq = store.dirty_seq(self.conn)
             set_meta(self.conn, "dirty", 1)
-        generation = self._generation(force or stats.rebuilt_schema)
+        self.key = self.ws.origin_key()  # once per run (created here if it was lost)
+        if (note := self.ws.key_warning()) is not None:
+            self._warn(stats, note)
+        key_changed = get_meta(self.conn, "key_fingerprint") not in (None, _digest(self.key))
+        generation = self._generation(force or stats.rebuilt_schema or key_changed)
         self._check_identity(stats)
         self.has_vec_table = get_meta(self.conn, "vec_dims") is not None  # once per run
         registry = {
@@ -175,6 +185,7 @@ class Syncer:
                 set_meta(self.conn, "dirty", 0)
             set_meta(self.conn, "chunking_version", CHUNKING_VERSION)
             set_meta(self.conn, "embedder_error", self.embedder_error or "")
+            set_meta(self.conn, "key_fingerprint", _digest(self.key))
             set_meta(self.conn, "tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
                 set_meta(
@@ -296,7 +307,7 @@ class Syncer:
             rel,
             text.lstrip("\ufeff"),
             pclass,
-            key=self.ws.origin_key(),
+            key=self.key,
             budget=self.settings.chunk_tokens,
             overlap=self.settings.chunk_overlap,
             damaged=decoded.damaged,
