@@ -359,18 +359,20 @@ def test_every_bad_input_warns_by_name_and_the_sync_completes(
     assert warned("memory/linked", "outside the workspace")
     assert warned("MEMORY.md:4", "importance")
     assert warned("MEMORY.md:5", "project")
-    assert stats["files_skipped"] >= 3
+    assert stats["files_skipped"] >= 2  # binary, huge (a bad UTF-8 line skips only itself)
     for w in warnings:
         assert f"warning: {w}" in proc.stderr
 
     conn = open_index()
     indexed = {r[0] for r in conn.execute("SELECT path FROM sources")}
-    assert {"MEMORY.md", "memory/2026-05-01.md", "memory/imports/good.md"} <= indexed
-    assert not indexed & {
-        "memory/imports/bad-utf8.md",
-        "memory/imports/binary.md",
-        "memory/imports/huge.md",
-    }
+    assert {
+        "MEMORY.md",
+        "memory/2026-05-01.md",
+        "memory/imports/good.md",
+        "memory/imports/bad-utf8.md",  # its good lines are indexed (issue 14, defect 5)
+    } <= indexed
+    assert not indexed & {"memory/imports/binary.md", "memory/imports/huge.md"}
+    assert "memory/imports/bad-utf8.md" in search(conn, "two")  # a good line of it
     assert search(conn, "secret") == set()
     notes = {
         text: (importance, json.loads(projects))
@@ -384,19 +386,19 @@ def test_every_bad_input_warns_by_name_and_the_sync_completes(
     assert_consistent(conn)
 
 
-def test_a_file_that_turns_unreadable_keeps_its_last_good_version(
+def test_a_file_with_a_bad_byte_is_indexed_as_it_now_is(
     engine_factory: Callable[..., Any], paths: Paths
 ) -> None:
     engine = engine_factory(use_embedder=FakeEmbedder())
     engine.init()
     paths.write("memory/imports/a.md", "- the launch code is tangerine\n")
     engine.index()
-    paths.write("memory/imports/a.md", b"- the launch code is \xff\xfe\n")
+    paths.write("memory/imports/a.md", b"- the launch code is \xff\xfe\n- clementine line\n")
     stats = engine.index()
-    # bad input leaves the index as it was (the non-negotiable), with a warning that
-    # names the file and line; the last good version stays until the file is fixed
-    assert any("memory/imports/a.md:1" in w for w in stats.warnings)
-    assert search(engine.conn, "tangerine")
+    # a bad byte costs only its own line (replaced), with a warning that names the file
+    # and line; the index never serves a version the file no longer holds
+    assert any("memory/imports/a.md:1" in w and "UTF-8" in w for w in stats.warnings)
+    assert search(engine.conn, "tangerine") == set() and search(engine.conn, "clementine")
     paths.write("memory/imports/a.md", "- the launch code is mandarin\n")
     engine.index()
     assert search(engine.conn, "tangerine") == set() and search(engine.conn, "mandarin")

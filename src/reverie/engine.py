@@ -390,11 +390,9 @@ class Reverie:
             current = f"unreachable ({exc})"
         with self._lock:
             counts = index_counts(self.conn, embedder=current)
-        return {
-            "workspace": str(self.workspace.root),
-            "index": str(self.workspace.index_path),
-            **counts,
-        }
+        ws = self.workspace
+        paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
+        return {**paths, **counts, "key_warning": ws.key_warning()}
 
 
 __all__ = ["Reverie"]

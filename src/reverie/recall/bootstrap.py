@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import PathEscapeError
 from ..provenance.frames import workspace_file_block
-from ..provenance.paths import CURATED_FILES
+from ..provenance.paths import CURATED_FILES, classify
+from ..storage.files import NotRegularFile, check_regular, read_regular
 from ..storage.trailers import strip
+from ..storage.workspace import link_class, resolve_inside
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
 CURATED = CURATED_FILES
@@ -33,13 +36,18 @@ class Bootstrap:
 
     text: str
     files: tuple[BootstrapFile, ...]
+    warnings: tuple[str, ...] = ()  # files not injected, and why
 
     @property
     def truncated(self) -> bool:
         return any(f.truncated for f in self.files)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"truncated": self.truncated, "files": [f.__dict__ for f in self.files]}
+        return {
+            "truncated": self.truncated,
+            "files": [f.__dict__ for f in self.files],
+            "warnings": list(self.warnings),
+        }
 
 
 def truncation_notice(path: str, shown: int, total: int) -> str:
@@ -53,21 +61,46 @@ class Bootstrapper:
     """Reads the bootstrap files, re-reading only those that changed on disk."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
+        self.root = root.resolve()
         self._cache: dict[str, tuple[int, int, str]] = {}
         self.reads = 0  # how many times a file was actually read (for tests)
+        self._warnings: list[str] = []
+
+    def _refuse(self, name: str, why: str) -> None:
+        self._cache.pop(name, None)
+        self._warnings.append(f"{name}: {why}; not injected")
 
     def _read(self, name: str) -> str | None:
+        """The file's text, or None. Symlinks follow the one policy (index and
+        memory_get alike): followed inside the workspace, refused when they leave it,
+        and never injected when the target's path is less trusted than the file's."""
         path = self.root / name
         try:
-            st = path.stat()
+            real = resolve_inside(self.root, path)
+        except PathEscapeError:
+            self._refuse(name, "symlink points outside the workspace")
+            return None
+        if real != path:
+            target = real.relative_to(self.root).as_posix()
+            if link_class(name, target) != classify(name):  # lowered by the target
+                self._refuse(name, f"symlink to {target}, a less trusted path")
+                return None
+        try:
+            st = check_regular(path)
         except FileNotFoundError:
             self._cache.pop(name, None)
+            return None
+        except NotRegularFile as exc:  # a FIFO would block every turn forever
+            self._refuse(name, str(exc))
             return None
         cached = self._cache.get(name)
         if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
             return cached[2]
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            raw = read_regular(path).decode("utf-8", errors="replace").replace("\r\n", "\n")
+        except (FileNotFoundError, NotRegularFile) as exc:  # changed since the stat
+            self._refuse(name, str(exc))
+            return None
         self.reads += 1
         text = "\n".join(strip(line) for line in raw.splitlines()) if name in CURATED else raw
         self._cache[name] = (st.st_mtime_ns, st.st_size, text)
@@ -76,6 +109,7 @@ class Bootstrapper:
     def load(self, *, file_chars: int, total_chars: int, user_chars: int) -> Bootstrap:
         parts: list[str] = []
         files: list[BootstrapFile] = []
+        self._warnings = []
         left = total_chars
         for name in FILES:
             text = self._read(name)
@@ -94,7 +128,7 @@ class Bootstrapper:
             parts.append(workspace_file_block(name, body))
             files.append(BootstrapFile(name, len(text.strip("\n")), len(body), truncated))
             left -= len(body)
-        return Bootstrap("\n\n".join(parts), tuple(files))
+        return Bootstrap("\n\n".join(parts), tuple(files), tuple(self._warnings))
 
 
 __all__ = ["Bootstrap", "BootstrapFile", "Bootstrapper", "truncation_notice"]

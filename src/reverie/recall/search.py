@@ -6,6 +6,7 @@ Orchestrates the adapters in :mod:`reverie.index.query` and the pure ranking in
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from ..provenance.markers import resolve
 from ..provenance.origin import Origin, SessionKind, lowest
 from ..provenance.paths import SourceKind, classify
 from ..storage.embedders.base import Embedder
+from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
 from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
 from ..storage.workspace import Workspace
@@ -160,12 +162,18 @@ class Searcher:
         if self.embedder is None:
             return None, "no embedder configured"
         stored = get_meta(conn, "embedder")
+        try:
+            label = self.embedder.identity.label()  # may probe a remote server
+        except ProviderError as exc:
+            if exc.transient:
+                return None, f"embedding failed transiently ({exc}); keyword-only"
+            raise
         if stored is None or get_meta(conn, "vec_dims") is None:
             return None, "the index has no vectors yet"
-        if stored != self.embedder.identity.label():
+        if stored != label:
             return None, (
                 f"vector search paused: the index holds vectors of {stored}, not "
-                f"{self.embedder.identity.label()}; run `reverie index` to re-embed"
+                f"{label}; run `reverie index` to re-embed"
             )
         try:
             return self.embedder.embed_query(query), None
@@ -291,15 +299,19 @@ def memory_get(
     if from_line < 1 or (lines is not None and lines < 1):
         raise ReverieError(f"{path}: from_line and lines count from 1")
     target = ws.resolve(path)
-    if not target.is_file():
-        raise WorkspaceError(f"{path}: no such file in the workspace")
+    try:
+        fh = open_regular(target)
+    except NotRegularFile as exc:  # a FIFO would block the read forever
+        raise WorkspaceError(f"{path}: {exc}; refused") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise WorkspaceError(f"{path}: no such file in the workspace") from None
     want = min(max_lines, lines or max_lines)
     out: list[str] = []
     chars = 0
     total = 0
     more: int | None = None
-    with target.open(encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
+    with io.TextIOWrapper(fh, encoding="utf-8", errors="replace") as text:
+        for number, line in enumerate(text, start=1):
             total = number
             if number < from_line:
                 continue

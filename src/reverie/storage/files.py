@@ -4,8 +4,61 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
+
+_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISDIR, "directory"),
+)
+
+
+class NotRegularFile(OSError):
+    """A FIFO, socket, device or directory where a file was expected: never opened
+    for reading, since reading one can block forever."""
+
+
+def file_kind(mode: int) -> str | None:
+    """None for a regular file, else what it is ("FIFO", "socket", ...)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "special file")
+
+
+def check_regular(path: Path, st: os.stat_result | None = None) -> os.stat_result:
+    """``path``'s stat (links followed); :class:`NotRegularFile` unless a regular file."""
+    st = os.stat(path) if st is None else st
+    kind = file_kind(st.st_mode)
+    if kind is not None:
+        raise NotRegularFile(f"not a regular file ({kind})")
+    return st
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading without ever blocking: checked before opening,
+    opened non-blocking (a FIFO swapped in meanwhile cannot hang the open), and
+    checked again on the open descriptor."""
+    check_regular(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        check_regular(path, os.fstat(fd))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file (see :func:`open_regular`)."""
+    with open_regular(path) as fh:
+        return fh.read()
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -67,4 +120,15 @@ def write_if_absent(path: Path, text: str) -> bool:
     return True
 
 
-__all__ = ["atomic_write", "atomic_write_bytes", "fsync_dir", "sweep_temp", "write_if_absent"]
+__all__ = [
+    "NotRegularFile",
+    "atomic_write",
+    "atomic_write_bytes",
+    "check_regular",
+    "file_kind",
+    "fsync_dir",
+    "open_regular",
+    "read_regular",
+    "sweep_temp",
+    "write_if_absent",
+]

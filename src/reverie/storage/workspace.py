@@ -9,16 +9,21 @@ Layout (SPEC section 1)::
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
-from ..provenance.paths import SESSION_CORPUS, classify
+from ..provenance.origin import lowest
+from ..provenance.paths import SESSION_CORPUS, PathClass, classify
 from .document import FileWarning
-from .files import write_if_absent
+from .files import atomic_write, file_kind, read_regular, write_if_absent
 
 SKELETON: dict[str, str] = {
     "AGENTS.md": (
@@ -39,12 +44,48 @@ HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
 
 @dataclass(frozen=True)
 class FileEntry:
-    """An indexable file found by the workspace walk."""
+    """An indexable file found by the workspace walk (``real``: where a symlink at
+    ``relpath`` points, inside the workspace)."""
 
     relpath: str
     path: Path
     size: int
     mtime_ns: int
+    real: str | None = None
+
+
+_SIG_RE = re.compile(rb"<!--[^<>]*\bsig\s*:\s*[0-9a-fA-F]{8}")
+
+
+def _fingerprint(key: bytes) -> str:
+    return hashlib.sha256(key).hexdigest()[:16]
+
+
+def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
+    """The real path of ``path`` (every symlink followed) if it stays inside ``root``
+    (a resolved path); :class:`PathEscapeError` when it leaves. The one symlink policy
+    of every reader and writer: a link whose target resolves inside the workspace is
+    followed, a link that leaves it is refused."""
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        if shown is None:
+            shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        raise PathEscapeError(f"{shown}: resolves outside the workspace")
+    return real
+
+
+def link_class(relpath: str, real: str | None) -> PathClass:
+    """How the content at ``relpath`` is classified: a symlink to ``real`` reads with
+    the lower trust of its own path and its target's (a link never raises trust)."""
+    own = classify(relpath)
+    if real is None or real == relpath:
+        return own
+    target = classify(real)
+    return replace(
+        own,
+        default_origin=lowest(own.default_origin, target.default_origin),
+        ceiling=lowest(own.ceiling, target.ceiling),
+    )
 
 
 class Workspace:
@@ -197,8 +238,60 @@ class Workspace:
         key = secrets.token_bytes(32)
         if write_if_absent(path, key.hex() + "\n"):
             os.chmod(path, 0o600)
+            self._note_new_key(key)
             return key
         return bytes.fromhex(path.read_text().strip())
+
+    @property
+    def key_note_path(self) -> Path:
+        """Written when a new key was created over lines signed with a lost one."""
+        return self.state_dir / "origin.key.new"
+
+    def _signed_files(self) -> list[str]:
+        """Marker files (journals, the session corpus) holding signed lines."""
+        found: list[str] = []
+        memory = self.root / "memory"
+        candidates = [*sorted(memory.glob("*.md")), *sorted(self.corpus_dir.rglob("*.md"))]
+        for p in candidates:
+            try:
+                if not p.is_symlink() and _SIG_RE.search(read_regular(p)):
+                    found.append(self.relpath(p))
+            except OSError:
+                continue
+        return found
+
+    def _note_new_key(self, key: bytes) -> None:
+        signed = self._signed_files()
+        if not signed:
+            return  # a new workspace, or nothing signed: nothing lost
+        note = {
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "fingerprint": _fingerprint(key),
+            "signed_files": len(signed),
+            "example": signed[0],
+        }
+        atomic_write(self.key_note_path, json.dumps(note) + "\n")
+
+    def key_warning(self) -> str | None:
+        """A loud warning while the key in use is one created over lines signed with a
+        lost key (their trust silently dropped: owner lines read as agent, corpus lines
+        as untrusted). Gone once the old key is restored or the note deleted."""
+        try:
+            note = json.loads(self.key_note_path.read_text())
+            current = bytes.fromhex(self.origin_key_path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        if note.get("fingerprint") != _fingerprint(current):  # the old key is back
+            self.key_note_path.unlink(missing_ok=True)
+            return None
+        return (
+            f"{self.origin_key_path} was missing: a new signing key was created on "
+            f"{note.get('created')}, but {note.get('signed_files')} file(s) (e.g. "
+            f"{note.get('example')}) hold lines signed with the old one, so their owner "
+            "lines now read as agent and session-corpus lines as untrusted. Restore "
+            "origin.key from a backup of the state dir (the next sync re-reads every "
+            f"file), or delete {self.key_note_path} to accept the new key"
+        )
 
     def resolve(self, relpath: str) -> Path:
         """``relpath`` inside the workspace; ``..``, absolute paths and symlinks out
@@ -209,12 +302,16 @@ class Workspace:
             shown = relpath[:80].replace("\0", "\\0")
             raise PathEscapeError(f"{shown!r}: a NUL byte or over {MAX_PATH_CHARS} characters")
         try:
-            candidate = (self.root / relpath).resolve()
+            return resolve_inside(self.root, self.root / relpath, shown=repr(relpath))
         except OSError as exc:  # a name too long for the file system, a link loop
             raise PathEscapeError(f"{relpath[:80]!r}: {exc.strerror}") from None
-        if candidate != self.root and self.root not in candidate.parents:
-            raise PathEscapeError(f"{relpath!r}: resolves outside the workspace")
-        return candidate
+
+    def check_inside(self, path: Path | str) -> Path:
+        """The real path of ``path`` (absolute, or relative to the workspace) with every
+        symlink followed; :class:`PathEscapeError` if it resolves outside the workspace.
+        Call it before reading or writing any workspace file (journal appends, MEMORY.md
+        rewrites): a link inside is followed, a link that leaves is refused."""
+        return resolve_inside(self.root, self.root / path)
 
     def relpath(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -239,16 +336,28 @@ class Workspace:
                 rel = self.relpath(p)
                 if not name.endswith(".md") or not classify(rel).indexed:
                     continue
+                real: str | None = None
                 if p.is_symlink():
-                    yield from self._link_warning(p, rel)
-                    continue
+                    try:
+                        real = self.relpath(self.check_inside(p))
+                    except PathEscapeError:
+                        yield from self._link_warning(p, rel)
+                        continue
                 try:
                     st = p.stat()
                 except FileNotFoundError:
+                    if real is not None:
+                        yield FileWarning(rel, None, f"broken symlink to {real}; skipped")
                     continue
-                yield FileEntry(rel, p, st.st_size, st.st_mtime_ns)
+                kind = file_kind(st.st_mode)
+                if kind is not None:  # a FIFO would block the reader forever
+                    yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
+                    continue
+                yield FileEntry(rel, p, st.st_size, st.st_mtime_ns, real)
 
     def _link_warning(self, p: Path, rel: str) -> Iterator[FileWarning]:
+        """A folder link is not walked: inside the workspace its files are indexed at
+        their real paths; one that leaves is refused, with a warning."""
         target = p.resolve()
         if target != self.root and self.root not in target.parents:
             yield FileWarning(
@@ -256,4 +365,12 @@ class Workspace:
             )
 
 
-__all__ = ["FOLDERS", "HIDDEN_INDEXED", "SKELETON", "FileEntry", "Workspace"]
+__all__ = [
+    "FOLDERS",
+    "HIDDEN_INDEXED",
+    "SKELETON",
+    "FileEntry",
+    "Workspace",
+    "link_class",
+    "resolve_inside",
+]

@@ -13,6 +13,8 @@ arguments, so failures can also be switched on from the environment:
 ``REVERIE_FAKE_EMBED_FAIL_AFTER=N``
     the first N texts embedded in this process succeed; a call that would take the
     process total past N raises a transient :class:`ProviderError`.
+``REVERIE_FAKE_EMBED_DELAY=SECONDS``
+    every call sleeps that long first (a slow provider: lets a test kill a sync mid-way).
 
 The environment is read on every call, so a test may flip it between calls.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -33,6 +36,7 @@ from .base import EmbedderIdentity, normalise
 PROVIDER = "fake"
 ENV_DOWN = "REVERIE_FAKE_EMBED_DOWN"
 ENV_FAIL_AFTER = "REVERIE_FAKE_EMBED_FAIL_AFTER"
+ENV_DELAY = "REVERIE_FAKE_EMBED_DELAY"
 
 _process_lock = threading.Lock()
 _process_texts = 0  # texts embedded by every FakeEmbedder in this process
@@ -118,6 +122,9 @@ class FakeEmbedder:
         global _process_texts
         self.calls += 1
         self.batches.append(list(texts))
+        delay = self._env().get(ENV_DELAY, "").strip()
+        if delay:
+            time.sleep(float(delay))
         if self._is_down():
             raise ProviderError(PROVIDER, "down (REVERIE_FAKE_EMBED_DOWN)", transient=True)
         if self.poison is not None and any(self.poison(t) for t in texts):
@@ -141,6 +148,7 @@ class FakeEmbedder:
 
 
 __all__ = [
+    "ENV_DELAY",
     "ENV_DOWN",
     "ENV_FAIL_AFTER",
     "FakeEmbedder",

@@ -21,6 +21,30 @@ from .db import SCHEMA_VERSION, get_meta, user_version
 from .rows import Candidate, TriggerRow
 
 _MARKS = 900
+VEC_K_MAX = 4096  # sqlite-vec's largest k
+_LAST = ("\U0010ffff", 0, 0)
+
+
+def _locations(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, tuple[str, int, int]]:
+    """chunk id -> (path, start_line, part): where its content is, independent of rowids."""
+    out: dict[int, tuple[str, int, int]] = {}
+    id_list = list(ids)
+    for i in range(0, len(id_list), _MARKS):
+        part = id_list[i : i + _MARKS]
+        for r in conn.execute(
+            f"SELECT id, path, start_line, part FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            out[int(r[0])] = (str(r[1]), int(r[2]), int(r[3]))
+    return out
+
+
+def top_by_location(conn: sqlite3.Connection, scores: dict[int, float], k: int) -> dict[int, float]:
+    """The ``k`` highest scores; equal scores in content order (path, start line), never
+    in rowid order, so an incremental index and a rebuild pick the same candidates."""
+    where = _locations(conn, scores)
+    order = sorted(scores, key=lambda cid: (-scores[cid], where.get(cid, _LAST)))
+    return {cid: scores[cid] for cid in order[:k]}
 
 
 def index_version(conn: sqlite3.Connection) -> str:
@@ -28,14 +52,16 @@ def index_version(conn: sqlite3.Connection) -> str:
 
 
 def keyword_lane(conn: sqlite3.Connection, text: str, k: int) -> dict[int, float]:
-    """chunk id -> FTS5 bm25 rank (negative), best first; never raises on syntax."""
+    """chunk id -> FTS5 bm25 rank (negative), best first, equal ranks in content order;
+    never raises on syntax."""
     match = fts_query(text)
     if match is None:
         return {}
     try:
         rows = conn.execute(
-            "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
-            "ORDER BY r LIMIT ?",
+            "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c "
+            "ON c.id = f.rowid WHERE chunks_fts MATCH ? "
+            "ORDER BY r, c.path, c.start_line, c.part LIMIT ?",
             (match, k),
         ).fetchall()
     except sqlite3.OperationalError:
@@ -53,6 +79,7 @@ class VectorLane:
         self._version: str | None = None
         self._ids: np.ndarray | None = None
         self._matrix: np.ndarray | None = None
+        self._where: np.ndarray | None = None  # each vector's rank in content order
 
     @property
     def warm(self) -> bool:
@@ -77,7 +104,16 @@ class VectorLane:
                 matrix = matrix.reshape(len(rows), -1)
             else:
                 ids, matrix = np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
-            self._ids, self._matrix, self._version = ids, matrix, version
+            locations = conn.execute("SELECT id, path, start_line, part FROM chunks").fetchall()
+            rank = {
+                int(r[0]): n
+                for n, r in enumerate(sorted(locations, key=lambda r: (r[1], r[2], r[3], r[0])))
+            }
+            where = np.fromiter(
+                (rank.get(int(i), len(rank)) for i in ids), dtype=np.int64, count=len(ids)
+            )
+            self._ids, self._matrix, self._where = ids, matrix, where
+            self._version = version
 
     def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
         if get_meta(conn, "vec_dims") is None:
@@ -86,20 +122,32 @@ class VectorLane:
             if index_version(conn) != self._version:
                 self.load(conn)
             return self._top_numpy(qvec, k)
-        rows = conn.execute(
-            "SELECT rowid, distance FROM vec_chunks WHERE embedding MATCH ? AND k = ?",
-            (np.asarray(qvec, np.float32).tobytes(), k),
-        ).fetchall()
-        return {int(r[0]): 1.0 - float(r[1]) for r in rows}
+        # KNN breaks ties by rowid: fetch past the k-th score, then cut in content order
+        blob = np.asarray(qvec, np.float32).tobytes()
+        fetch = min(max(1, k) * 2, VEC_K_MAX)
+        while True:
+            rows = conn.execute(
+                "SELECT rowid, distance FROM vec_chunks WHERE embedding MATCH ? AND k = ?",
+                (blob, fetch),
+            ).fetchall()
+            sims = {int(r[0]): 1.0 - float(r[1]) for r in rows}
+            if len(rows) < fetch or fetch >= VEC_K_MAX or len(rows) <= k:
+                break
+            kth = sorted(sims.values(), reverse=True)[k - 1]
+            if min(sims.values()) < kth:
+                break
+            fetch = min(fetch * 2, VEC_K_MAX)
+        return top_by_location(conn, sims, k)
 
     def _top_numpy(self, qvec: np.ndarray, k: int) -> dict[int, float]:
-        assert self._matrix is not None and self._ids is not None
-        if len(self._ids) == 0:
+        assert self._matrix is not None and self._ids is not None and self._where is not None
+        if len(self._ids) == 0 or k < 1:
             return {}
         sims = self._matrix @ np.asarray(qvec, np.float32)
         k = min(k, len(sims))
-        idx = np.argpartition(-sims, k - 1)[:k]
-        idx = idx[np.argsort(-sims[idx])]
+        kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+        idx = np.nonzero(sims >= kth)[0]  # every tie at the cut-off, then content order
+        idx = idx[np.lexsort((self._where[idx], -sims[idx]))][:k]
         return {int(self._ids[i]): float(sims[i]) for i in idx}
 
 
@@ -263,6 +311,8 @@ def index_counts(conn: sqlite3.Connection, *, embedder: str | None) -> dict[str,
         "chunking_version": get_meta(conn, "chunking_version"),
         "last_sync": get_meta(conn, "last_sync"),
         "dirty": is_dirty(conn),
+        # an explicitly configured embedder that failed at the last sync (R-RECALL-4)
+        "embedder_error": get_meta(conn, "embedder_error") or None,
         "origins": dict(
             conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
         ),
@@ -279,5 +329,6 @@ __all__ = [
     "is_dirty",
     "keyword_lane",
     "path_chunks",
+    "top_by_location",
     "trigger_rows",
 ]

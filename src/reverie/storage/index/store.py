@@ -16,7 +16,7 @@ import sqlean as sqlite3
 
 from ...tokens import segment
 from ..chunking import Chunk
-from .db import set_meta
+from .db import get_meta, set_meta
 
 
 def delete_rows(conn: sqlite3.Connection, path: str, *, has_vec_table: bool) -> None:
@@ -133,12 +133,20 @@ def set_vectors(conn: sqlite3.Connection, pairs: Sequence[tuple[int, np.ndarray]
 
 
 def mark_dirty(conn: sqlite3.Connection) -> None:
+    """Files changed: dirty, and a new write sequence number (a sync running now
+    leaves the flag set, since it may have walked past the change)."""
     set_meta(conn, "dirty", 1)
+    set_meta(conn, "dirty_seq", dirty_seq(conn) + 1)
+
+
+def dirty_seq(conn: sqlite3.Connection) -> int:
+    return int(get_meta(conn, "dirty_seq", "0") or 0)
 
 
 __all__ = [
     "delete_file",
     "delete_rows",
+    "dirty_seq",
     "mark_dirty",
     "missing_vectors",
     "set_vectors",

@@ -7,6 +7,9 @@
   or fully new; the next run resumes with the files not yet done.
 - ``force`` bumps a generation counter instead of wiping the index, so an interrupted
   rebuild resumes where it stopped.
+- The index is marked dirty when a sync starts and clean only when it completes, and
+  only if no writer marked it dirty meanwhile: an interrupted sync (exception, kill -9)
+  leaves it dirty, so the next start-up sync runs.
 - Embedding failures never fail the sync: chunks are indexed keyword-only and their
   vectors are filled in by a later sync.
 """
@@ -23,12 +26,13 @@ from typing import Any, TypeVar
 import numpy as np
 import sqlean as sqlite3
 
-from ...provenance.paths import SourceKind, classify
+from ...errors import ProviderError
 from ..chunking import CHUNKING_VERSION, Chunk
-from ..document import FileWarning, chunk_document
+from ..document import FileWarning, by_entry, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
-from ..workspace import FileEntry, Workspace
+from ..files import NotRegularFile, read_regular
+from ..workspace import FileEntry, Workspace, link_class
 from . import store
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
@@ -72,6 +76,11 @@ class _Prepared:
     kind: str
 
 
+def _digest(key: bytes) -> str:
+    """Which signing key the index was built with (a restored key re-reads every file)."""
+    return hashlib.sha256(b"origin-key\0" + key).hexdigest()[:16]
+
+
 def _groups(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -97,6 +106,8 @@ class Syncer:
         self.cache = SqliteEmbeddingCache(conn, cap_rows=settings.embed_cache_rows)
         self.pipeline: EmbeddingPipeline | None = None
         self.breaker_open = False  # once open, the rest of this sync is keyword-only
+        self.embedder_error: str | None = None  # an unusable provider, reported (R-RECALL-4)
+        self.key = b""
         self.has_vec_table = False
         if embedder is not None:
             self.pipeline = EmbeddingPipeline(
@@ -114,8 +125,15 @@ class Syncer:
         t0 = time.perf_counter()
         stats = SyncStats()
         stats.rebuilt_schema = ensure_schema(self.conn)
-        generation = self._generation(force or stats.rebuilt_schema)
-        self._check_identity()
+        with transaction(self.conn):  # dirty until this sync completes (kill -9 included)
+            seq = store.dirty_seq(self.conn)
+            set_meta(self.conn, "dirty", 1)
+        self.key = self.ws.origin_key()  # once per run (created here if it was lost)
+        if (note := self.ws.key_warning()) is not None:
+            self._warn(stats, note)
+        key_changed = get_meta(self.conn, "key_fingerprint") not in (None, _digest(self.key))
+        generation = self._generation(force or stats.rebuilt_schema or key_changed)
+        self._check_identity(stats)
         self.has_vec_table = get_meta(self.conn, "vec_dims") is not None  # once per run
         registry = {
             row[0]: row[1:]
@@ -163,8 +181,11 @@ class Syncer:
         stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
         with transaction(self.conn):
             set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
-            set_meta(self.conn, "dirty", 0)
+            if store.dirty_seq(self.conn) == seq:  # nobody marked it dirty meanwhile
+                set_meta(self.conn, "dirty", 0)
             set_meta(self.conn, "chunking_version", self._chunking_version)
+            set_meta(self.conn, "embedder_error", self.embedder_error or "")
+            set_meta(self.conn, "key_fingerprint", _digest(self.key))
             set_meta(self.conn, "tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
                 set_meta(
@@ -188,22 +209,21 @@ class Syncer:
         return current
 
     @property
-    def _chunking_version(self) -> str:
-        """The chunker's version and the policy in force: a change re-chunks every file."""
+    def _chunking_version(self) -> str:  # a change of policy re-chunks every file
         return f"{CHUNKING_VERSION}/journals-by-{self.settings.journal_chunking}"
 
-    def _by_entry(self, kind: SourceKind) -> bool:
-        episodic = kind in (SourceKind.JOURNAL, SourceKind.TRANSCRIPT)
-        return kind is SourceKind.CURATED or (
-            episodic and self.settings.journal_chunking == "entry"
-        )
-
-    def _check_identity(self) -> None:
+    def _check_identity(self, stats: SyncStats) -> None:
         """A changed embedder never mixes vectors of two models: the vector table is
-        recreated and every chunk is re-embedded (from the cache where possible)."""
+        recreated and every chunk is re-embedded (from the cache where possible). An
+        embedder that cannot tell its identity (a remote probe failed) makes this sync
+        keyword-only, with a warning: the keyword index is always committed."""
         if self.embedder is None:
             return
-        ident = self.embedder.identity
+        try:
+            ident = self.embedder.identity  # may probe a remote server
+        except ProviderError as exc:
+            self._embedder_failed(stats, exc)
+            return
         if (
             get_meta(self.conn, "embedder") != ident.label()
             or get_meta(self.conn, "vec_dims") is None
@@ -214,6 +234,16 @@ class Syncer:
 
     def _warn(self, stats: SyncStats, warning: FileWarning | str) -> None:
         stats.warnings.append(str(warning))
+
+    def _embedder_failed(self, stats: SyncStats, exc: ProviderError) -> None:
+        self.breaker_open = True
+        if self.embedder_error is None:
+            self.embedder_error = str(exc)
+            self._warn(
+                stats,
+                f"embedder unusable ({exc}); indexed keyword-only, "
+                "vectors are filled in by a later sync",
+            )
 
     def _prepare(
         self,
@@ -236,7 +266,11 @@ class Syncer:
             stats.files_skipped += 1
             return None
         try:
-            data = entry.path.read_bytes()
+            data = read_regular(entry.path)
+        except NotRegularFile as exc:  # swapped for a FIFO since the walk
+            self._warn(stats, FileWarning(rel, None, f"{exc}; skipped"))
+            stats.files_skipped += 1
+            return None
         except FileNotFoundError:
             self._warn(stats, FileWarning(rel, None, "deleted during sync"))
             if rel in registry:
@@ -257,28 +291,32 @@ class Syncer:
                 )
             stats.files_unchanged += 1
             return None
-        if b"\0" in data[:8192]:
-            self._warn(stats, FileWarning(rel, None, "binary file (NUL bytes); skipped"))
+        decoded = decode(rel, data)
+        if decoded.binary:  # its old rows are not the file any more: drop them
+            self._warn(
+                stats, FileWarning(rel, None, "binary file (NUL bytes, no text line); skipped")
+            )
+            if rel in registry:
+                self._delete(rel)
+                stats.files_deleted += 1
+                stats.changed_paths.append(rel)
             stats.files_skipped += 1
             return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            self._warn(stats, FileWarning(rel, line, f"invalid UTF-8 at byte {exc.start}; skipped"))
-            stats.files_skipped += 1
-            return None
-        pclass = classify(rel)
+        for w in decoded.warnings:
+            self._warn(stats, w)
+        text = decoded.text
+        pclass = link_class(rel, entry.real)
         if not text.strip():
             self._warn(stats, FileWarning(rel, None, "empty file"))
         chunks, warnings = chunk_document(
             rel,
             text.lstrip("\ufeff"),
             pclass,
-            key=self.ws.origin_key(),
+            key=self.key,
             budget=self.settings.chunk_tokens,
             overlap=self.settings.chunk_overlap,
-            by_entry=self._by_entry(pclass.kind),
+            by_entry=by_entry(pclass.kind, self.settings.journal_chunking),
+            damaged=decoded.damaged,
         )
         for w in warnings:
             self._warn(stats, w)
@@ -295,6 +333,8 @@ class Syncer:
         stats.embeddings_failed += outcome.failed
         for err in outcome.errors[:3]:
             self._warn(stats, f"embedding: {err}")
+        if outcome.fatal is not None:
+            self._embedder_failed(stats, outcome.fatal)
         return list(outcome.vectors)
 
     def _delete(self, path: str) -> None:
