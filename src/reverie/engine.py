@@ -89,11 +89,8 @@ class Reverie:
         **flags: Any,
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
-        flags = dict(flags)
-        if workspace is not None:
-            flags["workspace"] = str(workspace)
-        if state_dir is not None:
-            flags["state_dir"] = str(state_dir)
+        where = {"workspace": workspace, "state_dir": state_dir}
+        flags = {**flags, **{k: str(v) for k, v in where.items() if v is not None}}
         settings = load_settings(flags, environ=environ)
         return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
 
@@ -253,14 +250,10 @@ class Reverie:
         )
 
     def bootstrap(self) -> Bootstrap:
+        """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1)."""
         if self._bootstrapper is None:
             self._bootstrapper = Bootstrapper(self.workspace.root)
-        s = self.settings
-        return self._bootstrapper.load(
-            file_chars=s.bootstrap_file_chars,
-            total_chars=s.bootstrap_total_chars,
-            user_chars=s.bootstrap_user_chars,
-        )
+        return self._bootstrapper.load_with(self.settings)
 
     def context(
         self, message: str, *, active_projects: frozenset[str] | set[str] | tuple[str, ...] = ()
@@ -300,12 +293,13 @@ class Reverie:
         )
         if appended is None:
             raise ReverieError("nothing to write: the text is blank")
-        warnings = self._after_write(sync=sync)
+        warnings = self._after_write(sync=sync, path=appended.path)
         return replace(appended, warnings=tuple(warnings)) if warnings else appended
 
-    def _after_write(self, *, sync: bool) -> list[str]:
+    def _after_write(self, *, sync: bool, path: str = "") -> list[str]:
         """One policy for every write to the workspace (journal lines, ingestion): mark
-        the index dirty, then sync now if asked. Failures only warn (P5)."""
+        the index dirty, then sync now if asked. Failures only warn (P5): the sync's
+        own warnings about ``path`` or the embedder are passed on."""
         warnings: list[str] = []
         try:
             self.mark_dirty()
@@ -313,9 +307,13 @@ class Reverie:
             warnings.append(f"index not marked dirty: {exc}")
         if sync:
             try:
-                self.index()
+                stats = self.index()
             except (ReverieError, ProviderError, OSError) as exc:
                 warnings.append(f"written, but the index was not updated: {exc}")
+            else:
+                warnings += [
+                    w for w in stats.warnings if w.startswith("embedder") or (path and path in w)
+                ]
         return warnings
 
     @property

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import PathEscapeError
 from ..provenance.frames import workspace_file_block
 from ..provenance.paths import CURATED_FILES, classify
+from ..settings import Settings
 from ..storage.files import NotRegularFile, check_regular, read_regular
 from ..storage.trailers import strip
 from ..storage.workspace import link_class, resolve_inside
@@ -105,6 +106,14 @@ class Bootstrapper:
         text = "\n".join(strip(line) for line in raw.splitlines()) if name in CURATED else raw
         self._cache[name] = (st.st_mtime_ns, st.st_size, text)
         return text
+
+    def load_with(self, settings: Settings) -> Bootstrap:
+        """:meth:`load` with the budgets of ``settings``."""
+        return self.load(
+            file_chars=settings.bootstrap_file_chars,
+            total_chars=settings.bootstrap_total_chars,
+            user_chars=settings.bootstrap_user_chars,
+        )
 
     def load(self, *, file_chars: int, total_chars: int, user_chars: int) -> Bootstrap:
         parts: list[str] = []
