@@ -154,3 +154,28 @@ def test_no_text_can_close_or_forge_a_frame(text: str) -> None:
     inner = unicodedata.normalize("NFKC", defuse(text)).lower()
     unquoted = re.sub(r"\[(end )?(untrusted|system) content\]", "", inner)
     assert re.search(r"(untrusted|system)[\s_.:-]*content", unquoted) is None
+
+
+def test_generated_markers_never_reach_a_reader(
+    paths: Paths, engine_factory: Callable[..., Reverie]
+) -> None:
+    """Defect 16: ``<!-- /reverie:generated -->`` leaked into snippets and trigger blocks."""
+    engine = engine_factory(embedder="fake")
+    engine.init()
+    paths.write(
+        "MEMORY.md",
+        "# Long-term memory\n\n- The zqowl feeder is refilled on Sundays.\n\n"
+        "<!-- reverie:generated -->\n## Promoted by dreaming\n\n"
+        "- The zqowl nest box faces east. Source: memory/2026-04-01.md#L3-L3 "
+        "<!-- trigger: zqowl nest --> <!-- importance: 7 -->\n"
+        "<!-- /reverie:generated -->\n",
+    )
+    engine.index()
+    response = engine.search("zqowl nest box generated", budget_tokens=2000, record=False)
+    assert response.hits
+    ctx = engine.context("where does the zqowl nest face?")
+    assert ctx.trigger_hits
+    for shown in (response.render(), json.dumps(response.as_dict()), ctx.text, ctx.trigger_block):
+        assert "reverie:generated" not in shown
+    rows = engine.conn.execute("SELECT text FROM chunks WHERE path = 'MEMORY.md'").fetchall()
+    assert all("reverie:generated" not in r[0] for r in rows)

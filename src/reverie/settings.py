@@ -132,7 +132,7 @@ SETTINGS: tuple[Setting, ...] = (
         "search_scaling",
         "spread",
         "How each lane's scores are scaled per query before mixing.",
-        choices=("spread", "minmax", "raw"),
+        choices=("spread", "minmax", "raw", "relative"),
     ),
     S(
         "search_min_before_decay",

@@ -10,28 +10,16 @@ from __future__ import annotations
 
 import re
 
-from ..provenance.frames import FLUSH_PROMPT_MARKER
+from ..provenance.frames import (
+    FLUSH_PROMPT_MARKER,
+    GENERATED_BEGIN,
+    GENERATED_END,
+    strip_generated_markers,
+)
 from ..tokens import count_tokens, is_cjk
 
 # The silent pre-compaction flush turn starts with this (R-WRITE-2); the writer of that
 # prompt should import it from here so the filter and the prompt never drift apart.
-# Dreaming wraps the sections it writes itself (e.g. in DREAMS.md or journals) in these
-# markers, so that its own output never comes back as a "new" candidate.
-GENERATED_BEGIN = "<!-- reverie:generated -->"
-GENERATED_END = "<!-- /reverie:generated -->"
-
-_MARKER = r"<!--\s*/?reverie:generated\s*-->"
-_MARKER_LINE_RE = re.compile(rf"^[ \t]*{_MARKER}[ \t]*(?:\n|$)", re.MULTILINE)
-_MARKER_RE = re.compile(rf"[ \t]*{_MARKER}")
-
-
-def strip_generated_markers(text: str) -> str:
-    """``text`` without dreaming's generated-section markers (and the line breaks of
-    lines that held only a marker). A marker is structure for the writer, never text
-    for a reader: use this wherever a snippet or an injected block is made."""
-    if "reverie:generated" not in text:
-        return text
-    return _MARKER_RE.sub("", _MARKER_LINE_RE.sub("", text))
 
 
 MIN_CONTENT_CHARS = 12  # Latin chars; a CJK char counts as CJK_CHAR_WEIGHT

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PathEscapeError
-from ..provenance.frames import workspace_file_block
+from ..provenance.frames import strip_generated_markers, workspace_file_block
 from ..provenance.paths import CURATED_FILES, classify
 from ..settings import Settings
 from ..storage.files import NotRegularFile, check_regular, read_regular
@@ -103,7 +103,10 @@ class Bootstrapper:
             self._refuse(name, str(exc))
             return None
         self.reads += 1
-        text = "\n".join(strip(line) for line in raw.splitlines()) if name in CURATED else raw
+        if name in CURATED:
+            text = strip_generated_markers("\n".join(strip(line) for line in raw.splitlines()))
+        else:
+            text = raw
         self._cache[name] = (st.st_mtime_ns, st.st_size, text)
         return text
 

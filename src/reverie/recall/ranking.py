@@ -170,10 +170,17 @@ def score(
 ) -> list[Scored]:
     """Every candidate scored (unsorted)."""
     cands = list(candidates)
-    vecs = spread({c.chunk_id: c.cosine for c in cands if c.cosine is not None}, cfg.scaling)
-    texts = spread(
-        {c.chunk_id: bm25_normalise(c.bm25) for c in cands if c.bm25 is not None}, cfg.scaling
-    )
+    if cfg.scaling == "relative":  # cosine as it is, BM25 relative to the query's best
+        vecs = {c.chunk_id: max(0.0, c.cosine) for c in cands if c.cosine is not None}
+        best = max((abs(c.bm25) for c in cands if c.bm25 is not None), default=0.0)
+        texts = {
+            c.chunk_id: abs(c.bm25) / best for c in cands if c.bm25 is not None and best > 0
+        }
+    else:
+        vecs = spread({c.chunk_id: c.cosine for c in cands if c.cosine is not None}, cfg.scaling)
+        texts = spread(
+            {c.chunk_id: bm25_normalise(c.bm25) for c in cands if c.bm25 is not None}, cfg.scaling
+        )
     w_vec, w_text = (0.0, 1.0) if cfg.keyword_only else (cfg.w_vec, cfg.w_text)
     out = []
     for c in cands:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..provenance.frames import strip_generated_markers
 from ..provenance.markers import resolve
 from ..provenance.origin import cap, lowest
 from ..provenance.paths import PathClass, SourceKind
@@ -99,7 +100,8 @@ def parse_lines(
         if pclass.curated:
             parsed = parse_line(raw)
             warnings.extend(FileWarning(relpath, number, w) for w in parsed.warnings)
-            lines.append(Line(number, parsed.text, pclass.default_origin, None, parsed.trailers))
+            text = strip_generated_markers(parsed.text)  # structure, never text to find
+            lines.append(Line(number, text, pclass.default_origin, None, parsed.trailers))
         elif pclass.markers:
             lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=key)
             origin = lo.origin
