@@ -149,6 +149,11 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0.0,
         maximum=1.0,
     ),
+    S("rerank_url", "", "A /rerank endpoint (query + documents -> scores); empty: off.", str),
+    S("rerank_model", "", "Model name sent to the reranker (if it wants one).", str),
+    S("rerank_api_key", "", "Bearer token for the reranker (if it wants one).", str),
+    S("rerank_timeout", 2.0, "Deadline of the reranking stage, seconds.", float, minimum=0.05),
+    S("rerank_top", 24, "How many of the best hybrid candidates are reranked.", int, minimum=1),
     S(
         "snippet_context_lines",
         1,
@@ -255,6 +260,11 @@ class Settings(Mapping[str, Any]):
     journal_half_life_days: float
     journal_decay_floor: float
     snippet_context_lines: int
+    rerank_url: str
+    rerank_model: str
+    rerank_api_key: str
+    rerank_timeout: float
+    rerank_top: int
     search_budget_candidates: int
     get_max_lines: int
     get_max_chars: int

@@ -173,9 +173,7 @@ def score(
     if cfg.scaling == "relative":  # cosine as it is, BM25 relative to the query's best
         vecs = {c.chunk_id: max(0.0, c.cosine) for c in cands if c.cosine is not None}
         best = max((abs(c.bm25) for c in cands if c.bm25 is not None), default=0.0)
-        texts = {
-            c.chunk_id: abs(c.bm25) / best for c in cands if c.bm25 is not None and best > 0
-        }
+        texts = {c.chunk_id: abs(c.bm25) / best for c in cands if c.bm25 is not None and best > 0}
     else:
         vecs = spread({c.chunk_id: c.cosine for c in cands if c.cosine is not None}, cfg.scaling)
         texts = spread(

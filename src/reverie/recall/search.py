@@ -25,6 +25,7 @@ from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keywor
 from ..storage.workspace import Workspace
 from ..tokens import count_tokens
 from .ranking import RankConfig, Scored, rank
+from .rerank import Reranker, reorder
 from .snippets import focus, pack
 
 Lanes = Literal["hybrid", "keyword", "vector"]
@@ -135,6 +136,16 @@ class Searcher:
         self.embedder = embedder
         self.vectors = VectorLane()
         self.paths = PathLane()
+        self.reranker = (
+            Reranker(
+                settings.rerank_url,
+                model=settings.rerank_model,
+                api_key=settings.rerank_api_key,
+                timeout=settings.rerank_timeout,
+            )
+            if settings.rerank_url
+            else None
+        )
 
     def config(self, *, keyword_only: bool, max_results: int | None) -> RankConfig:
         if max_results is not None and max_results < 1:
@@ -223,16 +234,36 @@ class Searcher:
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
         ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
+        notes: list[str] = []
+        reranked: dict[int, float] = {}
+        if self.reranker is not None and ranked:
+            ranked, reranked = self._rerank(query, ranked, notes)
         hits = [self._hit(r, query, s.snippet_context_lines) for r in ranked]
+        for i, score in reranked.items():
+            hits[i].explain["rerank"] = round(score, 4)
         if budget_tokens:
             costs = [
                 (count_tokens(h.render()), frozenset((h.path, n) for n in h.lines)) for h in hits
             ]
             hits = [hits[i] for i in pack(costs, budget_tokens)]
-        notes = []
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
+
+    def _rerank(
+        self, query: str, ranked: list[Scored], notes: list[str]
+    ) -> tuple[list[Scored], dict[int, float]]:
+        """The top candidates in the reranker's order (fail-open: unchanged, and the
+        notes say why). Returns the list and the rerank score by new position."""
+        assert self.reranker is not None
+        top = ranked[: self.settings.rerank_top]
+        result = self.reranker.rerank(query, [r.candidate.text for r in top])
+        notes.append(result.note)
+        if result.scores is None:
+            return ranked, {}
+        order = reorder(list(range(len(top))), result.scores)
+        moved = [top[i] for i in order] + ranked[len(top) :]
+        return moved, {pos: result.scores[i] for pos, i in enumerate(order) if i in result.scores}
 
     @staticmethod
     def _hit(s: Scored, query: str, context: int) -> Hit:
