@@ -34,7 +34,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import ReverieError
+from ..errors import PathEscapeError, ReverieError
 from ..storage.files import atomic_write, atomic_write_bytes, fsync_dir
 from ..storage.workspace import Workspace
 
@@ -88,7 +88,19 @@ class MemoryFile:
     """MEMORY.md, its pre-images and DREAMS.md, as the dream writes them."""
 
     def __init__(self, ws: Workspace, *, preimages_kept: int) -> None:
+        # one symlink policy: a MEMORY.md linked inside the workspace is written through
+        # (the link survives); one linked out of it is refused, as bootstrap and index do
+        self._ws = ws
         self.path = ws.memory_path
+        if self.path.is_symlink():
+            try:
+                self.path = ws.check_inside(self.path)
+            except PathEscapeError as exc:
+                self._escape: PathEscapeError | None = exc
+            else:
+                self._escape = None
+        else:
+            self._escape = None
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
@@ -96,10 +108,15 @@ class MemoryFile:
         self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
 
     # -- a write and its record, as one unit a kill cannot split --------------------------
+    def _refuse_escape(self) -> None:
+        if self._escape is not None:
+            raise self._escape
+
     def commit(self, expected_sha: str, new: str, summary: str) -> bool:
         """:meth:`replace_if_unchanged`, then the DREAMS.md ``summary``. An intent record
         (the summary and both hashes) is written first and removed last, so a dream
         killed in between is completed by the next run's :meth:`recover`."""
+        self._refuse_escape()
         intent = {"old": expected_sha, "new": sha(new), "summary": summary}
         atomic_write(self.intent_path, json.dumps(intent, ensure_ascii=False))
         try:
@@ -153,6 +170,7 @@ class MemoryFile:
         return notes
 
     def read(self) -> str:
+        self._refuse_escape()
         return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
 
     def replace_if_unchanged(self, expected_sha: str, new: str) -> bool:
@@ -251,6 +269,7 @@ class MemoryFile:
 
     def restore(self, name: str | None = None) -> Path:
         """Put a pre-image back (the newest by default); the current file becomes one."""
+        self._refuse_escape()
         images = self.preimages()
         if not images:
             raise ReverieError("no pre-image of MEMORY.md to restore")

@@ -27,6 +27,7 @@ from filelock import FileLock, Timeout
 from ..errors import ReverieError, WriteError
 from ..provenance.markers import render_marker, strip_markers
 from ..provenance.origin import Origin, SessionKind
+from ..storage.files import NotRegularFile, check_regular
 from ..storage.workspace import Workspace
 from .redact import redact_secrets, strip_controls
 
@@ -92,7 +93,14 @@ def append(
     if not items:
         return None
     rel = journal_relpath(now)
-    path = ws.root / rel
+    # one symlink policy: a memory/ folder (or journal) linked inside the workspace is
+    # followed, one linked out of it is refused, never silently written and not indexed
+    path = ws.check_inside(rel)
+    if path.exists():
+        try:
+            check_regular(path)  # a FIFO would block the read below forever
+        except NotRegularFile as exc:
+            raise WriteError(f"{rel}: {exc}; nothing written") from None
     key = ws.origin_key()
     stamp = now.strftime("%H:%M")
     rendered = [
