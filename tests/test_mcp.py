@@ -320,7 +320,7 @@ def test_concurrent_searches_from_two_servers_are_all_recorded(
     assert not any(r.is_error for r in results), servers.stderr()
     notes = [n for r in results for n in (r.structured_content or {})["notes"]]
     assert not [n for n in notes if "recall" in n], notes
-    floor = defaults().search_min_score  # hits below it are shown, never recorded
+    floor = defaults().recall_evidence_min  # hits below it are shown, never recorded
     episodic = [
         h
         for r in results

@@ -226,7 +226,7 @@ class Reverie:
         if record and self.dreaming_enabled:
             try:  # dreaming's evidence; P5: a broken recall log never fails a search
                 self.recall_log.record_search(
-                    response, min_score=self.settings.search_min_score, now=self.clock.now()
+                    response, min_score=self.settings.recall_evidence_min, now=self.clock.now()
                 )
             except Exception as exc:
                 response.notes.append(f"recall not recorded: {exc}")

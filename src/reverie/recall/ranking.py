@@ -170,10 +170,15 @@ def score(
 ) -> list[Scored]:
     """Every candidate scored (unsorted)."""
     cands = list(candidates)
-    if cfg.scaling == "relative":  # cosine as it is, BM25 relative to the query's best
+    if cfg.scaling == "relative":
+        # cosine as it is; BM25 relative to the query's best, which keeps its absolute
+        # strength (a best match on a common word stays weak)
         vecs = {c.chunk_id: max(0.0, c.cosine) for c in cands if c.cosine is not None}
         best = max((abs(c.bm25) for c in cands if c.bm25 is not None), default=0.0)
-        texts = {c.chunk_id: abs(c.bm25) / best for c in cands if c.bm25 is not None and best > 0}
+        top = bm25_normalise(best)
+        texts = {
+            c.chunk_id: top * abs(c.bm25) / best for c in cands if c.bm25 is not None and best > 0
+        }
     else:
         vecs = spread({c.chunk_id: c.cosine for c in cands if c.cosine is not None}, cfg.scaling)
         texts = spread(

@@ -227,6 +227,8 @@ class Searcher:
         cfg = self.config(
             keyword_only=keyword_only, max_results=3 * k if budget_tokens else max_results
         )
+        if budget_tokens:  # asked to fill a budget: weaker hits may have the evidence
+            cfg = RankConfig(**{**cfg.__dict__, "min_score": s.search_budget_min_score})
         if lanes == "vector":
             cfg = RankConfig(**{**cfg.__dict__, "w_vec": 1.0, "w_text": 0.0})
         if not decay:
