@@ -166,20 +166,8 @@ SETTINGS: tuple[Setting, ...] = (
         int,
         minimum=0,
     ),
-    S(
-        "recall_evidence_min",
-        0.35,
-        "Least relevance of a hit the recall log records as dreaming's evidence.",
-        float,
-        minimum=0,
-    ),
-    S(
-        "search_budget_min_score",
-        0.1,
-        "Minimum relevance of a result when a search fills a token budget.",
-        float,
-        minimum=0,
-    ),
+    S("recall_evidence_min", 0.35, "Least relevance recorded as evidence.", float, minimum=0),
+    S("search_budget_min_score", 0.1, "Min relevance filling a budget.", float, minimum=0),
     S(
         "search_budget_candidates",
         96,
