@@ -447,3 +447,56 @@ def test_generated_markers_never_reach_a_promoted_entry() -> None:
     assert strip_generated_markers(snippet) == "- Deploys happen on Tuesdays.\n"
     assert clean_snippet(snippet) == "Deploys happen on Tuesdays."
     assert strip_generated_markers("a <!-- reverie:generated --> b") == "a b"
+
+
+def test_a_misbehaving_model_over_the_wire_is_rejected_too(site: Site) -> None:
+    """The same checks hold for a real provider: the OpenAI-compatible client against a
+    local stub of ``/chat/completions`` whose model adds an entry with triggers and gives
+    a person's entry ``trigger: password``."""
+    import json as _json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from reverie.llm.openai_chat import OpenAIChatLLM
+
+    bad = next(MISBEHAVING[c] for c in MISBEHAVING if "trigger" in c)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            messages = [Message(m["role"], m["content"]) for m in body["messages"]]
+            reply = bad([m for m in messages if m.role != "system"])  # type: ignore[operator]
+            payload = _json.dumps(
+                {
+                    "model": "stub",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": _json.dumps(reply)},
+                        }
+                    ],
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        model = OpenAIChatLLM(model="stub", base_url=url, api_key="", timeout=10)
+        with site.open(llm=model) as engine:
+            report = engine.dream()
+        assert report.mode == "append-only" and "rewrite rejected" in (report.fallback_reason or "")
+        text = site.memory.read_text(encoding="utf-8")
+        assert "password" not in text
+        with site.open() as e:
+            assert not e.context("what is the deploy password").trigger_hits
+    finally:
+        server.shutdown()
