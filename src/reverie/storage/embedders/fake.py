@@ -116,6 +116,9 @@ class FakeEmbedder:
             digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
             bucket = int.from_bytes(digest[:4], "little") % self.dims
             vec[bucket] += 1.0 if digest[4] & 1 else -1.0
+        if not vec.any():  # features cancelled out in one bucket: never a zero vector
+            digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+            vec[int.from_bytes(digest[:4], "little") % self.dims] = 1.0
         return vec
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
