@@ -92,8 +92,9 @@ class Hit:
 
     def render(self, explain: bool = False) -> str:
         where = f"{self.path}#L{self.start_line}-L{self.end_line}"
-        day = f"  {self.day.isoformat()}" if self.day else ""
-        head = f"{where}{day}  score {self.score:.3f}  origin {self.origin}"
+        # compact: every token of the head is a token of the budget not spent on evidence
+        day = f" {self.day.isoformat()}" if self.day else ""
+        head = f"{where}{day} {self.origin} {self.score:.2f}"
         out = f"{head}\n{self.framed}"
         if explain:
             out += "\n  " + ", ".join(f"{k}={v}" for k, v in self.explain.items())
