@@ -45,7 +45,10 @@ def test_every_hit_says_its_day(run_cli: RunCli, paths: Paths) -> None:
     data = json.loads(run_cli("search", "zqpi pie contest", "--json").stdout)
     [hit] = [h for h in data["hits"] if h["path"] == "memory/2026-03-14.md"]
     assert hit["day"] == "2026-03-14"
-    assert "memory/2026-03-14.md#L3-L3 2026-03-14 agent" in run_cli("search", "zqpi pie contest").stdout
+    assert (
+        "memory/2026-03-14.md#L3-L3 2026-03-14 agent"
+        in run_cli("search", "zqpi pie contest").stdout
+    )
 
 
 def test_a_budget_is_never_exceeded_and_no_line_shows_twice(
