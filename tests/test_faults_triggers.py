@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from conftest import Paths
 from reverie.engine import Reverie
 from reverie.recall.triggers import phrase_parts
@@ -28,14 +30,18 @@ def _memory(paths: Paths) -> None:
     paths.write("MEMORY.md", "\n".join(lines) + "\n")
 
 
-def test_one_message_compiles_only_its_candidates(
-    paths: Paths, engine_factory: Callable[..., Reverie]
-) -> None:
-    engine = engine_factory(embedder="none")
-    engine.init()
+@pytest.fixture
+def engine(paths: Paths, engine_factory: Callable[..., Reverie]) -> Reverie:
+    """A keyword-only engine over the large MEMORY.md, with no phrase compiled yet."""
+    e = engine_factory(embedder="none")
+    e.init()
     _memory(paths)
-    engine.index()
+    e.index()
     phrase_parts.cache_clear()
+    return e
+
+
+def test_one_message_compiles_only_its_candidates(engine: Reverie) -> None:
     ctx = engine.context("what about zqport17?")
     assert [h.entry.start_line for h in ctx.trigger_hits] == [3 + 17]
     assert phrase_parts.cache_info().currsize < 50  # not one per phrase of the index
@@ -43,14 +49,7 @@ def test_one_message_compiles_only_its_candidates(
     assert [h.entry.start_line for h in again.trigger_hits] == [3 + 2999]
 
 
-def test_a_warm_process_compiles_every_phrase_once(
-    paths: Paths, engine_factory: Callable[..., Reverie]
-) -> None:
-    engine = engine_factory(embedder="none")
-    engine.init()
-    _memory(paths)
-    engine.index()
-    phrase_parts.cache_clear()
+def test_a_warm_process_compiles_every_phrase_once(engine: Reverie) -> None:
     engine.warm()
     compiled = phrase_parts.cache_info().currsize
     assert compiled >= 2 * ENTRIES

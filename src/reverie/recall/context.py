@@ -57,17 +57,7 @@ class TriggerIndex:
         by_word: dict[str, list[int]] = defaultdict(list)
         cjk: dict[str, list[int]] = defaultdict(list)
         for r in source.rows():
-            entry = TriggerEntry(
-                chunk_id=r.chunk_id,
-                path=r.path,
-                start_line=r.start_line,
-                end_line=r.end_line,
-                text=r.text,
-                kind=r.kind,
-                origin=r.origin,
-                phrases=r.phrases,
-                projects=r.projects,
-            )
+            entry = TriggerEntry(**vars(r))  # the same fields, as trigger scoring sees them
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
                 if precompile:  # a warm process pays once; a one-shot call only for hits
