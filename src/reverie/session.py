@@ -253,8 +253,9 @@ class Session:
         """What to inject for ``message``; the injected memory is recorded as
         ``recalled`` so ingestion strips it (R-PROV-4)."""
         ctx = self.host.context(message, active_projects=active_projects)
-        if ctx.trigger_block:
-            self.record(ctx.trigger_block, source=Source.RECALLED)
+        for block in ctx.blocks[1:]:  # every injected block but the bootstrap
+            if block:
+                self.record(block, source=Source.RECALLED)
         return ctx
 
     def write(self, text: str, *, source: Source | str = Source.ASSISTANT) -> Appended:

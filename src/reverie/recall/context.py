@@ -95,10 +95,31 @@ class TurnContext:
     trigger_hits: list[TriggerHit] = field(default_factory=list)
     trigger_block: str = ""
     degraded: list[str] = field(default_factory=list)
+    # filled by the later steps of a turn (each one leaves them empty when it has nothing)
+    escalation: dict[str, Any] | None = None  # the escalation lane's report (R-LANE2-1..3)
+    escalation_block: str = ""
+
+    intents: list[dict[str, Any]] = field(default_factory=list)  # fired standing intents
+    intent_block: str = ""
+
+    directives: list[dict[str, Any]] = field(default_factory=list)  # USER.md, restated
+    directive_block: str = ""
+
+    @property
+    def blocks(self) -> tuple[str, ...]:
+        """The injected blocks in order; the directives come last, right beside the
+        user's message (a preference restated next to the question is followed)."""
+        return (
+            self.bootstrap.text,
+            self.trigger_block,
+            self.escalation_block,
+            self.intent_block,
+            self.directive_block,
+        )
 
     @property
     def text(self) -> str:
-        return "\n\n".join(p for p in (self.bootstrap.text, self.trigger_block) if p)
+        return "\n\n".join(p for p in self.blocks if p)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +138,9 @@ class TurnContext:
                 }
                 for h in self.trigger_hits
             ],
+            "escalation": self.escalation,
+            "intents": self.intents,
+            "directives": self.directives,
             "degraded": self.degraded,
         }
 

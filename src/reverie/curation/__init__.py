@@ -1,0 +1,1 @@
+"""Curation by people: forget with tombstones, pending agent requests, trust."""

@@ -1,0 +1,1 @@
+"""Ways into agent harnesses: Claude Code hooks, installers, importers."""

@@ -1,0 +1,1 @@
+"""Project scope (R-SCOPE-1): project keys derived from git, read without spawning git."""

