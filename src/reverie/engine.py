@@ -23,6 +23,7 @@ from .llm.factory import Purpose, make_llm
 from .provenance.origin import Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
+from .recall.escalation import EscalationLane, Target
 from .recall.log import RecallLog
 from .recall.search import GetResult, Lanes, Searcher, SearchResponse, memory_get
 from .session import Session
@@ -37,6 +38,7 @@ from .storage.workspace import Workspace
 from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
 from .write.journal import append as journal_append
+from .write.transcript import is_sealed
 
 
 class _Unset:
@@ -44,6 +46,7 @@ class _Unset:
 
 
 _UNSET = _Unset()
+Projects = frozenset[str] | set[str] | tuple[str, ...]
 
 
 class Reverie:
@@ -71,10 +74,11 @@ class Reverie:
         self._conn: Connection | None = None
         self._lock = threading.RLock()
         self._searcher: Searcher | None = None
-        self._bootstrapper: Bootstrapper | None = None
+        self._bootstrapper = Bootstrapper(self.workspace.root)
         self._triggers = TriggerIndex()
         self._recall_log: RecallLog | None = None
         self._llms: dict[str, LLM | None] = {}
+        self.escalation = EscalationLane(self, sealed=is_sealed)  # lane 2, wired with ports
 
     @classmethod
     def open(
@@ -202,7 +206,7 @@ class Reverie:
         query: str,
         *,
         max_results: int | None = None,
-        active_projects: frozenset[str] | set[str] | tuple[str, ...] = (),
+        active_projects: Projects = (),
         lanes: Lanes = "hybrid",
         decay: bool = True,
         record: bool = True,
@@ -251,15 +255,13 @@ class Reverie:
 
     def bootstrap(self) -> Bootstrap:
         """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1)."""
-        if self._bootstrapper is None:
-            self._bootstrapper = Bootstrapper(self.workspace.root)
         return self._bootstrapper.load_with(self.settings)
 
     def context(
-        self, message: str, *, active_projects: frozenset[str] | set[str] | tuple[str, ...] = ()
+        self, message: str, *, active_projects: Projects = (), target: Target | None = None
     ) -> TurnContext:
-        """What to inject for one message: bootstrap plus the trigger block. Never
-        raises for a memory failure: a broken index only drops the triggers (P5)."""
+        """What to inject for one message: bootstrap, triggers, and lane 2's summary for
+        ``target`` (None: the caller, a direct talk). Never raises for a memory failure (P5)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
         try:
@@ -268,6 +270,7 @@ class Reverie:
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+        self.escalation.fill(ctx, target)  # lane 2: own deadline, never raises (P5), no lock held
         return ctx
 
     # -- write flow ---------------------------------------------------------------------

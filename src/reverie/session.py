@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import uuid
 import warnings
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,6 +41,7 @@ from .provenance.origin import (
     Source,
 )
 from .recall.context import TurnContext
+from .recall.escalation import Target, Turn
 from .settings import Settings
 from .tokens import count_tokens
 from .write.flush import (
@@ -69,6 +71,8 @@ ROLE = {
     Source.RECALLED: "system",
 }
 
+TURN_ROLES = ("user", "assistant")
+
 
 @dataclass(frozen=True)
 class Recorded:
@@ -91,7 +95,9 @@ class SessionHost(Protocol):
     @property
     def sessions_dir(self) -> Path: ...
 
-    def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext: ...
+    def context(
+        self, message: str, *, active_projects: tuple[str, ...] = (), target: Target | None = None
+    ) -> TurnContext: ...
 
     def write(
         self,
@@ -130,6 +136,10 @@ class Session:
         self._flushed = state.flushed_cycle
         self._tokens = state.tokens_in_cycle
         self._tainted = self._replay_taint(state.messages)
+        self._turns = deque(  # the latest turns, for the escalation lane
+            (Turn(m["role"], m["text"]) for m in state.messages if m.get("role") in TURN_ROLES),
+            maxlen=6,
+        )
         self._size = path.stat().st_size
         self._cycle_start_size = state.cycle_start_bytes
         self.ended = state.ended
@@ -242,6 +252,8 @@ class Session:
             },
         )
         self._seq = seq
+        if ROLE[src] in TURN_ROLES:
+            self._turns.append(Turn(ROLE[src], text))
         if src is Source.OWNER and origin in PROMOTABLE_ORIGINS:
             self._tainted = False
         elif src in EXTERNAL or origin is Origin.UNTRUSTED:
@@ -252,7 +264,8 @@ class Session:
     def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext:
         """What to inject for ``message``; the injected memory is recorded as
         ``recalled`` so ingestion strips it (R-PROV-4)."""
-        ctx = self.host.context(message, active_projects=active_projects)
+        target = Target(self.id, self.kind.value, self.channel.value, tuple(self._turns))
+        ctx = self.host.context(message, active_projects=active_projects, target=target)
         for block in ctx.blocks[1:]:  # every injected block but the bootstrap
             if block:
                 self.record(block, source=Source.RECALLED)

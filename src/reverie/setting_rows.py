@@ -235,7 +235,46 @@ USER: tuple[Setting, ...] = ()
 INTENTS: tuple[Setting, ...] = ()
 
 # the escalation lane (R-LANE2-1..3)
-ESCALATION: tuple[Setting, ...] = ()
+ESCALATION: tuple[Setting, ...] = (
+    S(
+        "escalation",
+        False,
+        "Run the escalation lane (a sub-agent turn) for recall questions lane 1 cannot "
+        "answer; needs an LLM (setting llm).",
+        bool,
+    ),
+    S(
+        "escalation_timeout",
+        15.0,
+        "Hard deadline of the whole escalation lane, seconds (enforced by the caller).",
+        float,
+        minimum=0.05,
+    ),
+    S(
+        "escalation_strong_relevance",
+        0.7,
+        "A lane-1 hit this relevant (before decay) answers the message: no escalation.",
+        float,
+        minimum=0,
+    ),
+    S("escalation_summary_chars", 220, "Longest escalation summary, characters.", int, minimum=40),
+    S(
+        "escalation_max_steps",
+        3,
+        "Model steps of one escalation turn (search/read actions, then the answer).",
+        int,
+        minimum=1,
+        maximum=8,
+    ),
+    S("escalation_results", 6, "Search results one escalation search shows.", int, minimum=1),
+    S(
+        "escalation_cache_seconds",
+        15.0,
+        "An escalation result is reused this long for the same session and message.",
+        float,
+        minimum=0,
+    ),
+)
 
 # integrations: agent hooks, importers, the MCP server
 INTEGRATIONS: tuple[Setting, ...] = ()

@@ -101,6 +101,13 @@ class Settings(Mapping[str, Any]):
     # intents
 
     # escalation
+    escalation: bool
+    escalation_timeout: float
+    escalation_strong_relevance: float
+    escalation_summary_chars: int
+    escalation_max_steps: int
+    escalation_results: int
+    escalation_cache_seconds: float
 
     # integrations
 

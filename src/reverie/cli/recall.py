@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..recall.escalation import explain as explain_escalation
 from ..recall.search import Lanes
 from .common import Ctx, emit, handles_errors, json_option
 
@@ -74,10 +75,15 @@ def get(obj: Ctx, path: str, from_line: int, lines: int | None, as_json: bool) -
 @click.command()
 @click.argument("message")
 @click.option("--project", "projects", multiple=True, help="An active project key (repeatable).")
+@click.option("--explain", is_flag=True, help="Also show each escalation gate's decision.")
 @json_option
 @click.pass_obj
 @handles_errors
-def context(obj: Ctx, message: str, projects: tuple[str, ...], as_json: bool) -> None:
-    """The context to inject for MESSAGE: bootstrap files plus fired triggers."""
+def context(
+    obj: Ctx, message: str, projects: tuple[str, ...], explain: bool, as_json: bool
+) -> None:
+    """The context to inject for MESSAGE: bootstrap files, fired triggers, and the
+    escalation lane's summary when it runs (setting escalation)."""
     ctx = obj.engine.context(message, active_projects=projects)
-    emit(ctx.as_dict(), as_json, lambda _: ctx.text)
+    shown = ctx.text + ("\n\n" + explain_escalation(ctx.escalation) if explain else "")
+    emit(ctx.as_dict(), as_json, lambda _: shown)
