@@ -32,6 +32,7 @@ from .protocol import Line, Segment, parse_anchor, runs
 SEARCHABLE = (SourceKind.JOURNAL, SourceKind.TRANSCRIPT)
 READ_MAX_LINES = 40
 _ANCHOR = re.compile(r"\banchor\s*:\s*([A-Za-z0-9_.-]{1,64})#\d+")
+_ARCHIVED = re.compile(rb'"type"\s*:\s*"archived"')
 _SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
@@ -63,7 +64,7 @@ def read_meta(sessions_dir: Path, session_id: str, sealed: Sealed) -> SessionMet
         value = header.get(name)
         return value if isinstance(value, str) and value else None
 
-    archived = bool(header.get("archived")) or b'"type":"archived"' in data
+    archived = bool(header.get("archived")) or _ARCHIVED.search(data) is not None
     return SessionMeta(
         session_id,
         found=header.get("id") == session_id,
@@ -97,7 +98,9 @@ class Sources:
     def refusal(self, session_id: str | None) -> str | None:
         """Why lines of ``session_id`` are not shown (None: they may be)."""
         if session_id is None:
-            return "a session-corpus line without a session anchor (missing metadata)"
+            why = "a session-corpus line without a session anchor (missing metadata)"
+            self.refused["(no anchor)"] = why
+            return why
         if session_id not in self._meta:
             meta = read_meta(self.ws.sessions_dir, session_id, self._sealed)
             self._meta[session_id] = source_refusal(meta, agent=self.ws.agent)
