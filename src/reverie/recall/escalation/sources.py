@@ -98,9 +98,9 @@ class Sources:
     def refusal(self, session_id: str | None) -> str | None:
         """Why lines of ``session_id`` are not shown (None: they may be)."""
         if session_id is None:
-            why = "a session-corpus line without a session anchor (missing metadata)"
-            self.refused["(no anchor)"] = why
-            return why
+            missing = "a session-corpus line without a session anchor (missing metadata)"
+            self.refused["(no anchor)"] = missing
+            return missing
         if session_id not in self._meta:
             meta = read_meta(self.ws.sessions_dir, session_id, self._sealed)
             self._meta[session_id] = source_refusal(meta, agent=self.ws.agent)
