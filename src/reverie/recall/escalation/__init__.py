@@ -4,8 +4,9 @@ deterministic gates, privacy enforced in the query, a deadline enforced by the c
 from __future__ import annotations
 
 from .gates import Gate, no_strong_hit, recall_intent
-from .lane import EscalationLane, LaneHost, Report, explain
+from .lane import EscalationLane, LaneHost
 from .privacy import SessionMeta, Target, Turn, source_refusal, target_gate
+from .report import Report, explain
 
 __all__ = [
     "EscalationLane",

@@ -41,47 +41,11 @@ from .protocol import (
     steps_note,
     validate_step,
 )
+from .report import Report
 from .sources import Sources
 
 MAX_RUNNING = 4
 RESULT_CHARS = 4000  # what one step shows the model
-Status = str  # skipped | answered | timeout | error
-
-
-@dataclass
-class Report:
-    """What the lane did for one message, and why (``reverie context --json``)."""
-
-    status: Status
-    reason: str
-    summary: str = ""
-    sources: tuple[str, ...] = ()
-    dropped_sources: tuple[str, ...] = ()
-    origin: str | None = None
-    gates: list[Gate] = field(default_factory=list)
-    refused: dict[str, str] = field(default_factory=dict)
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    model_calls: int = 0
-    elapsed_ms: float = 0.0
-    cached: bool = False
-    block: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            "summary": self.summary,
-            "sources": list(self.sources),
-            "dropped_sources": list(self.dropped_sources),
-            "origin": self.origin,
-            "untrusted": self.origin == "untrusted",
-            "gates": [g.as_dict() for g in self.gates],
-            "refused_sessions": dict(self.refused),
-            "steps": self.steps,
-            "model_calls": self.model_calls,
-            "elapsed_ms": round(self.elapsed_ms, 1),
-            "cached": self.cached,
-        }
 
 
 @dataclass
@@ -162,12 +126,6 @@ class EscalationLane:
         deadline = start + float(s.escalation_timeout)
         if not s.escalation:
             return Report("skipped", "the escalation lane is off (setting escalation)")
-        try:
-            llm = self._llm()
-        except Exception as exc:  # a misconfigured provider: say so, reply anyway
-            return Report("error", f"no LLM: {type(exc).__name__}: {exc}")
-        if llm is None:
-            return Report("skipped", "no LLM configured (setting llm)")
         gates = [target_gate(target)]
         if gates[0].passed:
             gates.append(recall_intent(message))
@@ -175,6 +133,14 @@ class EscalationLane:
             gates.append(no_strong_hit(triggers_fired, None, s.escalation_strong_relevance))
         if not gates[-1].passed:
             return self._done(Report("skipped", gates[-1].reason, gates=gates), start)
+        try:
+            llm = self._llm()
+        except Exception as exc:  # a misconfigured provider: say so, reply anyway
+            return self._done(Report("error", f"no LLM: {exc}", gates=gates), start)
+        if llm is None:
+            return self._done(
+                Report("skipped", "no LLM configured (setting llm)", gates=gates), start
+            )
         key = (target.session_id or "", message)
         run, fresh = self._join_or_start(key)
         if run is None:
@@ -297,6 +263,8 @@ class EscalationLane:
                 messages, system=system, json_schema=STEP_SCHEMA, timeout=remaining, max_tokens=400
             )
             report.model_calls += 1
+            if self._now() >= deadline:  # the caller has gone: touch nothing more
+                raise ProviderTimeout(llm.name, "the lane's deadline passed", transient=True)
             step = validate_step(reply.data, llm.name)
             if step.action == "answer":
                 self._answer(report, check_answer(step, seen, max_chars=chars))
@@ -339,23 +307,6 @@ class EscalationLane:
         report.block = render_block(answer)
 
 
-def explain(report: dict[str, Any] | None) -> str:
-    """The gates' decisions and the outcome of a report (``as_dict``), one line each:
-    what ``reverie context --explain`` prints."""
-    if not report:
-        return "escalation: not run"
-    lines = [f"escalation: {report['status']}: {report['reason']}"]
-    for g in report.get("gates", []):
-        lines.append(f"  gate {g['gate']}: {'pass' if g['passed'] else 'no'}: {g['reason']}")
-    lines += [f"  refused {sid}: {why}" for sid, why in report.get("refused_sessions", {}).items()]
-    lines += [f"  step {i}: {s}" for i, s in enumerate(report.get("steps", []), start=1)]
-    if report.get("sources"):
-        lines.append(f"  sources: {', '.join(report['sources'])} ({report.get('origin')})")
-    if report.get("dropped_sources"):
-        lines.append(f"  dropped (never read): {', '.join(report['dropped_sources'])}")
-    return "\n".join(lines)
-
-
 def turns_of(target: Target, message: str) -> list[Turn]:
     """The last 2 user turns and the last assistant turn, the message being the latest
     user turn (it may already be recorded, or not yet)."""
@@ -367,4 +318,4 @@ def turns_of(target: Target, message: str) -> list[Turn]:
     return [turns[i] for i in sorted(users + helper)]
 
 
-__all__ = ["MAX_RUNNING", "EscalationLane", "LaneHost", "Report", "explain", "turns_of"]
+__all__ = ["MAX_RUNNING", "EscalationLane", "LaneHost", "turns_of"]
