@@ -49,6 +49,14 @@ RECALL = [
     "还记得我妹妹的名字吗",
     "你记得我提过的那本书吗",
     "昨天讨论的方案",
+    "What was the name of that restaurant I mentioned before?",
+    "You told me about a book on compilers, which one?",
+    "What was her name again?",
+    "When we last spoke, what did you recommend?",
+    "Last Friday we deployed something, what was it?",
+    "他叫什么来着",
+    "我提到过的那本书",
+    "前阵子聊的那个方案",
 ]
 NO_RECALL = [
     "Write a haiku about autumn.",
@@ -56,7 +64,11 @@ NO_RECALL = [
     "How do I install Python 3.12 on Ubuntu?",
     "Deploy the app to staging.",
     "What is the capital of France?",
+    "Before you deploy, run the tests.",
+    "Write a function that returns the earliest date.",
+    "Run the tests again.",
     "帮我写一首诗",
+    "今天天气怎么样",
     "把这个函数改成异步的",
     "",
 ]

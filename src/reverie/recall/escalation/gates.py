@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _EN_NUM = r"(?:\d+|a|an|one|two|three|four|five|six|few|couple\s+of|several|some)"
-_EN_PERIOD = r"(?:time|times|week|month|year|night|session|meeting|call|chat|conversation|sprint)"
+_EN_PERIOD = (
+    r"(?:time|times|week|weekend|month|year|night|session|meeting|call|chat|conversation|sprint|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|quarter|release)"
+)
 _EN_PAST = (
     r"(?:decide|decided|agree|agreed|say|said|discuss|discussed|talk|talked|conclude|"
     r"concluded|pick|picked|choose|chose|settle|settled|use|used|mention|mentioned|"
@@ -65,6 +68,21 @@ _EN = [
     ("remember", r"\b(?:do|can|could|would)\s+you\s+(?:still\s+)?(?:remember|recall)\b"),
     ("remember", r"\brecall\s+(?:when|what|how|whether|if|the|our|that)\b"),
     ("remember", r"\bremind\s+me\s+(?:what|how|why|which|who|where)\b"),
+    ("past reference", r"\ba\s+while\s+(?:ago|back)\b|\bin\s+the\s+past\b|\bthe\s+other\s+week\b"),
+    ("past reference", r"\bwhen\s+we\s+last\b|\bthis\s+morning\b|\bearlier\b"),
+    (
+        "earlier conversation",
+        r"\b(?:told|mentioned|said|discussed|asked|showed|talked\s+about)\b.{0,40}\bbefore\b",
+    ),
+    (
+        "earlier conversation",
+        r"\bwe\s+(?:spoke|talked|chatted|met|went\s+over)\b|\bi\s+(?:already\s+)?(?:told|asked)\s+you\b",
+    ),
+    (
+        "earlier conversation",
+        r"\byou\s+(?:told|said|mentioned|recommended|suggested|promised|showed)\b",
+    ),
+    ("remember", r"\b(?:what|who|where|which|when|how)\b[^?]{0,80}\bagain\s*\?"),
 ]
 _ZH = [
     (
@@ -76,7 +94,8 @@ _ZH = [
         r"(?:我们|咱们|你|我)(?:当时|那时|之前|以前)?(?:决定|商量|约定|定下|选)(?:了|过|的)",
     ),
     ("earlier decision", r"当时|那时候"),
-    ("earlier conversation", r"(?:说|提|讲|聊|谈|讨论|告诉)过"),
+    ("earlier conversation", r"(?:说|提|讲|聊|谈|讨论|告诉|问)(?:到)?过|来着|我跟你说的|之前聊的"),
+    ("past reference", r"上一次|那回|那会儿|前阵子|曾经|上周末"),
     ("remember", r"还记得|记得吗|记不记得|记得不|你记得"),
 ]
 _PATTERNS = [(cue, re.compile(p, re.IGNORECASE)) for cue, p in _EN + _ZH]
