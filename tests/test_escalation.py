@@ -22,6 +22,7 @@ from conftest import FIXED_NOW, Paths
 from reverie.cli.app import cli
 from reverie.clock import Clock
 from reverie.engine import Reverie
+from reverie.errors import ReverieError
 from reverie.llm import ScriptedLLM
 from reverie.provenance.frames import UNTRUSTED_CLOSE, strip_injected
 from reverie.session import Session
@@ -278,6 +279,42 @@ def test_errors_and_malformed_output_give_status_error_and_a_normal_context(
     assert ctx.escalation_block == ""
     assert ctx.bootstrap.text in ctx.text
     assert not ctx.degraded
+
+
+def test_a_broken_search_gives_status_error_and_a_normal_context(
+    engine: Reverie, stub: Stub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise OSError("disk I/O error")
+
+    monkeypatch.setattr(engine, "search", broken)
+    ctx = ask(engine)
+    assert stub.prompts == []
+    assert ctx.escalation["status"] == "error"
+    assert ctx.escalation["reason"].startswith("search unavailable: OSError")
+    assert ctx.bootstrap.text in ctx.text and ctx.escalation_block == ""
+
+
+def test_reads_outside_journals_and_the_corpus_are_refused(
+    engine: Reverie, stub: Stub, paths: Paths
+) -> None:
+    (paths.workspace / "USER.md").write_text("- Secret preference: TAPIR.\n", encoding="utf-8")
+    sneaky = [
+        "USER.md#L1-L1",
+        "memory/.dreams/session-corpus/../../../USER.md#L1-L1",
+        "memory/../USER.md#L1-L1",
+        "../state/main/sessions/team-chat.jsonl#L1-L3",
+    ]
+    for anchor in sneaky:
+        with pytest.raises(ReverieError):
+            engine.escalation._sources().read(anchor)
+    steps = iter([{"action": "read", "anchor": a} for a in sneaky[:2]] + [{"action": "none"}])
+    stub.model = lambda _p: Reply(text=json.dumps(next(steps)))
+    ctx = ask(engine)
+    assert len(stub.prompts) == 3
+    assert all("TAPIR" not in p for p in stub.prompts)
+    assert "refused" in stub.prompts[1] and "refused" in stub.prompts[2]
+    assert ctx.escalation["status"] == "skipped"
 
 
 def test_invented_anchors_are_dropped(engine: Reverie, stub: Stub) -> None:

@@ -2,7 +2,7 @@
 
     mem = Reverie.open(workspace, state_dir)
     s = mem.open_session(kind="interactive", channel="direct", sender="alice", owner="alice")
-    ctx = s.context(user_text)            # bootstrap + triggers to inject (zero model calls)
+    ctx = s.context(user_text)            # bootstrap + triggers (+ lane 2 if enabled)
     s.record(user_text, source="owner")   # every message, with where it came from
     s.record(tool_output, source="tool")
     s.record(reply, source="assistant")

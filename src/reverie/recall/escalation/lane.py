@@ -42,7 +42,7 @@ from .protocol import (
     validate_step,
 )
 from .report import Report
-from .sources import Sources
+from .sources import SearchUnavailable, Sources
 
 MAX_RUNNING = 4
 RESULT_CHARS = 4000  # what one step shows the model
@@ -220,9 +220,11 @@ class EscalationLane:
             report.status, report.reason = "timeout", f"provider timed out: {exc}"
         except ProviderError as exc:
             report.status, report.reason = "error", f"provider error: {exc}"
+        except SearchUnavailable as exc:
+            report.status, report.reason = "error", f"search unavailable: {exc}"
         except Exception as exc:  # P5: never let the lane's failure reach the reply
             report.status = "error"
-            report.reason = f"search unavailable: {type(exc).__name__}: {exc}"
+            report.reason = f"the lane failed: {type(exc).__name__}: {exc}"
         report.refused = dict(sources.refused) if sources is not None else {}
         self._done(report, start)
         self._remember(key, report)

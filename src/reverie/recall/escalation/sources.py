@@ -36,6 +36,10 @@ _ARCHIVED = re.compile(rb'"type"\s*:\s*"archived"')
 _SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
+class SearchUnavailable(ReverieError):
+    """Lane-1 search failed (a broken index, a provider error while embedding)."""
+
+
 class SearchPort(Protocol):
     """Lane 1's search, as the facade offers it (never recorded as agent recall)."""
 
@@ -111,11 +115,17 @@ class Sources:
 
     def search(self, query: str) -> tuple[list[Segment], SearchResponse]:
         """Segments of the journal and session-corpus hits of ``query`` that pass."""
-        response = self._search(query, self.max_results)
+        try:
+            response = self._search(query, self.max_results)
+        except Exception as exc:
+            raise SearchUnavailable(f"{type(exc).__name__}: {exc}") from exc
         out: list[Segment] = []
         for hit in response.hits:
             if hit.kind in SEARCHABLE:
-                out += self.lines(hit.path, hit.start_line, hit.end_line, hit)
+                try:
+                    out += self.lines(hit.path, hit.start_line, hit.end_line, hit)
+                except ReverieError:  # the file changed or went since it was indexed
+                    continue
         return out, response
 
     def read(self, anchor: str) -> list[Segment]:
@@ -124,12 +134,14 @@ class Sources:
         if parsed is None:
             raise ReverieError(f"{anchor[:80]!r}: not an anchor path#La-Lb")
         path, a, b = parsed
-        if classify(path).kind not in SEARCHABLE:
+        if ".." in path.split("/") or classify(path).kind not in SEARCHABLE:
             raise ReverieError(f"{path}: the lane reads journals and the session corpus only")
         return self.lines(path, a, min(b, a + READ_MAX_LINES - 1))
 
     def lines(self, path: str, first: int, last: int, hit: Hit | None = None) -> list[Segment]:
         got = memory_get(self.ws, path, from_line=first, lines=last - first + 1)
+        if classify(got.path).kind not in SEARCHABLE:  # a link or a path that led elsewhere
+            raise ReverieError(f"{path}: the lane reads journals and the session corpus only")
         origin_of: dict[int, Origin] = {}
         for a, b, o in got.segments:
             origin_of.update(dict.fromkeys(range(a, b + 1), o))
@@ -151,4 +163,4 @@ class Sources:
         return runs(got.path, keep, day)
 
 
-__all__ = ["SEARCHABLE", "SearchPort", "Sources", "read_meta"]
+__all__ = ["SEARCHABLE", "SearchPort", "SearchUnavailable", "Sources", "read_meta"]
