@@ -96,7 +96,7 @@ class EscalationLane:
     def _llm(self) -> LLM | None:
         return self.host.llm("main")
 
-    def _sources(self) -> Sources:
+    def _sources(self, skip: frozenset[str] = frozenset()) -> Sources:
         ws = self.host.workspace
         key = ws.origin_key()
         return Sources(
@@ -104,6 +104,7 @@ class EscalationLane:
             lambda q, n: self.host.search(q, max_results=n, record=False),
             lambda header: self._sealed(header, key),
             max_results=self.settings.escalation_results,
+            skip=skip,
         )
 
     # -- the caller's side ---------------------------------------------------------------
@@ -214,7 +215,7 @@ class EscalationLane:
         report = Report("error", "the lane did not finish", gates=list(gates))
         sources: Sources | None = None
         try:
-            sources = self._sources()
+            sources = self._sources(frozenset(t.text for t in turns_of(target, message)))
             self._turn(report, sources, llm, message, target, deadline)
         except ProviderTimeout as exc:
             report.status, report.reason = "timeout", f"provider timed out: {exc}"

@@ -1,8 +1,9 @@
 """What the lane may search and read, with privacy enforced in the query (R-LANE2-2).
 
 The lane searches through lane 1's search (a port the facade hands in) and reads with
-``memory_get``, but only journals and the session corpus, and every line passes two
-filters before the model sees it:
+``memory_get``, but only journals and the session corpus, plus the live (not yet ended)
+direct conversations of :mod:`.transcripts`; every line passes two filters before the
+model sees it:
 
 - its origin is not ``system``: scaffolding (cron preambles, heartbeats, sub-agent
   output, recalled memory) is never a source;
@@ -14,6 +15,7 @@ filters before the model sees it:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -28,6 +30,7 @@ from ...storage.workspace import Workspace
 from ..search import Hit, SearchResponse, memory_get
 from .privacy import SessionMeta, source_refusal
 from .protocol import Line, Segment, parse_anchor, runs
+from .transcripts import LiveTranscripts, session_of
 
 SEARCHABLE = (SourceKind.JOURNAL, SourceKind.TRANSCRIPT)
 READ_MAX_LINES = 40
@@ -91,6 +94,7 @@ class Sources:
         sealed: Sealed,
         *,
         max_results: int = 6,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.ws = workspace
         self._search = search
@@ -98,6 +102,7 @@ class Sources:
         self.max_results = max_results
         self.refused: dict[str, str] = {}  # session id -> why its lines were dropped
         self._meta: dict[str, str | None] = {}
+        self.live = LiveTranscripts(workspace.sessions_dir, self.refusal, skip)
 
     def refusal(self, session_id: str | None) -> str | None:
         """Why lines of ``session_id`` are not shown (None: they may be)."""
@@ -126,6 +131,8 @@ class Sources:
                     out += self.lines(hit.path, hit.start_line, hit.end_line, hit)
                 except ReverieError:  # the file changed or went since it was indexed
                     continue
+        with contextlib.suppress(OSError, ValueError):  # live talks; a broken one is left out
+            out += self.live.search(query, self.max_results)
         return out, response
 
     def read(self, anchor: str) -> list[Segment]:
@@ -134,9 +141,16 @@ class Sources:
         if parsed is None:
             raise ReverieError(f"{anchor[:80]!r}: not an anchor path#La-Lb")
         path, a, b = parsed
+        b = min(b, a + READ_MAX_LINES - 1)
+        sid = session_of(path)
+        if sid is not None:
+            try:
+                return self.live.read(sid, a, b)
+            except PermissionError as exc:
+                raise ReverieError(f"{path}: {exc}") from None
         if ".." in path.split("/") or classify(path).kind not in SEARCHABLE:
             raise ReverieError(f"{path}: the lane reads journals and the session corpus only")
-        return self.lines(path, a, min(b, a + READ_MAX_LINES - 1))
+        return self.lines(path, a, b)
 
     def lines(self, path: str, first: int, last: int, hit: Hit | None = None) -> list[Segment]:
         got = memory_get(self.ws, path, from_line=first, lines=last - first + 1)
