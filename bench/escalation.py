@@ -88,10 +88,13 @@ def gates_say_no(ws: Path, state: Path, reps: int) -> bool:
     with_lane: list[float] = []
     without: list[float] = []
     step: list[float] = []
-    for _ in range(reps):
-        for msg in PLAIN:
-            without.append(timed(lambda m=msg: off.context(m)))
-            with_lane.append(timed(lambda m=msg: on.context(m)))
+    for rep in range(reps):
+        for msg in PLAIN:  # interleaved, the order alternating: load hits both alike
+            first, second = (off, on) if rep % 2 == 0 else (on, off)
+            t1 = timed(lambda m=msg, e=first: e.context(m))
+            t2 = timed(lambda m=msg, e=second: e.context(m))
+            without.append(t1 if first is off else t2)
+            with_lane.append(t2 if first is off else t1)
             ctx = off.context(msg)
             step.append(timed(lambda c=ctx: on.escalation.fill(c, Target())))
     assert never.calls == [], "the lane called the model for a message without recall intent"
@@ -105,8 +108,8 @@ def gates_say_no(ws: Path, state: Path, reps: int) -> bool:
         f"   added p95 {added:.3f} ms (ratio on/off {ratio:.3f}); step p95 "
         f"{percentile(step, 95):.3f} ms; model calls {len(never.calls)}"
     )
-    ok = percentile(step, 95) <= 1.0
-    print(f"   requirement: the lane's added p95 <= 1 ms: {'PASS' if ok else 'FAIL'}")
+    ok = percentile(step, 95) <= 1.0 and added <= 1.0
+    print(f"   requirement: added p95 <= 1 ms (step and on-off): {'PASS' if ok else 'FAIL'}")
     on.close()
     off.close()
     return ok
