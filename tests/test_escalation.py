@@ -573,6 +573,36 @@ def test_the_caller_stops_waiting_even_when_the_provider_ignores_its_timeout(
     assert [r.escalation["status"] for r in results] == ["timeout", "timeout"]
 
 
+def test_a_late_answer_is_cached_for_the_next_turn_with_the_same_message(
+    paths: Paths, env: dict[str, str], history: None
+) -> None:
+    release = threading.Event()
+
+    def late(messages: Any) -> str:
+        release.wait(30)
+        anchor = ANCHOR.findall(messages[-1].content)[0]
+        return json.dumps({"action": "answer", "summary": "PostgreSQL 16.", "sources": [anchor]})
+
+    model = ScriptedLLM([late])
+    e = memory(paths, env, model, escalation_timeout="0.3")
+    s = e.open_session(sender="alice", owner="alice")
+    assert s.context(ASK).escalation["status"] == "timeout"
+    started = time.monotonic()
+    again = s.context(ASK)  # the cached timeout: no second wait, no second call
+    assert again.escalation["status"] == "timeout" and again.escalation["cached"] is True
+    assert time.monotonic() - started < 0.3
+    release.set()
+    for _ in range(200):  # the worker finishes on its own
+        if not e.escalation._running:
+            break
+        time.sleep(0.01)
+    later = s.context(ASK)
+    e.close()
+    assert later.escalation["status"] == "answered" and later.escalation["cached"] is True
+    assert "PostgreSQL 16." in later.escalation_block
+    assert len(model.calls) == 1
+
+
 # --- the CLI ---------------------------------------------------------------------------------
 
 

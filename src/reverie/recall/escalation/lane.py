@@ -170,7 +170,7 @@ class EscalationLane:
             ),
             start,
         )
-        self._remember(key, report)
+        self._remember(key, report, overwrite=False)  # a late answer that came first stays
         return report
 
     def _join_or_start(self, key: tuple[str, str]) -> tuple[_Run | None, Report | None]:
@@ -191,10 +191,11 @@ class EscalationLane:
             run = self._running[key] = _Run()
         return run, Report("skipped", "started")
 
-    def _remember(self, key: tuple[str, str], report: Report) -> None:
+    def _remember(self, key: tuple[str, str], report: Report, *, overwrite: bool = True) -> None:
         if self.settings.escalation_cache_seconds > 0:
             with self._mu:
-                self._cache[key] = (self._now(), report)
+                if overwrite or key not in self._cache:
+                    self._cache[key] = (self._now(), report)
 
     def _done(self, report: Report, start: float) -> Report:
         report.elapsed_ms = (self._now() - start) * 1000
@@ -266,8 +267,6 @@ class EscalationLane:
                 messages, system=system, json_schema=STEP_SCHEMA, timeout=remaining, max_tokens=400
             )
             report.model_calls += 1
-            if self._now() >= deadline:  # the caller has gone: touch nothing more
-                raise ProviderTimeout(llm.name, "the lane's deadline passed", transient=True)
             step = validate_step(reply.data, llm.name)
             if step.action == "answer":
                 self._answer(report, check_answer(step, seen, max_chars=chars))
@@ -279,6 +278,8 @@ class EscalationLane:
                 return
             if left == 1:
                 raise ProviderError(llm.name, f"no answer within {steps} step(s)", transient=False)
+            if self._now() >= deadline:  # the caller has gone: touch the engine no more
+                raise ProviderTimeout(llm.name, "the lane's deadline passed", transient=True)
             if step.action == "search":
                 found, _ = sources.search(step.query)
                 report.steps.append({"action": "search", "query": step.query, "found": len(found)})
