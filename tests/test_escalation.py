@@ -640,3 +640,10 @@ def test_cli_context_reports_the_lane_in_json_and_explains_the_gates(
     )
     assert out.exit_code == 0, out.output
     assert "gate recall_intent: no: no recall intent" in out.output
+    overrides["REVERIE_ESCALATION"] = "false"  # off: the gates are still explained
+    out = runner.invoke(
+        cli, [*argv, "--embedder", "none", "context", ASK, "--explain"], env=overrides
+    )
+    assert out.exit_code == 0, out.output
+    assert "escalation: skipped: the escalation lane is off" in out.output
+    assert "gate recall_intent: pass: recall intent" in out.output

@@ -125,13 +125,14 @@ class EscalationLane:
         start = self._now()
         s = self.settings
         deadline = start + float(s.escalation_timeout)
-        if not s.escalation:
-            return Report("skipped", "the escalation lane is off (setting escalation)")
-        gates = [target_gate(target)]
+        gates = [target_gate(target)]  # cheap, so --explain shows them even when off
         if gates[0].passed:
             gates.append(recall_intent(message))
         if gates[-1].passed and triggers_fired:
             gates.append(no_strong_hit(triggers_fired, None, s.escalation_strong_relevance))
+        if not s.escalation:
+            off = "the escalation lane is off (setting escalation)"
+            return self._done(Report("skipped", off, gates=gates), start)
         if not gates[-1].passed:
             return self._done(Report("skipped", gates[-1].reason, gates=gates), start)
         try:
