@@ -1,7 +1,8 @@
 """The escalation lane's cost on the reply path (R-LANE2-1, R-LANE2-3).
 
 1. Gates saying no: ``context()`` of messages without recall intent, with the lane on
-   and off, interleaved in the same run; the lane's own step (``fill``) timed alone.
+   and without the lane step at all, interleaved in the same run; the lane's own step
+   (``fill``) timed alone.
    Requirement: the added latency p95 <= 1 ms.
 2. Gates saying no after a lane-1 search (recall intent, strong hit): for information.
 3. Two concurrent sessions whose lane times out (a model that ignores its timeout and
@@ -82,6 +83,7 @@ def gates_say_no(ws: Path, state: Path, reps: int) -> bool:
     never = ScriptedLLM([])  # any call would raise "script exhausted": none may happen
     on = engine(ws, state, never, escalation="true")
     off = engine(ws, state, never, escalation="false")
+    off.escalation.fill = lambda ctx, target=None: None  # no lane step at all
     for e in (on, off):
         e.warm()
         e.context(PLAIN[0])
@@ -99,8 +101,8 @@ def gates_say_no(ws: Path, state: Path, reps: int) -> bool:
             step.append(timed(lambda c=ctx: on.escalation.fill(c, Target())))
     assert never.calls == [], "the lane called the model for a message without recall intent"
     added = percentile(with_lane, 95) - percentile(without, 95)
-    print("1. gates say no (no recall intent), lane on vs off, same run")
-    print(row("   context(), lane off", without))
+    print("1. gates say no (no recall intent), lane on vs no lane step, same run")
+    print(row("   context(), no lane step", without))
     print(row("   context(), lane on", with_lane))
     print(row("   the lane's step alone (fill)", step))
     ratio = percentile(with_lane, 95) / percentile(without, 95)
