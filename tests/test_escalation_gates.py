@@ -218,3 +218,30 @@ def test_no_summary_can_break_out_of_its_frames(summary: str) -> None:
     assert block.count(UNTRUSTED_CLOSE) == 1
     assert block.rstrip().endswith("</memory-recall>")
     assert INJECTED_BLOCK.sub("", block).strip() == ""  # ingestion strips all of it
+
+
+@given(
+    st.sampled_from([o.value for o in Origin] + ["root", None]),
+    st.sampled_from(["owner", "assistant", "tool", "web", "member", "import", "bogus"]),
+    st.sampled_from(["direct", "group"]),
+    st.sampled_from(["alice", "bob", None]),
+)
+def test_a_live_transcript_message_is_never_above_what_its_source_allows(
+    recorded: str | None, source: str, channel: str, sender: str | None
+) -> None:
+    from reverie.provenance.origin import Channel, SessionKind, Source, origin_for
+    from reverie.recall.escalation.transcripts import _origin
+
+    header = {"kind": "interactive", "channel": channel, "owner": "alice"}
+    got = _origin({"origin": recorded, "source": source, "sender": sender}, header)
+    if source == "bogus" or recorded not in {o.value for o in Origin}:
+        assert got is Origin.UNTRUSTED
+        return
+    allowed = origin_for(
+        Source(source),
+        session_kind=SessionKind.INTERACTIVE,
+        channel=Channel(channel),
+        sender=sender,
+        owner="alice",
+    )
+    assert got.rank <= min(allowed.rank, Origin(recorded).rank)
