@@ -7,8 +7,6 @@ collaborators); nothing below this module imports it.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -17,39 +15,26 @@ from typing import Any
 from .clock import Clock
 from .dreaming.report import DreamReport
 from .dreaming.runner import Dreamer
-from .errors import ProviderError, ReverieError, WorkspaceError
+from .errors import ProviderError, ReverieError
 from .llm.base import LLM
-from .llm.factory import Purpose, make_llm
 from .provenance.origin import Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
 from .recall.escalation import EscalationLane, Target
-from .recall.log import RecallLog
-from .recall.search import GetResult, Lanes, Searcher, SearchResponse, memory_get
+from .recall.search import GetResult, Lanes, SearchResponse, memory_get
 from .session import Session
 from .settings import Settings, load_settings
 from .storage.embedders.base import Embedder
-from .storage.embedders.factory import make_embedder
-from .storage.index.db import Connection, connect, ensure_schema
-from .storage.index.query import TriggerRows, index_counts, is_dirty
-from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
+from .storage.index.query import TriggerRows, index_counts
 from .storage.locks import held
-from .storage.workspace import Workspace
+from .wiring import UNSET, Adapters, Projects, Unset
 from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
 from .write.journal import append as journal_append
 from .write.transcript import is_sealed
 
 
-class _Unset:
-    """Marks an argument not given (None is a value: "no embedder", "no model")."""
-
-
-_UNSET = _Unset()
-Projects = frozenset[str] | set[str] | tuple[str, ...]
-
-
-class Reverie:
+class Reverie(Adapters):
     """Memory for one agent: a workspace of Markdown files plus its derived index.
 
     ``embedder`` and ``llm`` override what the settings name (``None``: keyword-only
@@ -61,23 +46,12 @@ class Reverie:
         settings: Settings,
         *,
         clock: Clock | None = None,
-        embedder: Embedder | _Unset | None = _UNSET,
-        llm: LLM | _Unset | None = _UNSET,
+        embedder: Embedder | Unset | None = UNSET,
+        llm: LLM | Unset | None = UNSET,
     ) -> None:
-        self.settings = settings
-        self.clock = clock or Clock.from_env()
-        self.workspace = Workspace(
-            Path(settings.workspace), Path(settings.state_dir), settings.agent
-        )
-        self._embedder = embedder
-        self._llm_override = llm
-        self._conn: Connection | None = None
-        self._lock = threading.RLock()
-        self._searcher: Searcher | None = None
+        super().__init__(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
         self._triggers = TriggerIndex()
-        self._recall_log: RecallLog | None = None
-        self._llms: dict[str, LLM | None] = {}
         self.escalation = EscalationLane(self, sealed=is_sealed)  # lane 2, wired with ports
 
     @classmethod
@@ -88,8 +62,8 @@ class Reverie:
         *,
         environ: Mapping[str, str] | None = None,
         clock: Clock | None = None,
-        use_embedder: Embedder | _Unset | None = _UNSET,
-        llm: LLM | _Unset | None = _UNSET,
+        use_embedder: Embedder | Unset | None = UNSET,
+        llm: LLM | Unset | None = UNSET,
         **flags: Any,
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
@@ -97,103 +71,6 @@ class Reverie:
         flags = {**flags, **{k: str(v) for k, v in where.items() if v is not None}}
         settings = load_settings(flags, environ=environ)
         return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
-
-    # -- adapters --------------------------------------------------------------------
-    @property
-    def embedder(self) -> Embedder | None:
-        if isinstance(self._embedder, _Unset):
-            self._embedder = make_embedder(self.settings, models_dir=self.workspace.models_dir)
-        return self._embedder
-
-    @property
-    def conn(self) -> Connection:
-        with self._lock:
-            if self._conn is None:
-                self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
-                self._conn = connect(self.workspace.index_path)
-                ensure_schema(self._conn)
-            return self._conn
-
-    @property
-    def searcher(self) -> Searcher:
-        if self._searcher is None:
-            self._searcher = Searcher(self.settings, self.embedder)
-        return self._searcher
-
-    @property
-    def recall_log(self) -> RecallLog:
-        with self._lock:
-            if self._recall_log is None:
-                self._recall_log = RecallLog(self.workspace.recall_log_path)
-            return self._recall_log
-
-    def llm(self, purpose: Purpose = "main") -> LLM | None:
-        """The configured LLM provider for ``purpose`` (None when ``llm = none``)."""
-        if not isinstance(self._llm_override, _Unset):
-            return self._llm_override
-        if purpose not in self._llms:
-            self._llms[purpose] = make_llm(self.settings, purpose=purpose)
-        return self._llms[purpose]
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-            if self._recall_log is not None:
-                self._recall_log.close()
-                self._recall_log = None
-
-    def __enter__(self) -> Reverie:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # -- storage ---------------------------------------------------------------------
-    def init(self) -> list[str]:
-        """Create the workspace layout; never overwrites an existing file."""
-        try:
-            return self.workspace.init()
-        except OSError as exc:
-            where = exc.filename or self.workspace.root
-            raise WorkspaceError(
-                f"cannot create the workspace at {where}: {exc.strerror}"
-            ) from None
-
-    def index(
-        self,
-        *,
-        force: bool = False,
-        progress: Progress | None = None,
-        wait: float | None = None,
-    ) -> SyncStats:
-        """Bring the index up to date with the files (``force``: rebuild them all).
-        ``wait``: seconds to wait for another process's sync (default: as long as it
-        takes); past it, :class:`ReverieError` says a sync is already running."""
-        self.workspace.require()
-        busy = "another sync of this index is running; try again later"
-        with held(self.workspace.sync_lock, wait=wait, busy=busy), self._lock:
-            syncer = Syncer(
-                self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
-            )
-            return syncer.run(force=force, progress=progress)
-
-    def mark_dirty(self) -> None:
-        """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
-        mark_dirty(self.conn)
-
-    def _reindex(self) -> None:
-        """Sync after our own write: dirty first, so a sync that fails leaves the index
-        marked for the next one (the daemon's, MCP start-up's)."""
-        with contextlib.suppress(Exception):
-            self.mark_dirty()
-        self.index()
-
-    def is_dirty(self) -> bool:
-        """Files changed since the last complete sync (or never synced)."""
-        with self._lock:
-            return is_dirty(self.conn)
 
     # -- recall, lane 1 ---------------------------------------------------------------
     def warm(self) -> None:
