@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import curation, demo, dream, mcp, recall, serve, storage, write
+from . import curation, demo, dream, mcp, recall, serve, storage, ui, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -57,6 +57,7 @@ COMMANDS: tuple[click.Command, ...] = (
     # entry points
     serve.serve,
     mcp.mcp,
+    ui.ui,
     demo.demo,
 )
 for _command in COMMANDS:
