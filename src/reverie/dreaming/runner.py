@@ -140,8 +140,9 @@ class Dreamer:
                 or normalise(clean_snippet(s.snippet)) in promoted_texts
             )
             outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
-            if outcome.ok and owner_rejected(state, s):
-                outcome = Rejected("owner", "rejected by the owner", {"gates": outcome.value})
+            if owner_rejected(state, s):  # the owner's no outranks every gate
+                shown = outcome.value if isinstance(outcome, Accepted) else outcome.detail["gates"]
+                outcome = Rejected("owner", "rejected by the owner", {"gates": shown})
             match outcome:
                 case Accepted(value=gates):
                     reason = "passed every gate"
