@@ -350,6 +350,7 @@ class Reverie:
             conn=lambda: self.conn,
             reindex=self._reindex,
             journal=lambda text: self.write(text, source=Source.ASSISTANT, author=agent),
+            max_pending=self.settings.pending_max,
         )
 
     # -- dreaming -------------------------------------------------------------------------

@@ -64,8 +64,10 @@ class Pending:
         now: Callable[[], datetime],
         preimages_kept: int,
         journal: Callable[[str], object],
+        max_pending: int = MAX_PENDING,
     ) -> None:
         self.ws, self.forgetter, self.now = ws, forgetter, now
+        self.max_pending = max_pending
         self.preimages_kept = preimages_kept
         self.journal = journal  # appends one line as the agent (the engine's write)
         self.path = ws.curation_dir / "pending.json"
@@ -100,8 +102,10 @@ class Pending:
             raise ReverieError(f"a request holds at most {MAX_TEXT} characters per text")
         with self._lock():
             items = self._load()
-            if sum(r.status == "pending" for r in items) >= MAX_PENDING:
-                raise ReverieError(f"{MAX_PENDING} requests are already waiting for the owner")
+            if sum(r.status == "pending" for r in items) >= self.max_pending:
+                raise ReverieError(
+                    f"{self.max_pending} requests are already waiting for the owner (pending_max)"
+                )
             req = Request(
                 id=secrets.token_hex(4),
                 kind=kind,

@@ -28,12 +28,18 @@ class Curation:
         conn: Callable[[], Connection],
         reindex: Callable[[], object],
         journal: Callable[[str], object],
+        max_pending: int,
     ) -> None:
         self.ws = workspace
         ports = ForgetPorts(workspace, preimages_kept, now, recall_log, conn, reindex)
         self.forgetter = Forgetter(ports)
         self.pending = Pending(
-            workspace, self.forgetter, now=now, preimages_kept=preimages_kept, journal=journal
+            workspace,
+            self.forgetter,
+            now=now,
+            preimages_kept=preimages_kept,
+            journal=journal,
+            max_pending=max_pending,
         )
         self.trusted = TrustedFolders(workspace)
 

@@ -17,6 +17,8 @@ from ..storage.workspace import Workspace
 
 
 class TrustedFolders:
+    """The owner's trusted folders: list, trust, untrust (state dir only)."""
+
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.path = ws.curation_dir / "trusted.json"
