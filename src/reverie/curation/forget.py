@@ -181,7 +181,7 @@ class Forgetter:
         return report
 
     def _rewrite(self, rel: str, blocked: Callable[[str], bool], report: ForgetReport) -> None:
-        path = self.ws.root / rel
+        path = self.ws.check_inside(rel)  # a link inside is written through, never replaced
         if rel in CURATED_FILES:
             mf = MemoryFile(self.ws, preimages_kept=self.p.preimages_kept, name=rel)
             for _ in range(5):

@@ -28,7 +28,7 @@ from ..dreaming.safe_write import MemoryFile, sha
 from ..errors import ReverieError
 from ..provenance.paths import CURATED_FILES
 from ..storage.files import atomic_write
-from ..storage.tombstones import contains, tokens
+from ..storage.tombstone_hash import contains, tokens
 from ..storage.trailers import Trailers, parse_line, render
 from ..storage.workspace import Workspace
 from ..write.journal import clean_lines

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..errors import ReverieError
 from ..provenance.origin import Origin
 from ..provenance.paths import SourceKind
-from ..storage.tombstones import MIN_PHRASE_CHARS, contains, tokens
+from ..storage.tombstone_hash import MIN_PHRASE_CHARS, contains, tokens
 
 _KEY_RE = re.compile(r"^(?P<path>[^#]+?)(?::|#L)(?P<a>\d+)(?:(?::|-L?)(?P<b>\d+))?$")
 _ANCHOR_CHARS = re.compile(r"[^A-Za-z0-9_.#:/-]")

@@ -24,10 +24,7 @@ Pure functions first; :class:`Tombstones` is the small file adapter.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import re
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,39 +32,7 @@ from pathlib import Path
 
 from ..errors import ParseError
 from .files import atomic_write
-
-_COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)  # a cut-off one too
-_LEAD_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
-_STAMP_RE = re.compile(r"^\d{1,2}:\d{2}\s+")
-_ANCHOR_RE = re.compile(r"\s*Source:\s*\S+?#L\d+-L\d+\s*$")
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
-MIN_PHRASE_CHARS = 3
-
-
-def content(line: str) -> str:
-    """The content of one Markdown line, as a forget compares it (see the module doc)."""
-    text = _COMMENT_RE.sub(" ", line)
-    text = _LEAD_RE.sub("", text)
-    text = _STAMP_RE.sub("", text.strip())
-    return _ANCHOR_RE.sub("", text).strip()
-
-
-def tokens(text: str) -> tuple[str, ...]:
-    """The lower-cased word tokens of a line's content."""
-    return tuple(t.casefold() for t in _WORD_RE.findall(content(text)))
-
-
-def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
-    """``needle`` occurs in ``haystack`` as a run of adjacent tokens."""
-    n = len(needle)
-    if not n:
-        return False
-    return any(tuple(haystack[i : i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
-
-
-def _digest(salt: bytes, kind: str, toks: Sequence[str]) -> str:
-    msg = kind + "\x00" + "\x1f".join(toks)
-    return hmac.new(salt, msg.encode("utf-8"), hashlib.sha256).hexdigest()
+from .tombstone_hash import MIN_PHRASE_CHARS, contains, content, digest, tokens
 
 
 @dataclass(frozen=True)
@@ -127,11 +92,11 @@ class Tombstones:
         toks = tokens(line)
         if not toks:
             return False
-        if _digest(self.salt, "line", toks) in self._lines:
+        if digest(self.salt, "line", toks) in self._lines:
             return True
         for n, hashes in self._phrases.items():
             for i in range(len(toks) - n + 1):
-                if _digest(self.salt, "phrase", toks[i : i + n]) in hashes:
+                if digest(self.salt, "phrase", toks[i : i + n]) in hashes:
                     return True
         return False
 
@@ -149,12 +114,12 @@ class Tombstones:
         if phrase is not None:
             toks = tokens(phrase)
             if toks:
-                h = _digest(self.salt, "phrase", toks)
+                h = digest(self.salt, "phrase", toks)
                 new[h] = Stone(h, "phrase", len(toks), at, reason)
         for line in lines:
             toks = tokens(line)
             if toks:
-                h = _digest(self.salt, "line", toks)
+                h = digest(self.salt, "line", toks)
                 new.setdefault(h, Stone(h, "line", len(toks), at, reason))
         known = self._lines | {h for hs in self._phrases.values() for h in hs}
         return [s for s in new.values() if s.hash not in known]
