@@ -300,7 +300,7 @@ class _Match:
 
     def __call__(self, raw: str) -> bool:
         toks = tokens(raw)
-        if not toks or raw.lstrip().startswith("#"):
+        if not toks:
             return False
         if toks in self.contents or self.stones.blocks(raw):
             return True

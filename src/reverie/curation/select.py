@@ -85,10 +85,12 @@ class Selector:
 
     def direct(self, path: str, number: int, raw: str, kind: str, origin: str) -> bool:
         """Whether this selector names the line itself (before widening by content)."""
-        if not tokens(raw) or raw.lstrip().startswith("#"):
-            return False  # blank lines and headings are structure, not memories
-        if self.text is not None:
+        if not tokens(raw):
+            return False
+        if self.text is not None:  # a heading holding the text goes too
             return contains(tokens(raw), tokens(self.text))
+        if raw.lstrip().startswith("#"):
+            return False  # headings are structure: no key, session or source selects them
         if self.key is not None:
             kpath, a, b = self.key_range()
             return path == kpath and a <= number <= b
