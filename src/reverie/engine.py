@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from .clock import Clock
+from .curation.service import Curation
 from .dreaming.report import DreamReport
 from .dreaming.runner import Dreamer
 from .errors import ProviderError, ReverieError
 from .llm.base import LLM
-from .provenance.origin import Author, Channel, Origin, SessionKind, Source
+from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
 from .recall.escalation import EscalationLane, Target
@@ -28,6 +29,7 @@ from .storage.embedders.base import Embedder
 from .storage.index.query import TriggerRows, index_counts
 from .storage.locks import held
 from .wiring import UNSET, Adapters, Projects, Unset
+from .write.after import after_write
 from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
 from .write.journal import append as journal_append
@@ -174,27 +176,10 @@ class Reverie(Adapters):
         if appended is None:
             raise ReverieError("nothing to write: the text is blank")
         warnings = self._after_write(sync=sync, path=appended.path)
-        return replace(appended, warnings=tuple(warnings)) if warnings else appended
+        return replace(appended, warnings=appended.warnings + tuple(warnings))
 
     def _after_write(self, *, sync: bool, path: str = "") -> list[str]:
-        """One policy for every write to the workspace (journal lines, ingestion): mark
-        the index dirty, then sync now if asked. Failures only warn (P5): the sync's
-        own warnings about ``path`` or the embedder are passed on."""
-        warnings: list[str] = []
-        try:
-            self.mark_dirty()
-        except Exception as exc:  # a broken index never loses the line
-            warnings.append(f"index not marked dirty: {exc}")
-        if sync:
-            try:
-                stats = self.index()
-            except (ReverieError, ProviderError, OSError) as exc:
-                warnings.append(f"written, but the index was not updated: {exc}")
-            else:
-                warnings += [
-                    w for w in stats.warnings if w.startswith("embedder") or (path and path in w)
-                ]
-        return warnings
+        return after_write(self.mark_dirty, self.index, sync=sync, path=path)
 
     @property
     def sessions_dir(self) -> Path:
@@ -232,6 +217,21 @@ class Reverie(Adapters):
         if result.lines_written:
             result.warnings += self._after_write(sync=False)
         return result
+
+    @property
+    def curation(self) -> Curation:
+        """The owner's hand: forget, pending agent requests, trusted folders."""
+        ws, agent = self.workspace, CONNECTED_AGENT
+        return Curation(
+            workspace=ws,
+            preimages_kept=self.settings.preimages_kept,
+            now=self.clock.now,
+            recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
+            conn=lambda: self.conn,
+            reindex=self._reindex,
+            journal=lambda text: self.write(text, source=Source.ASSISTANT, author=agent),
+            max_pending=self.settings.pending_max,
+        )
 
     # -- dreaming -------------------------------------------------------------------------
     @property

@@ -30,6 +30,7 @@ from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from .curation.mcp_requests import register as register_requests
 from .engine import Reverie
 from .errors import ReverieError
 from .provenance.origin import CONNECTED_AGENT, Source
@@ -370,6 +371,7 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
             open_world_hint=False,
         ),
     )
+    register_requests(server, tools, lambda: engine.curation.pending)  # forget/correct: pending
     return server
 
 

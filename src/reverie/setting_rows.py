@@ -280,7 +280,24 @@ ESCALATION: tuple[Setting, ...] = (
 INTEGRATIONS: tuple[Setting, ...] = ()
 
 # curation: forget, pending requests, the review page
-CURATION: tuple[Setting, ...] = ()
+CURATION: tuple[Setting, ...] = (
+    Setting(
+        "ui_port",
+        0,
+        "Port of the review page (`reverie ui`) on 127.0.0.1; 0 picks a free one.",
+        int,
+        minimum=0,
+        maximum=65535,
+    ),
+    Setting(
+        "pending_max",
+        200,
+        "Agent requests (memory_forget, memory_correct) that may wait for the owner at once.",
+        int,
+        minimum=1,
+        maximum=10000,
+    ),
+)
 
 SETTINGS: tuple[Setting, ...] = (
     *CORE,

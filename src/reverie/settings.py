@@ -112,6 +112,8 @@ class Settings(Mapping[str, Any]):
     # integrations
 
     # curation
+    ui_port: int
+    pending_max: int
 
     def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
         self._values = values

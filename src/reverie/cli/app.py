@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, dream, mcp, recall, serve, storage, write
+from . import curation, demo, dream, mcp, recall, serve, storage, ui, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -49,9 +49,15 @@ COMMANDS: tuple[click.Command, ...] = (
     write.ingest,
     # dreaming
     dream.dream,
+    # curation by the owner
+    curation.forget,
+    curation.pending,
+    curation.trust,
+    curation.untrust,
     # entry points
     serve.serve,
     mcp.mcp,
+    ui.ui,
     demo.demo,
 )
 for _command in COMMANDS:

@@ -1,4 +1,5 @@
-"""Dreaming commands (R-DREAM-10): run, preview, explain, rem, status, on, off, restore."""
+"""Dreaming commands (R-DREAM-10): run, preview, explain, rem, status, on, off, restore,
+and the owner's promote and reject."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import Any
 
 import click
 
+from ..dreaming import curate
+from ..storage.locks import held
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -170,3 +173,32 @@ def restore(obj: Ctx, name: str | None, list_: bool, as_json: bool) -> None:
         return
     restored = dreamer.restore(name)
     emit({"restored": restored.name}, as_json, lambda d: f"MEMORY.md restored from {d['restored']}")
+
+
+@dream.command()
+@click.argument("key")
+@json_option
+@click.pass_obj
+@handles_errors
+def promote(obj: Ctx, key: str, as_json: bool) -> None:
+    """Promote candidate KEY now, past the numeric gates (provenance, junk and the
+    write's acceptance checks still apply; an untrusted candidate is refused)."""
+    engine = obj.engine
+    engine.workspace.require()
+    with held(engine.workspace.dream_lock, wait=600, busy="a dream is running"):
+        data = curate.promote(engine.dreamer, key)
+    emit(data, as_json, lambda d: f"promoted {d['source']} ({d['mode']})\n  {d['entry']}")
+
+
+@dream.command()
+@click.argument("key")
+@json_option
+@click.pass_obj
+@handles_errors
+def reject(obj: Ctx, key: str, as_json: bool) -> None:
+    """Never promote candidate KEY (remembered across nights)."""
+    engine = obj.engine
+    engine.workspace.require()
+    with held(engine.workspace.dream_lock, wait=600, busy="a dream is running"):
+        data = curate.reject(engine.dreamer, key)
+    emit(data, as_json, lambda d: f"rejected {d['source']}: never promoted")

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..provenance.origin import Origin, lowest
-from ..provenance.paths import classify
 from ..recall.evidence import RecallStats
 from ..storage.document import parse_lines
 from ..storage.workspace import Workspace
@@ -28,7 +27,7 @@ def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
         text = (ws.root / s.path).read_text(encoding="utf-8")
     except (FileNotFoundError, UnicodeDecodeError):
         return None, "source file is gone or unreadable"
-    pclass = classify(s.path)
+    pclass = ws.classify(s.path)
     lines, _warnings = parse_lines(
         s.path, text, pclass, key=ws.origin_key() if pclass.markers else None
     )

@@ -27,8 +27,10 @@ from ..recall.evidence import RecallStats
 from ..results import Accepted, Rejected
 from ..settings import Settings
 from ..storage.files import atomic_write
+from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from . import consolidate
+from .curate import owner_rejected
 from .gates import GateConfig, decide
 from .grounding import ground, promotion
 from .memory_file import anchors, append_generated, clean_snippet, entries, normalise
@@ -103,8 +105,11 @@ class Dreamer:
         )
         raw = self._evidence()
         grounded: list[RecallStats] = []
+        forgotten = Tombstones(self.ws.tombstones_path)
         for s in raw:
             g, why = ground(self.ws, s)
+            if g is not None and forgotten.blocks(g.snippet):
+                g, why = None, "forgotten by the owner (`reverie forget`)"
             if g is None:
                 report.dropped.append({"key": s.key, "reason": why})
             else:
@@ -135,6 +140,9 @@ class Dreamer:
                 or normalise(clean_snippet(s.snippet)) in promoted_texts
             )
             outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
+            if owner_rejected(state, s):  # the owner's no outranks every gate
+                shown = outcome.value if isinstance(outcome, Accepted) else outcome.detail["gates"]
+                outcome = Rejected("owner", "rejected by the owner", {"gates": shown})
             match outcome:
                 case Accepted(value=gates):
                     reason = "passed every gate"

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..errors import PathEscapeError, ReverieError
 from ..storage.files import atomic_write, atomic_write_bytes, fsync_dir
+from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 
 PREIMAGE_GLOB = "MEMORY.*.md"
@@ -87,11 +88,14 @@ exchange = _Exchange()
 class MemoryFile:
     """MEMORY.md, its pre-images and DREAMS.md, as the dream writes them."""
 
-    def __init__(self, ws: Workspace, *, preimages_kept: int) -> None:
+    def __init__(self, ws: Workspace, *, preimages_kept: int, name: str = "MEMORY.md") -> None:
         # one symlink policy: a MEMORY.md linked inside the workspace is written through
-        # (the link survives); one linked out of it is refused, as bootstrap and index do
+        # (the link survives); one linked out of it is refused, as bootstrap and index do.
+        # ``name``: another curated root file (USER.md) written the same way.
         self._ws = ws
-        self.path = ws.memory_path
+        self.path = ws.root / name
+        self._stem = name.removesuffix(".md")
+        self._temp_prefix = f".{name}."
         if self.path.is_symlink():
             try:
                 self.path = ws.check_inside(self.path)
@@ -104,7 +108,8 @@ class MemoryFile:
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
-        self.intent_path = ws.dream_state_path.parent / "intent.json"
+        suffix = "" if name == "MEMORY.md" else f"-{self._stem}"
+        self.intent_path = ws.dream_state_path.parent / f"intent{suffix}.json"
         self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
 
     # -- a write and its record, as one unit a kill cannot split --------------------------
@@ -133,7 +138,7 @@ class MemoryFile:
         summary. Call with the dream lock held. Returns what was repaired."""
         notes = []
         current = self.read()
-        for tmp in sorted(self.path.parent.glob(TEMP_PREFIX + "*.tmp")):
+        for tmp in sorted(self.path.parent.glob(self._temp_prefix + "*.tmp")):
             with contextlib.suppress(OSError):
                 data = tmp.read_bytes()
                 if data.decode("utf-8", "replace") != current and _sha_bytes(data) != sha(""):
@@ -203,7 +208,7 @@ class MemoryFile:
                 tmp.unlink()
 
     def _stage(self, data: bytes) -> Path:
-        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=self.path.parent)
+        fd, name = tempfile.mkstemp(prefix=self._temp_prefix, suffix=".tmp", dir=self.path.parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -245,11 +250,11 @@ class MemoryFile:
 
     def _preimage_name(self) -> Path:
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-        path = self.preimage_dir / f"MEMORY.{stamp}.md"
+        path = self.preimage_dir / f"{self._stem}.{stamp}.md"
         n = 0
         while path.exists():
             n += 1
-            path = self.preimage_dir / f"MEMORY.{stamp}-{n}.md"
+            path = self.preimage_dir / f"{self._stem}.{stamp}-{n}.md"
         return path
 
     def _prune(self) -> None:
@@ -265,7 +270,7 @@ class MemoryFile:
     def preimages(self) -> list[Path]:
         if not self.preimage_dir.exists():
             return []
-        return sorted(self.preimage_dir.glob(PREIMAGE_GLOB))
+        return sorted(self.preimage_dir.glob(f"{self._stem}.*.md"))
 
     def restore(self, name: str | None = None) -> Path:
         """Put a pre-image back (the newest by default); the current file becomes one."""
@@ -276,7 +281,10 @@ class MemoryFile:
         chosen = images[-1] if name is None else next((p for p in images if p.name == name), None)
         if chosen is None:
             raise ReverieError(f"no pre-image named {name!r}; see `reverie dream restore --list`")
-        text = chosen.read_text(encoding="utf-8")
+        forgotten = Tombstones(self._ws.tombstones_path)  # a restore never undoes a forget
+        text = "\n".join(
+            ln for ln in chosen.read_text(encoding="utf-8").split("\n") if not forgotten.blocks(ln)
+        )
         self.save_preimage(self.read())
         atomic_write(self.path, text)
         return chosen

@@ -8,6 +8,7 @@ and whether per-line origin markers are honoured. Anything unrecognised fails cl
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -74,8 +75,18 @@ def _day(name: str) -> date | None:
         return None
 
 
-def classify(relpath: str) -> PathClass:
-    """Classify a workspace-relative POSIX path (already checked to stay inside)."""
+def under(relpath: str, folders: Collection[str]) -> bool:
+    """``relpath`` lies inside one of ``folders`` (workspace-relative, no trailing /)."""
+    return any(relpath.startswith(f.rstrip("/") + "/") for f in folders if f.strip("/"))
+
+
+def classify(relpath: str, trusted: Collection[str] = ()) -> PathClass:
+    """Classify a workspace-relative POSIX path (already checked to stay inside).
+
+    ``trusted``: folders the owner declared owner-written (``reverie trust``, kept in
+    the state dir by the caller). They only change what would otherwise be an
+    unrecognised note: a fixed path (journals, imports, the session corpus, machine
+    state, hidden folders) keeps its class whatever the owner trusts."""
     parts = relpath.split("/")
     name = parts[-1]
     if len(parts) == 1:
@@ -101,7 +112,9 @@ def classify(relpath: str) -> PathClass:
             return PathClass(SourceKind.JOURNAL, Origin.AGENT, Origin.OWNER, markers=True, day=day)
     if any(p.startswith(".") for p in parts):
         return PathClass(SourceKind.STATE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=False)
+    if parts[0] != "memory" and under(relpath, trusted):
+        return PathClass(SourceKind.NOTE, Origin.OWNER, Origin.OWNER, markers=True)
     return PathClass(SourceKind.NOTE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=True)
 
 
-__all__ = ["CURATED_FILES", "SESSION_CORPUS", "PathClass", "SourceKind", "classify"]
+__all__ = ["CURATED_FILES", "SESSION_CORPUS", "PathClass", "SourceKind", "classify", "under"]

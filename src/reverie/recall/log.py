@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -260,6 +260,19 @@ class RecallLog:
                 )
             )
         return out
+
+    def drop(self, match: Callable[[str, str], bool], *, dry_run: bool = False) -> list[str]:
+        """Forget the signals of every row ``match(key, snippet)`` selects: its aggregate
+        and every event of its key, in one transaction. Returns the keys."""
+        with self._lock:
+            rows = self.conn.execute("SELECT key, snippet FROM recall_store").fetchall()
+            keys = [str(k) for k, snip in rows if match(str(k), str(snip))]
+            if keys and not dry_run:
+                with transaction(self.conn):
+                    for k in keys:
+                        self.conn.execute("DELETE FROM recall_store WHERE key = ?", (k,))
+                        self.conn.execute("DELETE FROM recall_events WHERE key = ?", (k,))
+        return keys
 
     def count_events(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])

@@ -17,7 +17,7 @@ from ..errors import ProviderError, ReverieError, WorkspaceError
 from ..provenance.frames import frame_for, frame_lines
 from ..provenance.markers import resolve
 from ..provenance.origin import Origin, SessionKind, lowest
-from ..provenance.paths import SourceKind, classify
+from ..provenance.paths import SourceKind
 from ..storage.embedders.base import Embedder
 from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
@@ -372,7 +372,7 @@ def _line_origins(
 ) -> list[tuple[int, str, Origin]]:
     """Each line with its origin, computed as the indexer does (path class, then the
     line's own marker where the path honours markers)."""
-    pclass = classify(rel)
+    pclass = ws.classify(rel)
     if not pclass.markers:
         origin = lowest(pclass.default_origin, pclass.ceiling)
         return [(first + i, line, origin) for i, line in enumerate(lines)]

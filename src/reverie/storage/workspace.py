@@ -14,7 +14,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +24,7 @@ from ..provenance.origin import lowest
 from ..provenance.paths import SESSION_CORPUS, PathClass, classify
 from .document import FileWarning
 from .files import atomic_write, file_kind, read_regular, write_if_absent
+from .trusted import load_trusted
 
 SKELETON: dict[str, str] = {
     "AGENTS.md": (
@@ -74,13 +75,13 @@ def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
     return real
 
 
-def link_class(relpath: str, real: str | None) -> PathClass:
+def link_class(relpath: str, real: str | None, trusted: Collection[str] = ()) -> PathClass:
     """How the content at ``relpath`` is classified: a symlink to ``real`` reads with
     the lower trust of its own path and its target's (a link never raises trust)."""
-    own = classify(relpath)
+    own = classify(relpath, trusted)
     if real is None or real == relpath:
         return own
-    target = classify(real)
+    target = classify(real, trusted)
     return replace(
         own,
         default_origin=lowest(own.default_origin, target.default_origin),
@@ -166,6 +167,16 @@ class Workspace:
         return self.agent_dir / "preimages"
 
     @property
+    def tombstones_path(self) -> Path:
+        """What the owner forgot, as salted hashes (``reverie forget``)."""
+        return self.agent_dir / "tombstones.json"
+
+    @property
+    def curation_dir(self) -> Path:
+        """The owner's curation state: pending agent requests, trusted folders."""
+        return self.agent_dir / "curation"
+
+    @property
     def dream_state_path(self) -> Path:
         return self.agent_dir / "dreams" / "state.json"
 
@@ -201,6 +212,15 @@ class Workspace:
     @property
     def daemon_state(self) -> Path:
         return self.agent_dir / "daemon-state.json"
+
+    @property
+    def trusted(self) -> frozenset[str]:
+        """Folders the owner declared owner-written (``reverie trust``; state dir only)."""
+        return load_trusted(self.curation_dir / "trusted.json")
+
+    def classify(self, relpath: str, real: str | None = None) -> PathClass:
+        """:func:`link_class` with the owner's trusted folders."""
+        return link_class(relpath, real, self.trusted)
 
     def exists(self) -> bool:
         return self.root.is_dir()

@@ -37,6 +37,7 @@ from ..provenance.markers import render_marker
 from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
 from ..provenance.paths import SESSION_CORPUS
 from ..storage.files import atomic_write
+from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from .journal import clean_lines
 from .redact import redact
@@ -56,6 +57,7 @@ class IngestResult:
     trusted: bool = True  # False: not proven written by the session API, capped at untrusted
     lines_written: int = 0
     recalled_stripped: int = 0
+    forgotten: int = 0  # lines withheld: the owner forgot them (``reverie forget``)
     redactions: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -139,6 +141,7 @@ def ingest(
     with FileLock(str(checkpoint_dir / "ingest.lock"), timeout=120):
         done = _checkpoint(checkpoint)
         by_day: dict[str, list[str]] = {}
+        forgotten = Tombstones(ws.tombstones_path)
         last = done
         for msg in state.messages:
             seq = int(msg["seq"])  # validated by load
@@ -157,6 +160,9 @@ def ingest(
             day = message_day(msg, now)  # a validated date: never a path
             info = {"role": str(msg.get("role", "")), "anchor": f"{sid}#{seq}"}
             for item in clean_lines(red.text):
+                if forgotten.blocks(item):
+                    result.forgotten += 1
+                    continue
                 by_day.setdefault(day, []).append(
                     render_marker(f"- {item}", origin, kind, key=key, info=info)
                 )

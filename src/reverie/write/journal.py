@@ -28,6 +28,7 @@ from ..errors import ReverieError, WriteError
 from ..provenance.markers import render_marker, strip_markers
 from ..provenance.origin import Origin, SessionKind
 from ..storage.files import NotRegularFile, check_regular
+from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from .redact import redact_secrets, strip_controls
 
@@ -92,6 +93,12 @@ def append(
     items = clean_lines(text)
     if not items:
         return None
+    forgotten = Tombstones(ws.tombstones_path)  # what the owner forgot never comes back
+    kept = [item for item in items if not forgotten.blocks(item)]
+    if not kept:
+        raise ReverieError("refused: the owner has forgotten this text (`reverie forget`)")
+    withheld = len(items) - len(kept)
+    items = kept
     rel = journal_relpath(now)
     # one symlink policy: a memory/ folder (or journal) linked inside the workspace is
     # followed, one linked out of it is refused, never silently written and not indexed
@@ -116,7 +123,8 @@ def append(
         raise ReverieError(f"{rel}: another writer held the journal lock for 60 s") from None
     except OSError as exc:
         raise WriteError(f"{rel}: cannot append ({exc.strerror or exc}); nothing written") from None
-    return Appended(rel, first, first + len(rendered) - 1, origin, tuple(rendered))
+    note = (f"{withheld} line(s) withheld: the owner has forgotten them",) if withheld else ()
+    return Appended(rel, first, first + len(rendered) - 1, origin, tuple(rendered), note)
 
 
 def _append_lines(path: Path, lines: Sequence[str], *, header: str) -> int:

@@ -16,7 +16,7 @@ import sqlean as sqlite3
 
 from ...tokens import segment
 from ..chunking import Chunk
-from .db import get_meta, set_meta
+from .db import get_meta, set_meta, transaction
 
 
 def delete_rows(conn: sqlite3.Connection, path: str, *, has_vec_table: bool) -> None:
@@ -132,6 +132,36 @@ def set_vectors(conn: sqlite3.Connection, pairs: Sequence[tuple[int, np.ndarray]
         conn.execute("UPDATE chunks SET has_vector = 1 WHERE id = ?", (cid,))
 
 
+def chunk_texts(conn: sqlite3.Connection, paths: Sequence[str]) -> list[str]:
+    """The chunk texts of ``paths`` (a forget finds the cached vectors of its lines)."""
+    out: list[str] = []
+    for path in paths:
+        out += [str(r[0]) for r in conn.execute("SELECT text FROM chunks WHERE path = ?", (path,))]
+    return out
+
+
+def drop_cached(conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> int:
+    """Delete cached embeddings of (hash, text) pairs no chunk holds any more (forget:
+    a vector is a copy of its text too). Returns how many rows went."""
+    dropped = 0
+    with transaction(conn):
+        for digest, text in pairs:
+            if conn.execute("SELECT 1 FROM chunks WHERE text = ? LIMIT 1", (text,)).fetchone():
+                continue
+            dropped += conn.execute("DELETE FROM embed_cache WHERE hash = ?", (digest,)).rowcount
+    return dropped
+
+
+def unregister_under(conn: sqlite3.Connection, folder: str) -> None:
+    """Forget the registry rows under ``folder``: the next sync re-reads those files
+    (their class changed: the owner trusted or untrusted the folder)."""
+    with transaction(conn):
+        conn.execute(
+            "DELETE FROM sources WHERE substr(path, 1, ?) = ?", (len(folder) + 1, folder + "/")
+        )
+        mark_dirty(conn)
+
+
 def mark_dirty(conn: sqlite3.Connection) -> None:
     """Files changed: dirty, and a new write sequence number (a sync running now
     leaves the flag set, since it may have walked past the change)."""
@@ -144,12 +174,15 @@ def dirty_seq(conn: sqlite3.Connection) -> int:
 
 
 __all__ = [
+    "chunk_texts",
     "delete_file",
     "delete_rows",
     "dirty_seq",
+    "drop_cached",
     "mark_dirty",
     "missing_vectors",
     "set_vectors",
+    "unregister_under",
     "vectorless_chunks",
     "write_file",
 ]

@@ -32,7 +32,8 @@ from ..document import FileWarning, by_entry, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..files import NotRegularFile, read_regular
-from ..workspace import FileEntry, Workspace, link_class
+from ..tombstones import Tombstones
+from ..workspace import FileEntry, Workspace
 from . import store
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
@@ -129,6 +130,7 @@ class Syncer:
             seq = store.dirty_seq(self.conn)
             set_meta(self.conn, "dirty", 1)
         self.key = self.ws.origin_key()  # once per run (created here if it was lost)
+        self.forgotten = Tombstones(self.ws.tombstones_path)  # a re-imported export stays out
         if (note := self.ws.key_warning()) is not None:
             self._warn(stats, note)
         key_changed = get_meta(self.conn, "key_fingerprint") not in (None, _digest(self.key))
@@ -305,12 +307,12 @@ class Syncer:
         for w in decoded.warnings:
             self._warn(stats, w)
         text = decoded.text
-        pclass = link_class(rel, entry.real)
+        pclass = self.ws.classify(rel, entry.real)
         if not text.strip():
             self._warn(stats, FileWarning(rel, None, "empty file"))
         chunks, warnings = chunk_document(
             rel,
-            text.lstrip("\ufeff"),
+            self.forgotten.blank(text.lstrip("\ufeff")),
             pclass,
             key=self.key,
             budget=self.settings.chunk_tokens,

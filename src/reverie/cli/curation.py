@@ -1,0 +1,151 @@
+"""Curation by the owner: ``forget``, ``pending list|confirm|reject``, ``trust``, ``untrust``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..storage.index.store import unregister_under
+from .common import Ctx, emit, handles_errors, json_option
+
+
+def _render_forget(d: dict[str, Any]) -> str:
+    verb = "would remove" if d["dry_run"] else "removed"
+    out = [f"{verb} {d['removed_lines']} line(s) ({d['selector']})"]
+    for rel, hits in sorted(d["files"].items()):
+        out += [f"  {rel}:{h['line']}: {h['text'][:160]}" for h in hits]
+    if d["recall_signals"]:
+        out.append(
+            f"  recall signals {'to drop' if d['dry_run'] else 'dropped'}: "
+            + ", ".join(d["recall_signals"])
+        )
+    out.append(f"  tombstones {'to lay' if d['dry_run'] else 'laid'}: {d['tombstones']}")
+    for name, n in sorted(d["history"].items()):
+        out.append(f"  history {'to purge' if d['dry_run'] else 'purged'}: {name}: {n} line(s)")
+    if d["history_kept"]:
+        out.append("  still in history (use --purge-history): " + ", ".join(d["history_kept"]))
+    out += [f"  warning: {w}" for w in d["warnings"]]
+    return "\n".join(out)
+
+
+@click.command()
+@click.argument("text", required=False)
+@click.option("--key", help="One line: PATH:LINE (or PATH#La-Lb, a dream candidate key).")
+@click.option("--session", "session", help="Every line ingested from session ID.")
+@click.option(
+    "--source", help="Every line of an origin (untrusted, ...) or file kind (import, ...)."
+)
+@click.option("--dry-run", is_flag=True, help="Show exactly what would change; write nothing.")
+@click.option("--purge-history", is_flag=True, help="Also remove it from pre-images and DREAMS.md.")
+@json_option
+@click.pass_obj
+@handles_errors
+def forget(
+    obj: Ctx,
+    text: str | None,
+    key: str | None,
+    session: str | None,
+    source: str | None,
+    dry_run: bool,
+    purge_history: bool,
+    as_json: bool,
+) -> None:
+    """Remove matching lines from every file, signal and index row, for good."""
+    report = obj.engine.curation.forget(
+        text,
+        key=key,
+        session=session,
+        source=source,
+        dry_run=dry_run,
+        purge_history=purge_history,
+    )
+    emit(report.as_dict(), as_json, _render_forget)
+
+
+@click.group()
+def pending() -> None:
+    """Agent requests (memory_forget, memory_correct) waiting for the owner."""
+
+
+@pending.command("list")
+@click.option("--all", "all_", is_flag=True, help="Decided requests too.")
+@json_option
+@click.pass_obj
+@handles_errors
+def pending_list(obj: Ctx, all_: bool, as_json: bool) -> None:
+    """The requests waiting for you."""
+    items = [r.__dict__ for r in obj.engine.curation.pending.requests(all_=all_)]
+
+    def render(d: list[dict[str, Any]]) -> str:
+        rows = []
+        for r in d:
+            what = f"{r['text']!r}" + (f" -> {r['new_text']!r}" if r["new_text"] else "")
+            rows.append(f"{r['id']} {r['status']:9} {r['kind']:7} {r['at']} {what}")
+        return "\n".join(rows) or "no pending requests"
+
+    emit(items, as_json, render)
+
+
+@pending.command("confirm")
+@click.argument("rid", metavar="ID")
+@json_option
+@click.pass_obj
+@handles_errors
+def pending_confirm(obj: Ctx, rid: str, as_json: bool) -> None:
+    """Carry out request ID as your own forget (or correction)."""
+    data = obj.engine.curation.pending.confirm(rid)
+    emit(data, as_json, lambda d: f"confirmed {rid}\n" + _render_forget(d["forget"]))
+
+
+@pending.command("reject")
+@click.argument("rid", metavar="ID")
+@json_option
+@click.pass_obj
+@handles_errors
+def pending_reject(obj: Ctx, rid: str, as_json: bool) -> None:
+    """Drop request ID: nothing changes."""
+    req = obj.engine.curation.pending.reject(rid)
+    emit(req.__dict__, as_json, lambda d: f"rejected {d['id']}")
+
+
+def _retrust(obj: Ctx, folders_before: set[str], folders_after: set[str]) -> None:
+    engine = obj.engine
+    for folder in folders_before ^ folders_after:
+        unregister_under(engine.conn, folder)
+    engine.index()
+
+
+@click.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+@handles_errors
+def trust(obj: Ctx, path: str, as_json: bool) -> None:
+    """Declare folder PATH (inside the workspace) owner-written notes."""
+    cur = obj.engine.curation.trusted
+    before = set(cur.folders())
+    after = cur.trust(path)
+    _retrust(obj, before, set(after))
+    emit({"trusted": after}, as_json, lambda d: "trusted folders: " + ", ".join(d["trusted"]))
+
+
+@click.command()
+@click.argument("path")
+@json_option
+@click.pass_obj
+@handles_errors
+def untrust(obj: Ctx, path: str, as_json: bool) -> None:
+    """Take folder PATH back to the default: unrecognised notes read as untrusted."""
+    cur = obj.engine.curation.trusted
+    before = set(cur.folders())
+    after = cur.untrust(path)
+    _retrust(obj, before, set(after))
+    emit(
+        {"trusted": after},
+        as_json,
+        lambda d: "trusted folders: " + (", ".join(d["trusted"]) or "none"),
+    )
+
+
+__all__ = ["forget", "pending", "trust", "untrust"]

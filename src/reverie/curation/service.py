@@ -1,0 +1,60 @@
+"""The curation service: what the owner (and, only as requests, the agent) can do to
+memory by hand. The engine builds it with small ports and exposes it as one property."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from ..recall.log import RecallLog
+from ..storage.index.db import Connection
+from ..storage.workspace import Workspace
+from .forget import ForgetPorts, ForgetReport, Forgetter
+from .pending import Pending
+from .select import Selector
+from .trust import TrustedFolders
+
+
+class Curation:
+    """Forget, pending agent requests and trusted folders over one workspace."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Workspace,
+        preimages_kept: int,
+        now: Callable[[], datetime],
+        recall_log: Callable[[], RecallLog | None],
+        conn: Callable[[], Connection],
+        reindex: Callable[[], object],
+        journal: Callable[[str], object],
+        max_pending: int,
+    ) -> None:
+        self.ws = workspace
+        ports = ForgetPorts(workspace, preimages_kept, now, recall_log, conn, reindex)
+        self.forgetter = Forgetter(ports)
+        self.pending = Pending(
+            workspace,
+            self.forgetter,
+            now=now,
+            preimages_kept=preimages_kept,
+            journal=journal,
+            max_pending=max_pending,
+        )
+        self.trusted = TrustedFolders(workspace)
+
+    def forget(
+        self,
+        text: str | None = None,
+        *,
+        key: str | None = None,
+        session: str | None = None,
+        source: str | None = None,
+        dry_run: bool = False,
+        purge_history: bool = False,
+    ) -> ForgetReport:
+        sel = Selector.of(text, key=key, session=session, source=source)
+        return self.forgetter.forget(sel, dry_run=dry_run, purge_history=purge_history)
+
+
+__all__ = ["Curation"]

@@ -1,0 +1,127 @@
+"""The review page's templates: Jinja2 with autoescape on for every template, inline
+CSS, no script and no external asset (the page works offline). Memory text is data:
+it only ever reaches the page through ``{{ }}``, escaped."""
+
+from __future__ import annotations
+
+from jinja2 import DictLoader, Environment, StrictUndefined
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
+header{background:#22303c;color:#fff;padding:.6em 1.2em;display:flex;gap:1.4em;align-items:center}
+header a{color:#cfe3f5;text-decoration:none}header a.on{color:#fff;font-weight:600}
+header b{font-size:1.1em;margin-right:1em}
+main{padding:1em 1.4em;max-width:1200px}
+h2{font-size:1.15em;margin:1.2em 0 .4em}
+table{border-collapse:collapse;width:100%;background:#fff}
+td,th{border-bottom:1px solid #e3e6ea;padding:.35em .5em;text-align:left;vertical-align:top}
+th{font-weight:600;background:#eef1f4}
+.badge{display:inline-block;padding:0 .45em;border-radius:.6em;font-size:.8em;color:#fff}
+.owner{background:#2c7a4b}.agent{background:#2f6db3}.untrusted{background:#b3412f}
+.system{background:#6b6f76}.none{background:#999}
+.pass{color:#2c7a4b}.fail{color:#b3412f;font-weight:600}
+.frame{border:2px dashed #b3412f;padding:.4em;background:#fff5f3}
+.frame .label{color:#b3412f;font-size:.8em;font-weight:600}
+.diff{font-family:ui-monospace,monospace;white-space:pre-wrap;background:#fff;padding:.5em}
+.add{background:#e6f5ea}.del{background:#fbe9e7}
+form.inline{display:inline}button{cursor:pointer}
+.flash{background:#fff8d6;border:1px solid #e8d47a;padding:.4em .8em;margin-bottom:1em}
+.muted{color:#6b6f76}code{font-size:.92em}
+"""
+
+BASE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'">
+<title>Reverie review · {{ title }}</title><style>{{ css }}</style></head><body>
+<header><b>Reverie review</b>
+{% for href, label in nav %}<a href="{{ href }}" class="{{ 'on' if href == here else '' }}">{{ label }}</a>{% endfor %}
+</header><main>
+{% if flash %}<div class="flash" role="status">{{ flash }}</div>{% endif %}
+{% block body %}{% endblock %}
+</main></body></html>"""
+
+FORM = """{% macro post(action, label, fields, confirm=False) -%}
+<form class="inline" method="post" action="{{ action }}">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+{% for k, v in fields.items() %}<input type="hidden" name="{{ k }}" value="{{ v }}">{% endfor %}
+<button type="submit" name="do" value="{{ label }}">{{ label }}</button></form>
+{%- endmacro %}
+{% macro badge(origin) -%}<span class="badge {{ origin or 'none' }}">{{ origin or '?' }}</span>{%- endmacro %}"""
+
+MEMORY = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+{% for f in files %}<h2>{{ f.name }}</h2>
+<table><tr><th>#</th><th>entry</th><th>importance</th><th>triggers</th><th>project</th>
+<th>observed</th><th>status</th><th></th></tr>
+{% for e in f.entries %}<tr><td>{{ e.line }}</td><td>{{ e.text }}{% if e.source %}<br><span class="muted">source {{ e.source }}</span>{% endif %}</td>
+<td>{{ e.importance if e.importance is not none else '' }}</td><td>{{ e.triggers|join(', ') }}</td>
+<td>{{ e.projects|join(', ') }}</td><td>{{ e.observed or '' }}</td><td>{{ e.status }}</td>
+<td>{{ post('/forget', 'forget', {'key': e.key, 'back': here}) }}</td></tr>
+{% else %}<tr><td colspan="8" class="muted">no entries</td></tr>{% endfor %}</table>{% endfor %}
+<h2>Trusted folders</h2><p>{% for t in trusted %}<code>{{ t }}</code> {% else %}<span class="muted">none: notes outside the fixed paths read as untrusted (<code>reverie trust PATH</code> at the CLI changes that)</span>{% endfor %}</p>
+{% endblock %}"""
+
+FILES = """{% extends "base" %}{% block body %}<h2>Journals, session corpus, imports, notes</h2>
+<table><tr><th>file</th><th>kind</th></tr>{% for f in files %}
+<tr><td><a href="/file?path={{ f.path|urlencode }}">{{ f.path }}</a></td><td>{{ f.kind }}</td></tr>
+{% else %}<tr><td colspan="2" class="muted">no files</td></tr>{% endfor %}</table>{% endblock %}"""
+
+FILE = """{% extends "base" %}{% from "form" import post, badge with context %}{% block body %}
+<h2>{{ data.path }} <span class="muted">({{ data.kind }})</span></h2>
+<table><tr><th>#</th><th>origin</th><th>session</th><th>line</th><th></th></tr>
+{% for ln in data.lines %}<tr><td>{{ ln.number }}</td><td>{{ badge(ln.origin) }}</td>
+<td>{{ ln.session or '' }}</td><td class="line">{{ ln.text }}</td>
+<td>{{ post('/forget', 'forget', {'key': ln.key, 'back': here}) }}</td></tr>{% endfor %}</table>{% endblock %}"""
+
+DREAM = """{% extends "base" %}{% from "form" import post, badge with context %}{% block body %}
+<h2>Candidate pool</h2>{% for c in data.candidates %}
+<table class="cand"><tr><th colspan="2">{{ c.source }} {{ badge(c.origin) }} {{ c.session_kind or '' }}
+· score {{ c.score }} · <span class="{{ 'pass' if c.decision == 'promote' else 'fail' }}">{{ c.decision }}</span>: {{ c.reason }}
+<span style="float:right">{{ post('/dream/promote', 'promote', {'key': c.key}) }} {{ post('/dream/reject', 'reject', {'key': c.key}) }}</span></th></tr>
+<tr><td colspan="2">{{ c.snippet }}</td></tr>
+<tr><td style="width:50%">{% for k, v in c.signals.items() %}signal {{ k }}: {{ v }}<br>{% endfor %}</td>
+<td>{% for g in c.gates %}<span class="{{ 'pass' if g.passed else 'fail' }}">gate {{ g.name }}: {{ 'pass' if g.passed else 'FAIL' }}</span> {{ g.reason }}<br>{% endfor %}</td></tr></table><br>
+{% else %}<p class="muted">no candidates: nothing has been recalled from the journals yet</p>{% endfor %}
+{% if data.dropped %}<h2>Dropped</h2><table>{% for d in data.dropped %}<tr><td>{{ d.key }}</td><td>{{ d.reason }}</td></tr>{% endfor %}</table>{% endif %}
+{% endblock %}"""
+
+HISTORY = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+<h2>MEMORY.md history</h2>{% for p in images %}
+<h3>{{ p.name }} {{ post('/history/restore', 'restore', {'name': p.name}) }}</h3>
+<div class="diff">{% for d in p.diff %}<div class="{{ 'add' if d.sign == '+' else ('del' if d.sign == '-' else '') }}">{{ d.sign }} {{ d.text }}</div>{% else %}<span class="muted">same as the current file</span>{% endfor %}</div>
+{% else %}<p class="muted">no pre-images yet</p>{% endfor %}{% endblock %}"""
+
+PENDING = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+<h2>Agent requests</h2><p class="muted">An agent can only ask; nothing changes until you confirm.</p>
+<table><tr><th>id</th><th>kind</th><th>asked</th><th>text</th><th>new text</th><th></th></tr>
+{% for r in requests %}<tr><td>{{ r.id }}</td><td>{{ r.kind }}</td><td>{{ r.at }}<br><span class="muted">{{ r.by }}</span></td>
+<td>{{ r.text }}</td><td>{{ r.new_text or '' }}</td>
+<td>{{ post('/pending/confirm', 'confirm', {'id': r.id}) }} {{ post('/pending/reject', 'reject', {'id': r.id}) }}</td></tr>
+{% else %}<tr><td colspan="6" class="muted">no pending requests</td></tr>{% endfor %}</table>{% endblock %}"""
+
+SEARCH = """{% extends "base" %}{% from "form" import badge with context %}{% block body %}
+<form method="get" action="/search"><input name="q" value="{{ q }}" size="60" aria-label="query"> <button>search</button></form>
+{% for h in hits %}<h3>{{ h.source }} {{ badge(h.origin) }} <span class="muted">{{ h.kind }} · score {{ h.score }}</span></h3>
+{% if h.untrusted %}<div class="frame"><div class="label">UNTRUSTED CONTENT: external text, data only</div><div class="snippet">{{ h.snippet }}</div></div>
+{% else %}<div class="snippet">{{ h.snippet }}</div>{% endif %}
+<div class="muted">{% for k, v in h.explain.items() %}{{ k }}={{ v }} {% endfor %}</div>
+{% else %}{% if q %}<p class="muted">no hits</p>{% endif %}{% endfor %}{% endblock %}"""
+
+ENV = Environment(
+    loader=DictLoader(
+        {
+            "base": BASE,
+            "form": FORM,
+            "memory": MEMORY,
+            "files": FILES,
+            "file": FILE,
+            "dream": DREAM,
+            "history": HISTORY,
+            "pending": PENDING,
+            "search": SEARCH,
+        }
+    ),
+    autoescape=True,  # every template, whatever its name: memory text is never markup
+    undefined=StrictUndefined,
+)
+
+__all__ = ["CSS", "ENV"]

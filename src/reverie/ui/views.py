@@ -1,0 +1,133 @@
+"""What each page of the review UI shows, gathered from the engine as plain data.
+
+No HTML here: the templates (:mod:`.templates`, autoescaped) render these dicts, so
+memory text only ever reaches the page as escaped text.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict
+from typing import Any
+
+from ..dreaming.memory_file import ANCHOR_RE, entries
+from ..engine import Reverie
+from ..provenance.paths import CURATED_FILES, SourceKind
+from ..storage.document import parse_lines
+from ..storage.workspace import FileEntry
+
+EPISODIC = (SourceKind.JOURNAL, SourceKind.TRANSCRIPT, SourceKind.IMPORT, SourceKind.NOTE)
+
+
+def _read(engine: Reverie, rel: str) -> str:
+    path = engine.workspace.root / rel
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def curated(engine: Reverie) -> list[dict[str, Any]]:
+    """MEMORY.md and USER.md entries with their trailers as fields."""
+    out = []
+    for name in CURATED_FILES:
+        items = []
+        for e in entries(_read(engine, name)):
+            anchor = (e.anchors or (None,))[0]
+            observed = None
+            if anchor:
+                stem = anchor.split("#", 1)[0].rsplit("/", 1)[-1].removesuffix(".md")
+                observed = stem if len(stem) == 10 and stem[4] == "-" else None
+            items.append(
+                {
+                    "line": e.line,
+                    "text": ANCHOR_RE.sub("", e.text).strip(),
+                    "key": f"{name}:{e.line}",
+                    "importance": e.trailers.importance,
+                    "triggers": list(e.trailers.triggers),
+                    "projects": list(e.trailers.projects),
+                    "source": anchor,
+                    "observed": observed,
+                    "status": "promoted by dreaming" if e.generated else "written by hand",
+                }
+            )
+        out.append({"name": name, "entries": items})
+    return out
+
+
+def episodic_files(engine: Reverie) -> list[dict[str, str]]:
+    """Journals, the session corpus, imports and notes: path and kind."""
+    out = []
+    for e in engine.workspace.walk():
+        if isinstance(e, FileEntry):
+            kind = engine.workspace.classify(e.relpath, e.real).kind
+            if kind in EPISODIC:
+                out.append({"path": e.relpath, "kind": kind.value})
+    return out
+
+
+def file_lines(engine: Reverie, rel: str) -> dict[str, Any]:
+    """One episodic file's lines with their origin and session kind."""
+    ws = engine.workspace
+    ws.resolve(rel)  # refuses paths that leave the workspace
+    pclass = ws.classify(rel)
+    if pclass.kind not in EPISODIC:
+        raise ValueError(f"{rel}: not a journal, corpus, import or note file")
+    text = _read(engine, rel)
+    parsed, _ = parse_lines(rel, text, pclass, key=ws.origin_key() if pclass.markers else None)
+    lines = [
+        {
+            "number": ln.number,
+            "text": ln.text,
+            "origin": ln.origin.value,
+            "session": ln.session.value if ln.session else None,
+            "key": f"{rel}:{ln.number}",
+        }
+        for ln in parsed
+        if ln.text.strip()
+    ]
+    return {"path": rel, "kind": pclass.kind.value, "lines": lines}
+
+
+def candidates(engine: Reverie) -> dict[str, Any]:
+    """The dream candidate pool with every signal and gate (``dream explain``)."""
+    report, _ = engine.dreamer.evaluate(engine.clock.now())
+    return {
+        "candidates": [asdict(c) for c in report.candidates],
+        "dropped": report.dropped,
+        "themes": report.themes,
+    }
+
+
+def history(engine: Reverie) -> list[dict[str, Any]]:
+    """MEMORY.md pre-images, newest first, each as a diff to the current file."""
+    current = _read(engine, "MEMORY.md").split("\n")
+    out = []
+    for p in reversed(engine.dreamer.preimages()):
+        old = p.read_text(encoding="utf-8").split("\n")
+        diff = [
+            {"sign": d[:1], "text": d[1:]}
+            for d in difflib.unified_diff(old, current, lineterm="", n=1)
+            if not d.startswith(("+++", "---", "@@"))
+        ]
+        out.append({"name": p.name, "diff": diff})
+    return out
+
+
+def search(engine: Reverie, query: str) -> list[dict[str, Any]]:
+    """Hits with their explain chain; ``untrusted`` ones are framed by the template."""
+    if not query.strip():
+        return []
+    response = engine.search(query, record=False)
+    return [
+        {
+            "source": f"{h.path}#L{h.start_line}-L{h.end_line}",
+            "snippet": h.snippet,
+            "score": round(h.score, 4),
+            "origin": h.origin.value,
+            "kind": h.kind.value,
+            "untrusted": h.untrusted,
+            "explain": h.explain,
+        }
+        for h in response.hits
+    ]
+
+
+__all__ = ["candidates", "curated", "episodic_files", "file_lines", "history", "search"]

@@ -1,0 +1,226 @@
+"""The review page (``reverie ui``) in a real headless Chromium, driven by Playwright.
+
+The browser is Debian's ``chromium`` (``.ci/run`` installs it); Playwright never
+downloads one. In CI these tests always run: a missing browser fails them. Outside CI
+they are skipped when chromium or Playwright is missing.
+
+``REVERIE_SCREENSHOT=docs/review.png`` also saves the screenshot the README shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXED_NOW, Paths, cli_command, plant
+from reverie.clock import Clock
+from reverie.dreaming.safe_write import MemoryFile, sha
+from reverie.engine import Reverie
+from reverie.provenance.origin import Origin, SessionKind
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+NOW = datetime.fromisoformat(FIXED_NOW)
+FACT = "The staging database lives on host orca-db-2 in the Frankfurt region."
+OTHER = "The coffee machine on floor three needs descaling every month."
+SCRIPT = "Page said <script>document.title='pwned'</script> and <b>bold</b> things."
+QUERIES = (
+    "staging database host orca-db-2",
+    "coffee machine floor three descaling",
+    "page said document title pwned bold things",
+)
+
+
+def _playwright() -> Any:
+    why = None
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        why = "playwright is not installed (pip install -e '.[test]')"
+    if why is None and not Path(CHROMIUM).exists():
+        why = f"{CHROMIUM} is missing (apt-get install chromium)"
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the browser tests must run in CI: {why}")
+        pytest.skip(why)
+    return sync_playwright
+
+
+@dataclass
+class Review:
+    paths: Paths
+    base: str
+    page: Any
+    browser: Any
+
+    def memory(self) -> str:
+        return (self.paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def _seed(paths: Paths, env: dict[str, str]) -> None:
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
+    e.init()
+    (paths.workspace / "MEMORY.md").write_text(
+        "# Long-term memory\n\n- Keep the gateway on loopback. <!-- trigger: gateway setup --> "
+        "<!-- importance: 9 -->\n- The user takes green tea at four. <!-- project: acme -->\n",
+        encoding="utf-8",
+    )
+    plant(e, FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+    plant(e, OTHER, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+    plant(e, SCRIPT, origin=Origin.UNTRUSTED, session=SessionKind.INTERACTIVE)
+    e.index()
+    for q in QUERIES:
+        assert e.search(q).hits
+    mf = MemoryFile(e.workspace, preimages_kept=5)  # one pre-image: the version before
+    old = mf.read()
+    assert mf.replace_if_unchanged(sha(old), old + "- A line added later.\n")
+    e.index()
+    e.curation.pending.request("forget", "green tea", by="test agent")
+    e.close()
+
+
+@pytest.fixture
+def review(paths: Paths, env: dict[str, str], tmp_path: Path) -> Iterator[Review]:
+    sync_playwright = _playwright()
+    _seed(paths, env)
+    err = (tmp_path / "ui.log").open("w")
+    proc = subprocess.Popen(
+        cli_command(paths, "ui", "--json"), env=env, stdout=subprocess.PIPE, stderr=err, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        url = json.loads(proc.stdout.readline())["url"]
+        assert url.startswith("http://127.0.0.1:") and "token=" in url
+        with sync_playwright() as pw:
+            # launch() gives the browser a fresh, empty user-data-dir of its own
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url)  # trades the token for the session cookie
+            yield Review(paths, url.split("/?")[0], page, browser)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        err.close()
+
+
+def test_every_view_loads(review: Review) -> None:
+    page, base = review.page, review.base
+    assert "token" not in page.url  # the token left the address bar
+    assert page.locator("h2", has_text="MEMORY.md").count() == 1
+    row = page.locator("tr", has_text="Keep the gateway on loopback")
+    assert "9" in row.inner_text() and "gateway setup" in row.inner_text()
+    assert "acme" in page.locator("tr", has_text="green tea").inner_text()
+    page.goto(f"{base}/files")
+    journal = f"memory/{NOW.date().isoformat()}.md"
+    page.click(f"text={journal}")
+    badges = page.locator("span.badge").all_inner_texts()
+    assert "owner" in badges and "untrusted" in badges and "interactive" in page.content()
+    page.goto(f"{base}/dream")
+    assert page.locator("table.cand").count() >= 2
+    assert "gate provenance" in page.content() and "signal" in page.content()
+    page.goto(f"{base}/history")
+    assert page.locator(".diff .add", has_text="A line added later").count() == 1
+    page.goto(f"{base}/pending")
+    assert page.locator("td", has_text="green tea").count() == 1
+    page.goto(f"{base}/search?q=document+title+pwned+bold+things")
+    frame = page.locator(".frame")
+    assert frame.count() >= 1 and "UNTRUSTED CONTENT" in frame.first.inner_text()
+    page.goto(f"{base}/dream")
+    shot = review.paths.workspace.parent / "review.png"
+    page.screenshot(path=str(shot), full_page=False)
+    assert shot.stat().st_size > 10_000
+    if target := os.environ.get("REVERIE_SCREENSHOT"):
+        shutil.copyfile(shot, target)
+
+
+def test_script_in_a_journal_line_renders_as_text(review: Review) -> None:
+    page = review.page
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{review.base}/file?path=memory/{NOW.date().isoformat()}.md")
+    cell = page.locator("td.line", has_text="<script>")
+    assert cell.count() == 1 and "<b>bold</b>" in cell.inner_text()
+    assert page.evaluate("document.scripts.length") == 0
+    assert page.locator("td.line b").count() == 0  # no markup was made from memory text
+    assert page.title() != "pwned" and not dialogs
+
+
+def test_promote_and_reject_a_candidate(review: Review) -> None:
+    page = review.page
+    page.goto(f"{review.base}/dream")
+    page.locator("table.cand", has_text="orca-db-2").locator("button", has_text="promote").click()
+    assert "promoted" in page.locator(".flash").inner_text()
+    assert "orca-db-2" in review.memory() and "Source: " in review.memory()
+    page.locator("table.cand", has_text="coffee machine").locator(
+        "button", has_text="reject"
+    ).click()
+    assert "rejected" in page.locator(".flash").inner_text()
+    assert (
+        "rejected by the owner"
+        in page.locator("table.cand", has_text="coffee machine").inner_text()
+    )
+    dreams = (review.paths.workspace / "DREAMS.md").read_text(encoding="utf-8")
+    assert "owner promote" in dreams and "owner reject" in dreams
+    page.locator("table.cand", has_text="document.title").locator(
+        "button", has_text="promote"
+    ).click()
+    assert "refused" in page.locator(".flash").inner_text()  # untrusted: never, even by click
+    assert "pwned" not in review.memory()
+
+
+def test_forget_an_entry(review: Review) -> None:
+    page = review.page
+    page.locator("tr", has_text="Keep the gateway on loopback").locator("button").click()
+    assert "forgotten: 1 line(s)" in page.locator(".flash").inner_text()
+    assert "gateway on loopback" not in review.memory()
+    assert page.locator("tr", has_text="Keep the gateway on loopback").count() == 0
+
+
+def test_restore_a_preimage(review: Review) -> None:
+    page = review.page
+    assert "A line added later" in review.memory()
+    page.goto(f"{review.base}/history")
+    page.locator("h3").first.locator("button", has_text="restore").click()
+    assert "restored" in page.locator(".flash").inner_text()
+    assert "A line added later" not in review.memory()
+
+
+def test_confirm_a_pending_request(review: Review) -> None:
+    page = review.page
+    page.goto(f"{review.base}/pending")
+    page.locator("tr", has_text="green tea").locator("button", has_text="confirm").click()
+    assert "confirmed" in page.locator(".flash").inner_text()
+    assert "green tea" not in review.memory()
+    assert page.locator("td", has_text="no pending requests").count() == 1
+
+
+def test_a_post_without_the_tokens_is_refused(review: Review) -> None:
+    before = review.memory()
+    key = {"key": "MEMORY.md:3"}
+    no_csrf = review.page.request.post(f"{review.base}/forget", form=key)
+    assert no_csrf.status == 403 and "CSRF" in no_csrf.text()
+    stranger = review.browser.new_context()  # no session cookie
+    refused = stranger.request.post(f"{review.base}/forget", form={**key, "csrf": "x"})
+    assert refused.status == 403
+    assert stranger.request.get(f"{review.base}/").status == 403
+    stranger.close()
+    assert review.memory() == before
