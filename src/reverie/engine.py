@@ -18,6 +18,7 @@ from .clock import Clock
 from .dreaming.report import DreamReport
 from .dreaming.runner import Dreamer
 from .errors import ProviderError, ReverieError, WorkspaceError
+from .intents import Intents, add_intents
 from .llm.base import LLM
 from .llm.factory import Purpose, make_llm
 from .provenance.origin import Author, Channel, Origin, SessionKind, Source
@@ -75,6 +76,7 @@ class Reverie:
         self._triggers = TriggerIndex()
         self._recall_log: RecallLog | None = None
         self._llms: dict[str, LLM | None] = {}
+        self.intents = Intents(self.workspace, settings, self.clock)  # R-INTENT-1..3
 
     @classmethod
     def open(
@@ -139,6 +141,7 @@ class Reverie:
             if self._recall_log is not None:
                 self._recall_log.close()
                 self._recall_log = None
+            self.intents.close()
 
     def __enter__(self) -> Reverie:
         return self
@@ -268,6 +271,7 @@ class Reverie:
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+        add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
         return ctx
 
     # -- write flow ---------------------------------------------------------------------

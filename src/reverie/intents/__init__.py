@@ -1,1 +1,6 @@
-"""Standing intents (R-INTENT-1..3): time- and event-triggered, and wishes."""
+"""Standing intents (R-INTENT-1..3): "remember to do" compiled out of the model."""
+
+from .service import Fired, Intents
+from .turn import add_intents
+
+__all__ = ["Fired", "Intents", "add_intents"]
