@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from .engine import Reverie
 from .errors import ReverieError
+from .intents.mcp_tools import register as register_intents
 from .provenance.origin import CONNECTED_AGENT, Source
 
 log = logging.getLogger("reverie.mcp")
@@ -370,6 +371,7 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
             open_world_hint=False,
         ),
     )
+    register_intents(server, lambda: engine.intents, tools._guarded)  # intent_add (pending) ...
     return server
 
 

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from .clock import Clock
 from .errors import ParseError, ProviderError, ReverieError
+from .intents import Intent, Intents
 from .llm.base import LLM, Message
 from .llm.factory import Purpose
 from .provenance.origin import (
@@ -90,6 +91,9 @@ class SessionHost(Protocol):
 
     @property
     def sessions_dir(self) -> Path: ...
+
+    @property
+    def intents(self) -> Intents: ...
 
     def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext: ...
 
@@ -263,6 +267,31 @@ class Session:
         session context gives the declared source, so a declaration can only lower it.
         Blank text is refused (:class:`ReverieError`)."""
         return self.host.write(text, source=Source(source), author=self.author)
+
+    # -- standing intents (R-INTENT-1..3) ------------------------------------------------
+    def add_intent(self, text: str, *, grounded_in: int | None = None, **how: str) -> Intent:
+        """A standing intent (``how``: at=, every=, on=, review_by=, else read from
+        ``text``). Armed only when ``grounded_in`` is the seq of an owner message of this
+        (interactive, direct) session that the intent is made of; otherwise pending
+        until the owner confirms it (``reverie intent confirm ID``)."""
+        said = self._owner_said(grounded_in)
+        return self.host.intents.propose(text, said, f"session:{self.id}#{grounded_in}", **how)
+
+    def _owner_said(self, seq: int | None) -> str | None:
+        """The text of message ``seq`` if the owner typed it here, on a direct channel."""
+        if seq is None or self.kind is not SessionKind.INTERACTIVE:
+            return None
+        for m in load(self.path).messages:
+            if m.get("seq") == seq and m.get("source") == "owner" and m.get("origin") == "owner":
+                return str(m.get("text", ""))
+        return None
+
+    def list_intents(self, *, all: bool = False) -> list[Intent]:
+        return self.host.intents.listing(all=all)
+
+    def cancel_intent(self, intent_id: str) -> Intent:
+        """Cancel an intent: an explicit request only, never inferred (R-INTENT-3)."""
+        return self.host.intents.cancel(intent_id)
 
     # -- flush -----------------------------------------------------------------------
     @property

@@ -1,6 +1,7 @@
 """Standing intents (R-INTENT-1..3): "remember to do" compiled out of the model."""
 
+from .model import Intent
 from .service import Fired, Intents
 from .turn import add_intents
 
-__all__ = ["Fired", "Intents", "add_intents"]
+__all__ = ["Fired", "Intent", "Intents", "add_intents"]

@@ -19,12 +19,16 @@ from ..tokens import is_cjk, terms
 
 
 class Kind(StrEnum):
+    """How an intent fires: at a time, on an event, or not at all (a wish)."""
+
     TIME = "time"  # a one-off time or a cron expression
     EVENT = "event"  # trigger term sets matched against inbound messages
     WISH = "wish"  # neither: kept with a review date
 
 
 class Status(StrEnum):
+    """Where an intent is in its life; only ``armed`` ones ever fire."""
+
     PENDING = "pending"  # proposed by the agent: never fires until the owner confirms
     ARMED = "armed"
     DONE = "done"  # a one-off that fired, or an event intent whose budget is spent

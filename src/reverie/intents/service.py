@@ -28,6 +28,7 @@ from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from ..storage.workspace import Workspace
 from .compile import compile_text, next_slot
+from .grounding import grounded
 from .model import LIVE, Inbound, Intent, Kind, Spec, Status, matching_trigger, term_keys
 from .store import Store
 from .view import ViewWriter
@@ -194,6 +195,16 @@ class Intents:
             Store.insert(conn, intent)
         self._changed()
         return intent
+
+    def propose(self, text: str, said: str | None, where: str, **how: str | None) -> Intent:
+        """An intent from a session: armed when ``said`` (the cited owner message, None
+        when there is none) is what it is made of (:func:`grounded`); pending otherwise."""
+        now = self.now()
+        days = int(self.settings.intent_wish_review_days)
+        spec = compile_text(text, now, wish_days=days, **how)
+        if said is not None and grounded(said, spec):
+            return self.add(text, proposer="owner", proposed_by=where, spec=spec)
+        return self.add(text, proposer="agent", proposed_by=where.split("#")[0], spec=spec)
 
     def _arm(self, conn: Any, intent: Intent, now: datetime) -> Intent:
         armed = conn.execute(
