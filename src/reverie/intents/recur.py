@@ -67,7 +67,7 @@ _CN_PERIOD = {
 }
 _CN_TIME_RE = re.compile(
     r"(凌晨|早上|早晨|清晨|上午|中午|下午|午后|傍晚|晚上|今晚|明晚|夜里|早|晚)?"
-    rf"\s*{_N}\s*(?:点|时|:|：)\s*(半|一刻|三刻|{_N}\s*分?)?"
+    rf"\s*{_N}\s*(点|时|:|：)\s*(半|一刻|三刻|{_N}\s*分?)?"
 )
 _EN_TIME_RE = re.compile(
     r"\b(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)\b"  # 9am, 9:30 pm
@@ -91,11 +91,11 @@ def _adjust(hour: int, period: str | None) -> int:
 
 def time_of_day(text: str) -> tuple[int, int] | None:
     """The (hour, minute) the text names, or None."""
-    m = _CN_TIME_RE.search(text)
+    m = next((c for c in _CN_TIME_RE.finditer(text) if c.group(1) or c.group(3) in "点时"), None)
     if m:
         hour = cn_int(m.group(2))
         minute = 0
-        tail = m.group(3)
+        tail = m.group(4)
         if tail == "半":
             minute = 30
         elif tail == "一刻":
