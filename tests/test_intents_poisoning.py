@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from conftest import Paths, RunCli, plant
-from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.intents.model import Status
 from reverie.provenance.origin import Origin, SessionKind
@@ -145,7 +144,9 @@ def test_mcp_intent_add_stays_pending_until_the_owner_confirms(
     async def cancel() -> Any:
         async with AsyncExitStack() as stack:
             client = await servers.connect(stack)
-            return await client.call_tool("intent_cancel", {"intent_id": timed.structured_content["id"]})
+            return await client.call_tool(
+                "intent_cancel", {"intent_id": timed.structured_content["id"]}
+            )
 
     cancelled = _run(cancel)
     assert cancelled.structured_content["status"] == "cancelled"
