@@ -277,3 +277,16 @@ def test_cli_add_list_confirm_cancel_and_context(
     assert bad.returncode != 0 and "no intent" in bad.stderr
     two = run_cli("intent", "add", "x", "--at", "friday", "--on", "y", check=False, env=env)
     assert two.returncode != 0 and "one of" in two.stderr
+
+
+def test_a_cancel_from_another_process_is_seen_by_a_running_engine(
+    engine: Reverie, engine_factory: Callable[..., Reverie]
+) -> None:
+    iid = owner_add(engine, "ask about the budget", on="budget")
+    assert fired(engine, "the budget") == [iid]  # warm: the prefilter index is cached
+    other = engine_factory(embedder="fake", clock=Clock(START), intent_timezone="Europe/Berlin")
+    other.intents.cancel(iid)  # another connection (the CLI, while the MCP server runs)
+    fresh = owner_add(other, "ask about the offsite", on="offsite")
+    at(engine, START + timedelta(days=2))
+    assert fired(engine, "the budget") == []
+    assert fired(engine, "the offsite") == [fresh]

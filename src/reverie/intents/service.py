@@ -100,6 +100,19 @@ class _Armed:
     def due_ids(self, now: datetime) -> list[str]:
         return [iid for at, iid in self.due if at <= now]
 
+    def refresh(self, intent: Intent) -> None:
+        """Our own firing changed ``intent``: keep the index current without a reload
+        (a status other than armed drops it)."""
+        self.due = [(at, iid) for at, iid in self.due if iid != intent.id]
+        if intent.status is not Status.ARMED:
+            self.events.pop(intent.id, None)
+            return
+        if intent.kind is Kind.EVENT:
+            self.events[intent.id] = intent
+        if intent.next_turn is not None:
+            self.due.append((intent.next_turn, intent.id))
+            self.due.sort()
+
 
 class Intents:
     """The standing intents of one agent (table in the state dir, view in the workspace)."""
@@ -346,7 +359,8 @@ class Intents:
                 Store.update(conn, i)
                 Store.fired(conn, i.id, now, "turn", reason)
                 fired.append(Fired(i, reason))
-        self._armed = None  # our own commit: data_version does not change for it
+        for f in fired:  # our own commit does not change data_version: update in place
+            armed.refresh(f.intent)
         if ended:
             self._changed()
         return fired
