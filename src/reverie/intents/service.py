@@ -17,9 +17,9 @@ scope, expiry, cooldown and budget, and records each firing, at most
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -27,9 +27,10 @@ from ..clock import Clock, local_zone
 from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from ..storage.workspace import Workspace
+from .armed import Armed
 from .compile import compile_text, next_slot
 from .grounding import grounded
-from .model import LIVE, Inbound, Intent, Kind, Spec, Status, matching_trigger, term_keys
+from .model import LIVE, Inbound, Intent, Kind, Spec, Status
 from .store import Store
 from .view import ViewWriter
 
@@ -56,79 +57,30 @@ class Fired:
         }
 
 
-@dataclass
-class _Armed:
-    """The armed intents kept in memory between store changes: the prefilter's index."""
-
-    events: dict[str, Intent] = field(default_factory=dict)
-    by_stem: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    cjk: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    due: list[tuple[datetime, str]] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, intents: list[Intent]) -> _Armed:
-        armed = cls()
-        for i in intents:
-            if i.next_turn is not None:
-                armed.due.append((i.next_turn, i.id))
-            if i.kind is Kind.EVENT:
-                armed.events[i.id] = i
-                for trig in i.triggers:
-                    # one key per trigger is enough to find it: its rarest-looking term
-                    latin, cjk = term_keys(max(trig, key=len))
-                    if latin:
-                        armed.by_stem[max(latin, key=len)].add(i.id)
-                    else:
-                        armed.cjk[max(cjk, key=len)].add(i.id)
-        armed.due.sort()
-        return armed
-
-    def candidates(self, msg: Inbound) -> list[tuple[Intent, tuple[str, ...]]]:
-        ids: set[str] = set()
-        for s in msg.stems:
-            ids |= self.by_stem.get(s, set())
-        for sub, found in self.cjk.items():
-            if sub in msg.lower:
-                ids |= found
-        out = []
-        for iid in sorted(ids):
-            trig = matching_trigger(self.events[iid].triggers, msg)
-            if trig is not None:
-                out.append((self.events[iid], trig))
-        return out
-
-    def due_ids(self, now: datetime) -> list[str]:
-        return [iid for at, iid in self.due if at <= now]
-
-    def refresh(self, intent: Intent) -> None:
-        """Our own firing changed ``intent``: keep the index current without a reload
-        (a status other than armed drops it)."""
-        self.due = [(at, iid) for at, iid in self.due if iid != intent.id]
-        if intent.status is not Status.ARMED:
-            self.events.pop(intent.id, None)
-            return
-        if intent.kind is Kind.EVENT:
-            self.events[intent.id] = intent
-        if intent.next_turn is not None:
-            self.due.append((intent.next_turn, intent.id))
-            self.due.sort()
-
-
 class Intents:
     """The standing intents of one agent (table in the state dir, view in the workspace)."""
 
     def __init__(self, workspace: Workspace, settings: Settings, clock: Clock) -> None:
         self.workspace, self.settings, self.clock = workspace, settings, clock
         self._store: Store | None = None
-        self._armed: _Armed | None = None
+        self._armed: Armed | None = None
         self._version = -1
         self.view = ViewWriter(workspace)
 
     # -- plumbing ------------------------------------------------------------------
     @property
+    def db_path(self) -> Path:
+        return self.workspace.agent_dir / "intents.sqlite"
+
+    def _absent(self) -> bool:
+        """No intent was ever added (no table): nothing to fire, and nothing is created
+        (a daemon must never re-create a state dir deleted under it)."""
+        return self._store is None and not self.db_path.exists()
+
+    @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.workspace.agent_dir / "intents.sqlite")
+            self._store = Store(self.db_path)
         return self._store
 
     def close(self) -> None:
@@ -275,6 +227,8 @@ class Intents:
         return intent
 
     def listing(self, *, all: bool = False) -> list[Intent]:
+        if self._absent():
+            return []
         self.expire()
         if all:
             return self.store.select()
@@ -294,15 +248,17 @@ class Intents:
         return n
 
     # -- firing ----------------------------------------------------------------------------
-    def _index(self) -> _Armed:
+    def _index(self) -> Armed:
         version = self.store.version()
         if self._armed is None or version != self._version:
-            self._armed = _Armed.of(self.store.select("status = 'armed'"))
+            self._armed = Armed.of(self.store.select("status = 'armed'"))
             self._version = version
         return self._armed
 
     def fire_turn(self, message: str) -> list[Fired]:
         """The intents that fire for one inbound message (see the module docstring)."""
+        if self._absent():
+            return []
         now = self.now()
         armed = self._index()
         events = armed.candidates(Inbound.of(message))
@@ -368,6 +324,8 @@ class Intents:
     def take_due_notifications(self) -> list[Intent]:
         """Time intents whose slot passed and were not notified yet: advanced and
         recorded in one transaction (at most once), returned for the notifier."""
+        if self._absent():
+            return []
         now = self.now()
         out: list[Intent] = []
         ended = False
