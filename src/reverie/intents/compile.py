@@ -292,18 +292,17 @@ def compile_text(
     """Route ``text`` (``now``: aware, in the user's zone). A structured option, when
     given, decides the kind; otherwise the text is parsed (see the module docstring)."""
     text = _clean(text)
-    given = [
-        k for k, v in (("at", at), ("every", every), ("on", on), ("review_by", review_by)) if v
-    ]
+    options = (("at", at), ("every", every), ("on", on), ("review_by", review_by))
+    given = [k for k, v in options if v is not None]
     if len(given) > 1:
         raise ReverieError(f"give one of --at, --every, --on, --review-by (got {', '.join(given)})")
-    if at:
+    if at is not None:
         return Spec(Kind.TIME, text, at=parse_when(at, now))
-    if every:
+    if every is not None:
         return Spec(Kind.TIME, text, cron=parse_cron(every))
-    if on:
+    if on is not None:
         return Spec(Kind.EVENT, text, triggers=parse_triggers(on))
-    if review_by:
+    if review_by is not None:
         return Spec(Kind.WISH, text, review_by=parse_day(review_by, now))
     found = event_terms(text)
     if found:
