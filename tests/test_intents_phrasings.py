@@ -44,11 +44,16 @@ PHRASINGS = [
     ("5月20日下午2点开会", "time", t(20, 14)),
     ("明早七点叫我起床", "time", t(2, 7)),
     ("下个月3号上午九点去体检", "time", t(3, 9, month=6)),
+    ("周三下午开会前提醒我带电脑", "time", t(6, 15)),
+    ("大后天晚上7点聚餐", "time", t(4, 19)),
+    ("下周一上午十点提醒我交房租", "time", t(4, 10)),
     # recurring
     ("every monday at 9 send the weekly report", "time", "0 9 * * 1"),
     ("every weekday at 8:30am post the stand-up notes", "time", "30 8 * * 1-5"),
     ("on mondays and thursdays at 10 go to the gym", "time", "0 10 * * 1,4"),
     ("every day at 7pm take the pills", "time", "0 19 * * *"),
+    ("remind me every Sunday evening to plan the week", "time", "0 19 * * 0"),
+    ("every 2 hours remind me to drink water", "time", "0 */2 * * *"),
     ("every month on the 1st pay the rent", "time", "0 9 1 * *"),
     ("每周一早上九点提醒我交周报", "time", "0 9 * * 1"),
     ("每周一和周三上午10点开站会", "time", "0 10 * * 1,3"),
@@ -63,10 +68,13 @@ PHRASINGS = [
     ("next time Bob talks about the migration, ask him for the runbook", "event", "bob migration"),
     ("当Alice提到发布时，问我回滚方案", "event", "alice 发布"),
     ("如果有人提到银行，就提醒我查账", "event", "银行"),
+    ("要是老板提到加薪，提醒我准备材料", "event", "老板 加薪"),
+    ("if Bob asks about the budget, tell him to wait", "event", "bob budget"),
     ("下次聊到旅行的时候提醒我护照快过期了", "event", "旅行"),
     # wishes
     ("someday learn Rust", "wish", None),
     ("以后有空学吉他", "wish", None),
+    ("learn to play the piano one day", "wish", None),
 ]
 
 

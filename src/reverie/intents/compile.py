@@ -29,7 +29,7 @@ from croniter import croniter
 from ..errors import ReverieError
 from ..tokens import is_cjk, terms
 from .model import MAX_TEXT_CHARS, Kind, Spec, parse_triggers
-from .recur import DEFAULT_HOUR, recurrence, time_of_day
+from .recur import DEFAULT_HOUR, default_time, recurrence, time_of_day
 
 # -- event phrasings -----------------------------------------------------------------
 _EN_VERBS = (
@@ -162,6 +162,11 @@ _HAS_DAY = re.compile(
     r"|sep|oct|nov|dec|\d{1,2}(?:st|nd|rd|th))\b|今|明|后天|下周|下个?星期|本周|这周|月|号|日",
     re.IGNORECASE,
 )
+_WISH = re.compile(
+    r"\b(?:some\s?day|one\s+day|eventually|at\s+some\s+point|some\s?time|in\s+the\s+future)\b"
+    r"|有空|有时间的时候|总有一天|将来|有朝一日|哪天|改天|以后有机会",
+    re.IGNORECASE,
+)
 _CN_SHORT = (("明早", "明天早上"), ("明晚", "明天晚上"), ("今早", "今天早上"), ("今晚", "今天晚上"))
 
 
@@ -227,7 +232,7 @@ def one_off(text: str, now: datetime) -> datetime | None:
     zone = now.tzinfo
     if _RELATIVE.search(text):
         return day.replace(tzinfo=zone)
-    hm = time_of_day(text) or (DEFAULT_HOUR, 0)
+    hm = time_of_day(text) or default_time(text)
     at = datetime.combine(day.date(), time(*hm)).replace(tzinfo=zone)
     if at <= now:
         if _WEEKDAY.search(text) and not re.search(r"\blast\b|上周|上个?星期", text):
@@ -310,7 +315,7 @@ def compile_text(
     cron = recurrence(text)
     if cron:
         return Spec(Kind.TIME, text, cron=cron)
-    when = one_off(text, now)
+    when = None if _WISH.search(text) and not _RELATIVE.search(text) else one_off(text, now)
     if when is not None:
         return Spec(Kind.TIME, text, at=when)
     review = datetime.combine(now.date() + timedelta(days=wish_days), time(DEFAULT_HOUR))

@@ -127,6 +127,22 @@ def time_of_day(text: str) -> tuple[int, int] | None:
     return None
 
 
+_PARTS = (
+    (re.compile(r"\b(?:noon|midday|lunch(?:time)?)\b|中午", re.IGNORECASE), 12),
+    (re.compile(r"\bafternoon\b|下午|午后", re.IGNORECASE), 15),
+    (re.compile(r"\bevening\b|傍晚", re.IGNORECASE), 19),
+    (re.compile(r"\b(?:tonight|night)\b|晚上|今晚|明晚|每晚|夜里", re.IGNORECASE), 20),
+)
+
+
+def default_time(text: str) -> tuple[int, int]:
+    """The time a part of the day names ("Sunday evening" 19:00, 下午 15:00), else 09:00."""
+    for pattern, hour in _PARTS:
+        if pattern.search(text):
+            return hour, 0
+    return DEFAULT_HOUR, 0
+
+
 # -- recurrence ----------------------------------------------------------------------
 _EVERY_N = re.compile(
     rf"\bevery\s+(\d+)\s*(minutes?|mins?|hours?|hrs?)\b|每隔?\s*{_N}\s*(分钟|小时|个小时)",
@@ -183,8 +199,7 @@ def recurrence(text: str) -> str | None:
             return f"*/{n} * * * *" if n < 60 else None
     if _HOURLY.search(text):
         return "0 * * * *"
-    hm = time_of_day(text) or (DEFAULT_HOUR, 0)
-    hour, minute = hm
+    hour, minute = time_of_day(text) or default_time(text)
     if _WEEKDAYS.search(text):
         return _cron(minute, hour, dow="1-5")
     if _WEEKENDS.search(text):
@@ -203,12 +218,8 @@ def recurrence(text: str) -> str | None:
         if 1 <= int(dom) <= 31:
             return _cron(minute, hour, dom=str(dom))
     if _DAILY.search(text):
-        if time_of_day(text) is None:
-            word = text.lower()
-            if re.search(r"evening|night|每晚|晚上", word):
-                hour = 20
         return _cron(minute, hour)
     return None
 
 
-__all__ = ["DEFAULT_HOUR", "cn_int", "recurrence", "time_of_day"]
+__all__ = ["DEFAULT_HOUR", "cn_int", "default_time", "recurrence", "time_of_day"]
