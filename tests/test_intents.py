@@ -137,6 +137,7 @@ def test_time_intent_appears_once_after_its_time(engine: Reverie) -> None:
     ctx = engine.context("good morning")
     assert [i["id"] for i in ctx.intents] == [iid] and "call mom" in ctx.intent_block
     assert fired(engine, "anything else?") == []  # once
+    assert engine.intents.get(iid).status is Status.DONE
 
 
 def test_weekly_intent_recurs_and_fires_at_nine_across_dst(
@@ -200,7 +201,11 @@ def test_daemon_notifies_a_due_intent_once_with_json_on_stdin(
     sent = json.loads(lines[0])
     assert sent["id"] == iid and sent["text"] == "stand up and stretch"
     # the chat still sees it once in its next turn
+    assert e.intents.get(iid).status is Status.ARMED  # notified, not yet shown in a chat
     assert fired(e, "back") == [iid] and fired(e, "again") == []
+    assert e.intents.get(iid).status is Status.DONE
+    Daemon(e, watch=False, schedule=False).run(once=True)
+    assert len(out.read_text().splitlines()) == 1
 
 
 def test_a_shell_string_notify_command_is_refused(engine: Reverie) -> None:

@@ -281,8 +281,8 @@ class Intents:
                 slot = i.next_turn
                 nxt = next_slot(i.cron, now, self.zone) if i.cron else None
                 status: Status = i.status
-                if i.kind is Kind.TIME and not i.cron and i.next_notify is None:
-                    status, ended = Status.DONE, True
+                if i.kind is Kind.TIME and not i.cron:  # shown: done (a notification due
+                    status, ended = Status.DONE, True  # still goes out, see below)
                 i = replace(i, next_turn=nxt, fired=i.fired + 1, last_fired=now, status=status)
                 reason = "review" if i.kind is Kind.WISH else f"due {_local(slot, self.zone)}"
                 Store.update(conn, i)
@@ -328,23 +328,20 @@ class Intents:
             return []
         now = self.now()
         out: list[Intent] = []
-        ended = False
+        where = (
+            "status IN ('armed', 'done') AND kind = 'time' AND next_notify IS NOT NULL "
+            "AND next_notify <= ?"
+        )
+        if not self.store.select(where, (_u(now),)):  # a cheap read first: the daemon ticks
+            return []
         with self.store.transaction() as conn:
-            for i in self.store.select(
-                "status = 'armed' AND kind = 'time' AND next_notify IS NOT NULL AND next_notify <= ?",
-                (_u(now),),
-            ):
+            for i in self.store.select(where, (_u(now),)):
                 nxt = next_slot(i.cron, now, self.zone) if i.cron else None
-                status: Status = i.status
-                if not i.cron and i.next_turn is None:
-                    status, ended = Status.DONE, True
-                Store.update(conn, replace(i, next_notify=nxt, status=status))
+                Store.update(conn, replace(i, next_notify=nxt))
                 Store.fired(conn, i.id, now, "notify", f"slot {_local(i.next_notify, self.zone)}")
                 out.append(i)
         if out:
             self._armed = None
-        if ended:
-            self._changed()
         return out
 
 
