@@ -215,6 +215,9 @@ def test_a_shell_string_notify_command_is_refused(engine: Reverie) -> None:
     with pytest.raises(ConfigError, match="JSON list"):
         notify_argv("notify-send 'due'; rm -rf ~")
     assert notify_argv('["notify-send", "due"]') == ["notify-send", "due"]
+    assert notify_argv(str(["notify-send", "due"])) == ["notify-send", "due"]  # a TOML array
+    with pytest.raises(ConfigError):
+        notify_argv("[__import__('os').system('id')]")
 
 
 # -- the table, the view, the index -----------------------------------------------------------

@@ -9,6 +9,7 @@ the two loses that one notification, it never repeats it). Never raises (P5).
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import subprocess
@@ -30,8 +31,11 @@ def notify_argv(raw: str) -> list[str]:
         return []
     try:
         argv: Any = json.loads(raw)
-    except ValueError:
-        argv = None
+    except ValueError:  # a TOML array arrives as its Python repr: read it as a literal
+        try:
+            argv = ast.literal_eval(raw) if raw.startswith("[") else None
+        except (ValueError, SyntaxError):
+            argv = None
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and a for a in argv):
         raise ConfigError(
             "intent_notify_command: give a JSON list of strings, e.g. "
