@@ -298,3 +298,9 @@ def test_a_cancel_from_another_process_is_seen_by_a_running_engine(
     at(engine, START + timedelta(days=2))
     assert fired(engine, "the budget") == []
     assert fired(engine, "the offsite") == [fresh]
+
+
+def test_the_engine_clock_moved_on_moves_the_intents_too(engine: Reverie) -> None:
+    iid = owner_add(engine, "water the plants", at="2026-05-01T12:00")
+    engine.clock = Clock(datetime(2026, 5, 1, 12, 1, tzinfo=BERLIN))  # the facade's clock only
+    assert fired(engine, "hi") == [iid]

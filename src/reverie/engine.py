@@ -76,7 +76,7 @@ class Reverie:
         self._triggers = TriggerIndex()
         self._recall_log: RecallLog | None = None
         self._llms: dict[str, LLM | None] = {}
-        self.intents = Intents(self.workspace, settings, self.clock)  # R-INTENT-1..3
+        self.intents = Intents(self.workspace, settings, lambda: self.clock)  # R-INTENT-1..3
 
     @classmethod
     def open(

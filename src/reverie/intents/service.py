@@ -17,6 +17,7 @@ scope, expiry, cooldown and budget, and records each firing, at most
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -60,14 +61,27 @@ class Fired:
 class Intents:
     """The standing intents of one agent (table in the state dir, view in the workspace)."""
 
-    def __init__(self, workspace: Workspace, settings: Settings, clock: Clock) -> None:
-        self.workspace, self.settings, self.clock = workspace, settings, clock
+    def __init__(
+        self, workspace: Workspace, settings: Settings, clock: Clock | Callable[[], Clock]
+    ) -> None:
+        """``clock``: the clock, or how to get the host's current one (the facade's
+        ``clock`` may be replaced, e.g. by a test moving time on)."""
+        self.workspace, self.settings = workspace, settings
+        self._clock = clock if callable(clock) and not isinstance(clock, Clock) else lambda: clock
         self._store: Store | None = None
         self._armed: Armed | None = None
         self._version = -1
         self.view = ViewWriter(workspace)
 
     # -- plumbing ------------------------------------------------------------------
+    @property
+    def clock(self) -> Clock:
+        return self._clock()
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = lambda: clock
+
     @property
     def db_path(self) -> Path:
         return self.workspace.agent_dir / "intents.sqlite"
