@@ -121,10 +121,13 @@ def test_mcp_intent_add_stays_pending_until_the_owner_confirms(
             tools = {t.name: t for t in (await client.list_tools()).tools}
             added = await client.call_tool("intent_add", {"text": LINK})
             timed = await client.call_tool("intent_add", {"text": WIRE})
+            chinese = await client.call_tool("intent_add", {"text": "明天下午三点提醒我开会"})
             listed = await client.call_tool("intent_list", {})
-            return tools, added, timed, listed
+            return tools, added, timed, listed, chinese
 
-    tools, added, timed, listed = _run(propose)
+    tools, added, timed, listed, chinese = _run(propose)
+    assert not chinese.is_error, text_of(chinese)  # jionlp's import banner stays off the wire
+    assert chinese.structured_content["kind"] == "time"
     assert {"intent_add", "intent_list", "intent_cancel"} <= set(tools)
     assert not added.is_error, text_of(added)
     proposal = added.structured_content
@@ -152,3 +155,19 @@ def test_mcp_intent_add_stays_pending_until_the_owner_confirms(
     assert cancelled.structured_content["status"] == "cancelled"
     view = (paths.workspace / "INTENTS.md").read_text(encoding="utf-8")
     assert proposal["id"] in view and "cancelled" in view
+
+
+def test_a_fired_intent_block_is_stripped_from_the_session_corpus(engine: Reverie) -> None:
+    engine.intents.add(
+        "ask about the rollback plan", proposer="owner", proposed_by="t", on="rollback"
+    )
+    s = owner_session(engine)
+    ctx = s.context("what is our rollback story?")
+    assert ctx.intents and "standing-intents" in ctx.intent_block
+    s.record("what is our rollback story?", source="owner")
+    s.record("we have a runbook", source="assistant")
+    s.end()
+    corpus = engine.workspace.corpus_dir
+    text = "".join(p.read_text(encoding="utf-8") for p in corpus.rglob("*.md"))
+    assert "runbook" in text and "standing-intents" not in text
+    assert "ask about the rollback plan" not in text
