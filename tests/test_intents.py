@@ -304,3 +304,24 @@ def test_the_engine_clock_moved_on_moves_the_intents_too(engine: Reverie) -> Non
     iid = owner_add(engine, "water the plants", at="2026-05-01T12:00")
     engine.clock = Clock(datetime(2026, 5, 1, 12, 1, tzinfo=BERLIN))  # the facade's clock only
     assert fired(engine, "hi") == [iid]
+
+
+def test_an_intent_said_twice_is_kept_once(engine: Reverie) -> None:
+    first = owner_add(engine, RELEASE)
+    assert owner_add(engine, RELEASE) == first
+    proposal = engine.intents.add("call the bank", proposer="agent", proposed_by="mcp", on="bank")
+    again = engine.intents.add("call the bank", proposer="agent", proposed_by="mcp", on="bank")
+    assert again.id == proposal.id and again.status is Status.PENDING
+    # the owner saying the very same thing arms that proposal, not a second copy
+    mine = owner_add(engine, "call the bank", on="bank")
+    assert mine == proposal.id and engine.intents.get(mine).status is Status.ARMED
+    assert len(engine.intents.listing()) == 2
+
+
+def test_a_proposal_left_unconfirmed_expires(engine: Reverie) -> None:
+    proposal = engine.intents.add(RELEASE, proposer="agent", proposed_by="mcp")
+    at(engine, START + timedelta(days=91))
+    assert engine.intents.listing() == []
+    assert engine.intents.get(proposal.id).status is Status.EXPIRED
+    with pytest.raises(ReverieError, match="not pending"):
+        engine.intents.confirm(proposal.id)

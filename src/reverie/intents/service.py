@@ -164,16 +164,31 @@ class Intents:
             budget=int(s.intent_budget),
         )
         with self.store.transaction() as conn:
-            live = conn.execute(
-                "SELECT COUNT(*) FROM intents WHERE status IN ('pending', 'armed')"
-            ).fetchone()[0]
-            if live >= 2 * int(s.intent_max_armed):
-                raise ReverieError(f"{live} live intents: cancel some before adding more")
-            if proposer == "owner":
-                intent = self._arm(conn, intent, now)
-            Store.insert(conn, intent)
+            same = self._same(intent)  # said twice, kept once
+            if same is not None and (same.status is Status.ARMED or proposer != "owner"):
+                return same
+            if same is not None:  # the owner saying what the agent proposed arms it
+                intent = self._arm(conn, replace(same, origin="owner"), now)
+                Store.update(conn, intent)
+            else:
+                live = conn.execute(
+                    "SELECT COUNT(*) FROM intents WHERE status IN ('pending', 'armed')"
+                ).fetchone()[0]
+                if live >= 2 * int(s.intent_max_armed):
+                    raise ReverieError(f"{live} live intents: cancel some before adding more")
+                if proposer == "owner":
+                    intent = self._arm(conn, intent, now)
+                Store.insert(conn, intent)
         self._changed()
         return intent
+
+    def _same(self, new: Intent) -> Intent | None:
+        """A live intent that says exactly what ``new`` says, the same way."""
+        for old in self.store.select("status IN ('pending', 'armed') AND text = ?", (new.text,)):
+            how = (old.kind, old.at, old.cron, old.triggers, old.review_by)
+            if how == (new.kind, new.at, new.cron, new.triggers, new.review_by):
+                return old
+        return None
 
     def propose(self, text: str, said: str | None, where: str, **how: str | None) -> Intent:
         """An intent from a session: armed when ``said`` (the cited owner message, None
@@ -249,13 +264,15 @@ class Intents:
         return self.store.select("status IN ('pending', 'armed')")
 
     def expire(self) -> int:
-        """Mark armed event intents past their expiry as expired."""
+        """Mark armed event intents past their expiry as expired, and proposals left
+        unconfirmed for as long."""
         now = self.now()
+        stale = now - timedelta(days=float(self.settings.intent_expiry_days))
         with self.store.transaction() as conn:
             n = conn.execute(
-                "UPDATE intents SET status = 'expired', ended = ? WHERE status = 'armed' "
-                "AND expires IS NOT NULL AND expires <= ?",
-                (_u(now), _u(now)),
+                "UPDATE intents SET status = 'expired', ended = ? WHERE (status = 'armed' "
+                "AND expires IS NOT NULL AND expires <= ?) OR (status = 'pending' AND created <= ?)",
+                (_u(now), _u(now), _u(stale)),
             ).rowcount
         if n:
             self._changed()
