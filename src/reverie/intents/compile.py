@@ -202,7 +202,7 @@ def _naive_ts(now: datetime) -> float:
 
 def _mask(text: str) -> str:
     """Long digit runs (account numbers, ids) are no dates; bare ``at 9`` reads as 9:00."""
-    text = re.sub(r"\d{5,}|\b\d{4}(?!-\d)\b(?![-/:])", " ", text)
+    text = re.sub(r"\d{5,}|\b(?!19\d\d|20\d\d)\d{4}\b(?![-/:])", " ", text)
     return re.sub(r"\bat\s+(\d{1,2})\b(?![:.\d])(?!\s*[ap]\.?m)", r"at \1:00", text)
 
 
