@@ -163,8 +163,13 @@ def test_a_trigger_fires_iff_every_term_is_in_the_message(
         assert matching_trigger((trig,), msg) is None
 
 
-@given(st.text(max_size=200))
-@settings(max_examples=200, deadline=None)
+CJK_TEXT = st.text(
+    alphabet="明天下午三点每周一早上九提醒我到银行时后个月号日半小分钟0123456789:", max_size=30
+)
+
+
+@given(st.one_of(st.text(max_size=200), CJK_TEXT))
+@settings(max_examples=300, deadline=None)
 def test_compile_never_crashes_on_any_text(text: str) -> None:
     try:
         spec = compile_text(text, NOW)

@@ -184,8 +184,11 @@ def _cn_day(text: str, now: datetime) -> datetime | None:
     for short, full in _CN_SHORT:
         text = text.replace(short, full)
     base = _naive_ts(now)
-    with contextlib.redirect_stdout(io.StringIO()):
-        found = _jio().ner.extract_time(text, time_base=base, with_parsing=True)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            found = _jio().ner.extract_time(text, time_base=base, with_parsing=True)
+    except Exception:  # a parser bug on odd input reads as "no time here", never a crash
+        return None
     for ent in found:
         detail = ent.get("detail") or {}
         if detail.get("type") == "time_point":
@@ -215,7 +218,10 @@ def _en_day(text: str, now: datetime) -> datetime | None:
         "PREFER_DATES_FROM": "future",
         "RETURN_AS_TIMEZONE_AWARE": False,
     }
-    found = search_dates(_mask(text), languages=["en"], settings=settings) or []
+    try:
+        found = search_dates(_mask(text), languages=["en"], settings=settings) or []
+    except Exception:  # a parser bug on odd input reads as "no time here", never a crash
+        return None
     for said, value in found:
         if len(said.strip()) >= 3 and abs(value.year - now.year) <= 5:
             return value
