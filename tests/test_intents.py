@@ -325,3 +325,48 @@ def test_a_proposal_left_unconfirmed_expires(engine: Reverie) -> None:
     assert engine.intents.get(proposal.id).status is Status.EXPIRED
     with pytest.raises(ReverieError, match="not pending"):
         engine.intents.confirm(proposal.id)
+
+
+def test_reverie_serve_runs_the_notify_command_on_time_once(
+    run_cli: RunCli, paths: Paths, env: dict[str, str], tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from conftest import cli_command, merged_env
+
+    out = tmp_path / "notified.jsonl"
+    script = f"import sys; open({str(out)!r}, 'a').write(sys.stdin.read() + '\\n')"
+    extra = {"TZ": "UTC", "REVERIE_INTENT_TIMEZONE": "UTC"}
+    run_cli("init", env=extra)
+    added = run_cli("intent", "add", "stretch", "--at", "2026-05-01T09:00:02", "--json", env=extra)
+    iid = json.loads(added.stdout)["id"]
+    served_env = merged_env(
+        env,
+        {
+            **extra,
+            "REVERIE_CLOCK": "advance",  # starts at REVERIE_NOW (09:00:00) and moves on
+            "REVERIE_INTENT_NOTIFY_COMMAND": json.dumps([sys.executable, "-c", script]),
+        },
+    )
+    log = (tmp_path / "serve.err").open("w")
+    proc = subprocess.Popen(
+        cli_command(paths, "serve", "--no-watch", "--json"),
+        env=served_env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not out.exists() and time.monotonic() < deadline:
+            assert proc.poll() is None, (tmp_path / "serve.err").read_text()
+            time.sleep(0.05)
+        time.sleep(1.5)  # more ticks: never a second notification
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        log.close()
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["id"] == iid
+    assert "intent " + iid + " due" in (tmp_path / "serve.err").read_text()
