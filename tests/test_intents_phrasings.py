@@ -176,3 +176,19 @@ def test_compile_never_crashes_on_any_text(text: str) -> None:
     except ReverieError:
         return
     assert spec.kind.value in ("time", "event", "wish")
+
+
+def test_a_slot_in_the_repeated_or_skipped_hour_comes_once() -> None:
+    from datetime import UTC
+
+    for cron, start in (
+        ("30 2 * * *", datetime(2026, 10, 24, 12, tzinfo=BERLIN)),
+        ("30 2 * * *", datetime(2026, 3, 28, 12, tzinfo=BERLIN)),
+    ):
+        slots = [next_slot(cron, start, BERLIN)]
+        for _ in range(3):
+            slots.append(next_slot(cron, slots[-1], BERLIN))
+        days = [s.astimezone(BERLIN).date() for s in slots]
+        assert len(set(days)) == 4  # one slot a day, the change day included
+        utc = [s.astimezone(UTC) for s in slots]
+        assert utc == sorted(utc) and len(set(utc)) == 4

@@ -193,6 +193,26 @@ class Intent:
         }
 
 
+@dataclass(frozen=True)
+class Fired:
+    """One intent that fired in a turn, and why."""
+
+    intent: Intent
+    reason: str  # "due <time>" | "matched <terms>" | "review"
+
+    def as_dict(self) -> dict[str, Any]:
+        i = self.intent
+        return {
+            "id": i.id,
+            "kind": i.kind.value,
+            "text": i.text,
+            "why": self.reason,
+            "when": i.when,
+            "fired": i.fired,
+            "budget": i.budget if i.kind is Kind.EVENT else None,
+        }
+
+
 def _zone(name: str) -> Any:
     from zoneinfo import ZoneInfo
 
@@ -204,6 +224,7 @@ def _zone(name: str) -> Any:
 
 __all__ = [
     "LIVE",
+    "Fired",
     "Inbound",
     "Intent",
     "Kind",

@@ -21,6 +21,7 @@ from .service import Intents
 
 log = logging.getLogger("reverie.daemon")
 NOTIFY_TIMEOUT = 30.0
+EXPIRY_SWEEP = 60.0  # seconds between the daemon's expiry sweeps
 
 
 def notify_argv(raw: str) -> list[str]:
@@ -76,6 +77,7 @@ def run_notify(argv: list[str], intent: Intent) -> bool:
 def notify_due(intents: Intents) -> int:
     """Take the due time intents and notify each; returns how many were due."""
     try:
+        intents.sweep(EXPIRY_SWEEP)  # INTENTS.md shows what expired without a `list`
         due = intents.take_due_notifications()
     except Exception as exc:  # P5: the daemon keeps serving
         log.error("standing intents: %s: %s", type(exc).__name__, exc)

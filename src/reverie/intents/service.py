@@ -16,9 +16,10 @@ scope, expiry, cooldown and budget, and records each firing, at most
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -31,31 +32,11 @@ from ..storage.workspace import Workspace
 from .armed import Armed
 from .compile import compile_text, next_slot
 from .grounding import grounded
-from .model import LIVE, Inbound, Intent, Kind, Spec, Status
+from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .store import Store
 from .view import ViewWriter
 
 Proposer = Literal["owner", "agent"]
-
-
-@dataclass(frozen=True)
-class Fired:
-    """One intent that fired in a turn, and why."""
-
-    intent: Intent
-    reason: str  # "due <time>" | "matched <terms>" | "review"
-
-    def as_dict(self) -> dict[str, Any]:
-        i = self.intent
-        return {
-            "id": i.id,
-            "kind": i.kind.value,
-            "text": i.text,
-            "why": self.reason,
-            "when": i.when,
-            "fired": i.fired,
-            "budget": i.budget if i.kind is Kind.EVENT else None,
-        }
 
 
 class Intents:
@@ -71,6 +52,7 @@ class Intents:
         self._store: Store | None = None
         self._armed: Armed | None = None
         self._version = -1
+        self._swept = -float("inf")
         self.view = ViewWriter(workspace)
 
     # -- plumbing ------------------------------------------------------------------
@@ -278,6 +260,13 @@ class Intents:
             self._changed()
         return n
 
+    def sweep(self, every: float) -> None:
+        """:meth:`expire`, at most once per ``every`` seconds (the daemon ticks often)."""
+        mono = time.monotonic()
+        if mono - self._swept >= every and not self._absent():
+            self._swept = mono
+            self.expire()
+
     # -- firing ----------------------------------------------------------------------------
     def _index(self) -> Armed:
         version = self.store.version()
@@ -386,4 +375,4 @@ def _local(moment: datetime | None, zone: tzinfo) -> str:
     return moment.astimezone(zone).isoformat(timespec="minutes") if moment else ""
 
 
-__all__ = ["Fired", "Intents", "Proposer"]
+__all__ = ["Intents", "Proposer"]

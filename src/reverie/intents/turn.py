@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..provenance.frames import INTENT_BLOCK_TAG
-from .service import Fired, Intents
+from .model import Fired
+from .service import Intents
 
 
 class TurnContext(Protocol):
