@@ -45,6 +45,7 @@ from .clock import local_zone
 from .dreaming.schedule import DaemonState, due_run, next_run, validate
 from .engine import Reverie
 from .errors import DaemonBusy, ReverieError
+from .intents.notify import notify_due
 from .storage.watch import WorkspaceWatcher
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
@@ -158,6 +159,7 @@ class Daemon:
             self.sync("start")
             if self.schedule and not self._stop.is_set():
                 self.dream_if_due()
+            notify_due(self.engine.intents)  # time intents fire on time (never raises)
             if not once:
                 self._loop()
         finally:
@@ -233,6 +235,7 @@ class Daemon:
                 next_backstop = time.monotonic() + self.interval
             if self.schedule and not self._stop.is_set():
                 self.dream_if_due()
+            notify_due(self.engine.intents)
             self._stop.wait(self._timeout(next_backstop))
 
     def _sync_reason(self, mono: float, next_backstop: float) -> str | None:

@@ -17,6 +17,7 @@ from .curation.service import Curation
 from .dreaming.report import DreamReport
 from .dreaming.runner import Dreamer
 from .errors import ProviderError, ReverieError
+from .intents import Intents, add_intents
 from .llm.base import LLM
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
@@ -55,6 +56,11 @@ class Reverie(Adapters):
         self._bootstrapper = Bootstrapper(self.workspace.root)
         self._triggers = TriggerIndex()
         self.escalation = EscalationLane(self, sealed=is_sealed)  # lane 2, wired with ports
+        self.intents = Intents(self.workspace, settings, lambda: self.clock)  # R-INTENT-1..3
+
+    def close(self) -> None:
+        super().close()
+        self.intents.close()
 
     @classmethod
     def open(
@@ -149,6 +155,7 @@ class Reverie(Adapters):
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+        add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
         self.escalation.fill(ctx, target)  # lane 2: own deadline, never raises (P5), no lock held
         return ctx
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 from .curation.mcp_requests import register as register_requests
 from .engine import Reverie
 from .errors import ReverieError
+from .intents.mcp_tools import register as register_intents
 from .provenance.origin import CONNECTED_AGENT, Source
 
 log = logging.getLogger("reverie.mcp")
@@ -372,6 +373,7 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
         ),
     )
     register_requests(server, tools, lambda: engine.curation.pending)  # forget/correct: pending
+    register_intents(server, lambda: engine.intents, tools._guarded)  # intent_add (pending) ...
     return server
 
 

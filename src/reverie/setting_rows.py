@@ -232,7 +232,45 @@ SCOPE: tuple[Setting, ...] = ()
 USER: tuple[Setting, ...] = ()
 
 # standing intents (R-INTENT-1..3)
-INTENTS: tuple[Setting, ...] = ()
+INTENTS: tuple[Setting, ...] = (
+    S(
+        "intent_cooldown_hours",
+        24.0,
+        "An event intent fires at most once per this many hours.",
+        float,
+        minimum=0,
+    ),
+    S("intent_budget", 3, "Firings of an event intent before it is done.", int, minimum=1),
+    S(
+        "intent_expiry_days",
+        90.0,
+        "An armed event intent expires after this many days.",
+        float,
+        minimum=0,
+    ),
+    S("intent_per_turn", 3, "Most intents injected into one turn context.", int, minimum=0),
+    S(
+        "intent_max_armed",
+        256,
+        "Most armed event intents (the keyword prefilter's bound).",
+        int,
+        minimum=1,
+    ),
+    S(
+        "intent_wish_review_days",
+        30,
+        "Review date of a wish given none, days ahead.",
+        int,
+        minimum=1,
+    ),
+    S("intent_timezone", "", "Time zone intents are read in (IANA name; empty: the machine's)."),
+    S(
+        "intent_notify_command",
+        "",
+        'Command the daemon runs when a time intent is due, as a JSON argv list (e.g. ["notify-send", "Reverie"]); the intent arrives as JSON on stdin. Never a shell string.',
+    ),
+    S("intent_block_chars", 1200, "Size of the hidden intent block, chars.", int, minimum=0),
+)
 
 # the escalation lane (R-LANE2-1..3)
 ESCALATION: tuple[Setting, ...] = (

@@ -99,6 +99,15 @@ class Settings(Mapping[str, Any]):
     # user
 
     # intents
+    intent_cooldown_hours: float
+    intent_budget: int
+    intent_expiry_days: float
+    intent_per_turn: int
+    intent_max_armed: int
+    intent_wish_review_days: int
+    intent_timezone: str
+    intent_notify_command: str
+    intent_block_chars: int
 
     # escalation
     escalation: bool

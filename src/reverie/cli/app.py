@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import curation, demo, dream, mcp, recall, serve, storage, ui, write
+from . import curation, demo, dream, intent, mcp, recall, serve, storage, ui, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -54,6 +54,8 @@ COMMANDS: tuple[click.Command, ...] = (
     curation.pending,
     curation.trust,
     curation.untrust,
+    # standing intents
+    intent.intent,
     # entry points
     serve.serve,
     mcp.mcp,

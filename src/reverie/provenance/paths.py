@@ -62,6 +62,7 @@ class PathClass:
 
 _DAY_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\.md")
 CURATED_FILES = ("MEMORY.md", "USER.md")
+REVIEW_FILES = ("DREAMS.md", "INTENTS.md")  # INTENTS.md: the standing intents' view
 SESSION_CORPUS = "memory/.dreams/session-corpus/"
 
 
@@ -94,7 +95,7 @@ def classify(relpath: str, trusted: Collection[str] = ()) -> PathClass:
             return PathClass(SourceKind.CURATED, Origin.OWNER, Origin.OWNER, markers=False)
         if name == "AGENTS.md":
             return PathClass(SourceKind.INSTRUCTIONS, Origin.OWNER, Origin.OWNER, markers=False)
-        if name == "DREAMS.md":
+        if name in REVIEW_FILES:  # views for people: never indexed, never injected
             return PathClass(SourceKind.REVIEW, Origin.SYSTEM, Origin.SYSTEM, markers=False)
     if not name.endswith(".md"):
         return PathClass(SourceKind.STATE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=False)
@@ -117,4 +118,12 @@ def classify(relpath: str, trusted: Collection[str] = ()) -> PathClass:
     return PathClass(SourceKind.NOTE, Origin.UNTRUSTED, Origin.UNTRUSTED, markers=True)
 
 
-__all__ = ["CURATED_FILES", "SESSION_CORPUS", "PathClass", "SourceKind", "classify", "under"]
+__all__ = [
+    "CURATED_FILES",
+    "REVIEW_FILES",
+    "SESSION_CORPUS",
+    "PathClass",
+    "SourceKind",
+    "classify",
+    "under",
+]

@@ -23,15 +23,13 @@ import re
 import uuid
 import warnings
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from .clock import Clock
-from .errors import ParseError, ProviderError, ReverieError
-from .llm.base import LLM, Message
-from .llm.factory import Purpose
-from .provenance.origin import (
+from ..errors import ParseError, ProviderError, ReverieError
+from ..intents import Intent
+from ..llm.base import LLM, Message
+from ..provenance.origin import (
     EXTERNAL,
     PROMOTABLE_ORIGINS,
     Author,
@@ -40,11 +38,10 @@ from .provenance.origin import (
     SessionKind,
     Source,
 )
-from .recall.context import TurnContext
-from .recall.escalation import Target, Turn
-from .settings import Settings
-from .tokens import count_tokens
-from .write.flush import (
+from ..recall.context import TurnContext
+from ..recall.escalation import Target, Turn
+from ..tokens import count_tokens
+from ..write.flush import (
     FLUSH_SCHEMA,
     FLUSH_SYSTEM,
     FlushDecision,
@@ -54,63 +51,12 @@ from .write.flush import (
     build_input,
     plan,
 )
-from .write.ingest import IngestResult
-from .write.journal import Appended
-from .write.redact import strip_controls
-from .write.transcript import VERSION, append_record, load
-from .write.transcript import create as create_transcript
-
-ROLE = {
-    Source.OWNER: "user",
-    Source.MEMBER: "user",
-    Source.ASSISTANT: "assistant",
-    Source.TOOL: "tool",
-    Source.WEB: "tool",
-    Source.IMPORT: "tool",
-    Source.SCAFFOLD: "system",
-    Source.RECALLED: "system",
-}
-
-TURN_ROLES = ("user", "assistant")
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One recorded message: its sequence number and computed origin."""
-
-    seq: int
-    origin: Origin
-    source: Source
-
-
-class SessionHost(Protocol):
-    """What a session needs from its host (the facade implements it)."""
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def sessions_dir(self) -> Path: ...
-
-    def context(
-        self, message: str, *, active_projects: tuple[str, ...] = (), target: Target | None = None
-    ) -> TurnContext: ...
-
-    def write(
-        self,
-        text: str,
-        *,
-        source: Source,
-        author: Author,
-        info: dict[str, str] | None = None,
-    ) -> Appended: ...
-
-    def ingest(self, transcript: Path) -> IngestResult: ...
-
-    def llm(self, purpose: Purpose = "main") -> LLM | None: ...
+from ..write.ingest import IngestResult
+from ..write.journal import Appended
+from ..write.redact import strip_controls
+from ..write.transcript import VERSION, append_record, load
+from ..write.transcript import create as create_transcript
+from .host import ROLE, TURN_ROLES, Recorded, SessionHost
 
 
 class Session:
@@ -276,6 +222,31 @@ class Session:
         session context gives the declared source, so a declaration can only lower it.
         Blank text is refused (:class:`ReverieError`)."""
         return self.host.write(text, source=Source(source), author=self.author)
+
+    # -- standing intents (R-INTENT-1..3) ------------------------------------------------
+    def add_intent(self, text: str, *, grounded_in: int | None = None, **how: str) -> Intent:
+        """A standing intent (``how``: at=, every=, on=, review_by=, else read from
+        ``text``). Armed only when ``grounded_in`` is the seq of an owner message of this
+        (interactive, direct) session that the intent is made of; otherwise pending
+        until the owner confirms it (``reverie intent confirm ID``)."""
+        said = self._owner_said(grounded_in)
+        return self.host.intents.propose(text, said, f"session:{self.id}#{grounded_in}", **how)
+
+    def _owner_said(self, seq: int | None) -> str | None:
+        """The text of message ``seq`` if the owner typed it here, on a direct channel."""
+        if seq is None or self.kind is not SessionKind.INTERACTIVE:
+            return None
+        for m in load(self.path).messages:
+            if m.get("seq") == seq and m.get("source") == "owner" and m.get("origin") == "owner":
+                return str(m.get("text", ""))
+        return None
+
+    def list_intents(self, *, all: bool = False) -> list[Intent]:
+        return self.host.intents.listing(all=all)
+
+    def cancel_intent(self, intent_id: str) -> Intent:
+        """Cancel an intent: an explicit request only, never inferred (R-INTENT-3)."""
+        return self.host.intents.cancel(intent_id)
 
     # -- flush -----------------------------------------------------------------------
     @property

@@ -1,0 +1,378 @@
+"""Standing intents as a service: add, confirm, cancel, list, and fire (R-INTENT-1..3).
+
+Who may arm an intent is decided here from the caller's *proposer* (computed by code
+at the entry point, never from the text): the owner (``reverie intent add``, or the
+session API citing the owner's own message) arms at once; anyone else (an MCP client,
+an ungrounded session call) only proposes: the intent is *pending*, never fires, and
+waits for ``reverie intent confirm ID``. Nothing else creates intents: not recorded
+messages, not tool output, not recalled memory, not dreaming.
+
+Firing (:meth:`Intents.fire_turn`) is zero-model: an in-memory keyword prefilter over
+the armed event intents (at most ``intent_max_armed``), then one ``BEGIN IMMEDIATE``
+transaction that re-reads the candidates and due time intents, re-checks status,
+scope, expiry, cooldown and budget, and records each firing, at most
+``intent_per_turn`` of them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..clock import Clock, local_zone
+from ..errors import ConfigError, ReverieError
+from ..settings import Settings
+from ..storage.workspace import Workspace
+from .armed import Armed
+from .compile import compile_text, next_slot
+from .grounding import grounded
+from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
+from .store import Store
+from .view import ViewWriter
+
+Proposer = Literal["owner", "agent"]
+
+
+class Intents:
+    """The standing intents of one agent (table in the state dir, view in the workspace)."""
+
+    def __init__(
+        self, workspace: Workspace, settings: Settings, clock: Clock | Callable[[], Clock]
+    ) -> None:
+        """``clock``: the clock, or how to get the host's current one (the facade's
+        ``clock`` may be replaced, e.g. by a test moving time on)."""
+        self.workspace, self.settings = workspace, settings
+        self._clock = clock if callable(clock) and not isinstance(clock, Clock) else lambda: clock
+        self._store: Store | None = None
+        self._armed: Armed | None = None
+        self._version = -1
+        self._swept = -float("inf")
+        self.view = ViewWriter(workspace)
+
+    # -- plumbing ------------------------------------------------------------------
+    @property
+    def clock(self) -> Clock:
+        return self._clock()
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = lambda: clock
+
+    @property
+    def db_path(self) -> Path:
+        return self.workspace.agent_dir / "intents.sqlite"
+
+    def _absent(self) -> bool:
+        """No intent was ever added (no table): nothing to fire, and nothing is created
+        (a daemon must never re-create a state dir deleted under it)."""
+        return self._store is None and not self.db_path.exists()
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.db_path)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    @property
+    def zone(self) -> tzinfo:
+        name = str(self.settings.intent_timezone).strip()
+        if not name:
+            return local_zone()
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"intent_timezone: not a time zone: {name!r}") from None
+
+    def now(self) -> datetime:
+        return self.clock.now().astimezone(self.zone)
+
+    def _changed(self) -> None:
+        self._armed = None
+        self.view.write(self.store.select())
+
+    # -- add, confirm, cancel, list ------------------------------------------------------
+    def add(
+        self,
+        text: str,
+        *,
+        proposer: Proposer,
+        proposed_by: str,
+        at: str | None = None,
+        every: str | None = None,
+        on: str | None = None,
+        review_by: str | None = None,
+        spec: Spec | None = None,
+    ) -> Intent:
+        """Compile and store one intent: armed for the owner, pending for anyone else."""
+        now = self.now()
+        s = self.settings
+        spec = spec or compile_text(
+            text,
+            now,
+            at=at,
+            every=every,
+            on=on,
+            review_by=review_by,
+            wish_days=int(s.intent_wish_review_days),
+        )
+        if spec.kind is Kind.TIME and spec.at is not None and spec.at <= now - timedelta(minutes=1):
+            raise ReverieError(f"{spec.at.isoformat(timespec='minutes')} has passed already")
+        zone = self.zone
+        intent = Intent(
+            id=uuid.uuid4().hex[:8],
+            kind=spec.kind,
+            status=Status.PENDING,
+            text=spec.text,
+            origin="owner" if proposer == "owner" else "agent",
+            proposed_by=proposed_by,
+            created=now,
+            at=spec.at,
+            cron=spec.cron,
+            tz=getattr(zone, "key", "") or str(zone),
+            triggers=spec.triggers,
+            review_by=spec.review_by,
+            cooldown_s=float(s.intent_cooldown_hours) * 3600,
+            budget=int(s.intent_budget),
+        )
+        with self.store.transaction() as conn:
+            same = self._same(intent)  # said twice, kept once
+            if same is not None and (same.status is Status.ARMED or proposer != "owner"):
+                return same
+            if same is not None:  # the owner saying what the agent proposed arms it
+                intent = self._arm(conn, replace(same, origin="owner"), now)
+                Store.update(conn, intent)
+            else:
+                live = conn.execute(
+                    "SELECT COUNT(*) FROM intents WHERE status IN ('pending', 'armed')"
+                ).fetchone()[0]
+                if live >= 2 * int(s.intent_max_armed):
+                    raise ReverieError(f"{live} live intents: cancel some before adding more")
+                if proposer == "owner":
+                    intent = self._arm(conn, intent, now)
+                Store.insert(conn, intent)
+        self._changed()
+        return intent
+
+    def _same(self, new: Intent) -> Intent | None:
+        """A live intent that says exactly what ``new`` says, the same way."""
+        for old in self.store.select("status IN ('pending', 'armed') AND text = ?", (new.text,)):
+            how = (old.kind, old.at, old.cron, old.triggers, old.review_by)
+            if how == (new.kind, new.at, new.cron, new.triggers, new.review_by):
+                return old
+        return None
+
+    def propose(self, text: str, said: str | None, where: str, **how: str | None) -> Intent:
+        """An intent from a session: armed when ``said`` (the cited owner message, None
+        when there is none) is what it is made of (:func:`grounded`); pending otherwise."""
+        now = self.now()
+        days = int(self.settings.intent_wish_review_days)
+        spec = compile_text(text, now, wish_days=days, **how)
+        if said is not None and grounded(said, spec):
+            return self.add(text, proposer="owner", proposed_by=where, spec=spec)
+        return self.add(text, proposer="agent", proposed_by=where.split("#")[0], spec=spec)
+
+    def _arm(self, conn: Any, intent: Intent, now: datetime) -> Intent:
+        armed = conn.execute(
+            "SELECT COUNT(*) FROM intents WHERE status = 'armed' AND kind = 'event'"
+        ).fetchone()[0]
+        cap = int(self.settings.intent_max_armed)
+        if intent.kind is Kind.EVENT and armed >= cap:
+            raise ReverieError(f"{cap} event intents are armed already: cancel one first")
+        nxt: datetime | None = None
+        if intent.kind is Kind.TIME:
+            nxt = next_slot(intent.cron, now, self.zone) if intent.cron else intent.at
+        elif intent.kind is Kind.WISH:
+            nxt = intent.review_by
+        expires = None
+        if intent.kind is Kind.EVENT:
+            expires = now + timedelta(days=float(self.settings.intent_expiry_days))
+        return replace(
+            intent,
+            status=Status.ARMED,
+            confirmed=now,
+            expires=expires,
+            next_turn=nxt,
+            next_notify=nxt if intent.kind is Kind.TIME else None,
+        )
+
+    def get(self, intent_id: str) -> Intent:
+        found = self.store.select("id = ?", (intent_id.strip(),))
+        if not found:
+            raise ReverieError(f"no intent {intent_id!r} (see `reverie intent list --all`)")
+        return found[0]
+
+    def confirm(self, intent_id: str) -> Intent:
+        """The owner arms a pending intent (``reverie intent confirm ID``)."""
+        now = self.now()
+        with self.store.transaction() as conn:
+            intent = self.get(intent_id)
+            if intent.status is not Status.PENDING:
+                raise ReverieError(f"intent {intent.id} is {intent.status.value}, not pending")
+            intent = self._arm(conn, replace(intent, origin="owner"), now)
+            Store.update(conn, intent)
+        self._changed()
+        return intent
+
+    def cancel(self, intent_id: str) -> Intent:
+        """Cancel an intent: only ever on an explicit request (R-INTENT-3)."""
+        with self.store.transaction() as conn:
+            intent = self.get(intent_id)
+            if intent.status not in LIVE:
+                raise ReverieError(f"intent {intent.id} is {intent.status.value} already")
+            intent = replace(
+                intent, status=Status.CANCELLED, ended=self.now(), next_turn=None, next_notify=None
+            )
+            Store.update(conn, intent)
+        self._changed()
+        return intent
+
+    def listing(self, *, all: bool = False) -> list[Intent]:
+        if self._absent():
+            return []
+        self.expire()
+        if all:
+            return self.store.select()
+        return self.store.select("status IN ('pending', 'armed')")
+
+    def expire(self) -> int:
+        """Mark armed event intents past their expiry as expired, and proposals left
+        unconfirmed for as long."""
+        now = self.now()
+        stale = now - timedelta(days=float(self.settings.intent_expiry_days))
+        with self.store.transaction() as conn:
+            n = conn.execute(
+                "UPDATE intents SET status = 'expired', ended = ? WHERE (status = 'armed' "
+                "AND expires IS NOT NULL AND expires <= ?) OR (status = 'pending' AND created <= ?)",
+                (_u(now), _u(now), _u(stale)),
+            ).rowcount
+        if n:
+            self._changed()
+        return n
+
+    def sweep(self, every: float) -> None:
+        """:meth:`expire`, at most once per ``every`` seconds (the daemon ticks often)."""
+        mono = time.monotonic()
+        if mono - self._swept >= every and not self._absent():
+            self._swept = mono
+            self.expire()
+
+    # -- firing ----------------------------------------------------------------------------
+    def _index(self) -> Armed:
+        version = self.store.version()
+        if self._armed is None or version != self._version:
+            self._armed = Armed.of(self.store.select("status = 'armed'"))
+            self._version = version
+        return self._armed
+
+    def fire_turn(self, message: str) -> list[Fired]:
+        """The intents that fire for one inbound message (see the module docstring)."""
+        if self._absent():
+            return []
+        now = self.now()
+        armed = self._index()
+        events = armed.candidates(Inbound.of(message))
+        due = armed.due_ids(now)
+        if not events and not due:
+            return []
+        limit = int(self.settings.intent_per_turn)
+        fired: list[Fired] = []
+        ended = False
+        with self.store.transaction() as conn:
+            ids = [*due, *(i.id for i, _ in events)]
+            marks = ", ".join("?" for _ in ids)
+            rows = {i.id: i for i in self.store.select(f"id IN ({marks})", ids)}
+            for iid in due:
+                i = rows.get(iid)
+                if len(fired) >= limit or i is None or i.status is not Status.ARMED:
+                    continue
+                if i.next_turn is None or i.next_turn > now:
+                    continue
+                slot = i.next_turn
+                nxt = next_slot(i.cron, now, self.zone) if i.cron else None
+                status: Status = i.status
+                if i.kind is Kind.TIME and not i.cron:  # shown: done (a notification due
+                    status, ended = Status.DONE, True  # still goes out, see below)
+                i = replace(i, next_turn=nxt, fired=i.fired + 1, last_fired=now, status=status)
+                reason = "review" if i.kind is Kind.WISH else f"due {_local(slot, self.zone)}"
+                Store.update(conn, i)
+                Store.fired(conn, i.id, now, "turn", reason)
+                fired.append(Fired(i, reason))
+            for cand, trig in sorted(events, key=lambda e: (-len(e[1]), e[0].created)):
+                i = rows.get(cand.id)
+                if len(fired) >= limit or i is None or i.status is not Status.ARMED:
+                    continue
+                if i.expires is not None and i.expires <= now:
+                    Store.update(conn, replace(i, status=Status.EXPIRED, ended=now))
+                    ended = True
+                    continue
+                if i.fired >= i.budget:
+                    continue
+                if i.last_fired is not None and now - i.last_fired < timedelta(
+                    seconds=i.cooldown_s
+                ):
+                    continue
+                spent = i.fired + 1 >= i.budget
+                i = replace(
+                    i,
+                    fired=i.fired + 1,
+                    last_fired=now,
+                    status=Status.DONE if spent else i.status,
+                    ended=now if spent else None,
+                )
+                ended = ended or spent
+                reason = "matched " + ", ".join(trig)
+                Store.update(conn, i)
+                Store.fired(conn, i.id, now, "turn", reason)
+                fired.append(Fired(i, reason))
+        for f in fired:  # our own commit does not change data_version: update in place
+            armed.refresh(f.intent)
+        if ended:
+            self._changed()
+        return fired
+
+    def take_due_notifications(self) -> list[Intent]:
+        """Time intents whose slot passed and were not notified yet: advanced and
+        recorded in one transaction (at most once), returned for the notifier."""
+        if self._absent():
+            return []
+        now = self.now()
+        out: list[Intent] = []
+        where = (
+            "status IN ('armed', 'done') AND kind = 'time' AND next_notify IS NOT NULL "
+            "AND next_notify <= ?"
+        )
+        if not self.store.select(where, (_u(now),)):  # a cheap read first: the daemon ticks
+            return []
+        with self.store.transaction() as conn:
+            for i in self.store.select(where, (_u(now),)):
+                nxt = next_slot(i.cron, now, self.zone) if i.cron else None
+                Store.update(conn, replace(i, next_notify=nxt))
+                Store.fired(conn, i.id, now, "notify", f"slot {_local(i.next_notify, self.zone)}")
+                out.append(i)
+        if out:
+            self._armed = None
+        return out
+
+
+def _u(moment: datetime) -> str:
+    from .store import utc
+
+    return utc(moment) or ""
+
+
+def _local(moment: datetime | None, zone: tzinfo) -> str:
+    return moment.astimezone(zone).isoformat(timespec="minutes") if moment else ""
+
+
+__all__ = ["Intents", "Proposer"]

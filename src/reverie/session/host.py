@@ -1,0 +1,76 @@
+"""The session's port to its host, and the small records it hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..clock import Clock
+from ..intents import Intents
+from ..llm.base import LLM
+from ..llm.factory import Purpose
+from ..provenance.origin import Author, Origin, Source
+from ..recall.context import TurnContext
+from ..recall.escalation import Target
+from ..settings import Settings
+from ..write.ingest import IngestResult
+from ..write.journal import Appended
+
+ROLE = {
+    Source.OWNER: "user",
+    Source.MEMBER: "user",
+    Source.ASSISTANT: "assistant",
+    Source.TOOL: "tool",
+    Source.WEB: "tool",
+    Source.IMPORT: "tool",
+    Source.SCAFFOLD: "system",
+    Source.RECALLED: "system",
+}
+
+TURN_ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded message: its sequence number and computed origin."""
+
+    seq: int
+    origin: Origin
+    source: Source
+
+
+class SessionHost(Protocol):
+    """What a session needs from its host (the facade implements it)."""
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def sessions_dir(self) -> Path: ...
+
+    @property
+    def intents(self) -> Intents: ...
+
+    def context(
+        self, message: str, *, active_projects: tuple[str, ...] = (), target: Target | None = None
+    ) -> TurnContext: ...
+
+    def write(
+        self,
+        text: str,
+        *,
+        source: Source,
+        author: Author,
+        info: dict[str, str] | None = None,
+    ) -> Appended: ...
+
+    def ingest(self, transcript: Path) -> IngestResult: ...
+
+    def llm(self, purpose: Purpose = "main") -> LLM | None: ...
+
+
+__all__ = ["ROLE", "TURN_ROLES", "Recorded", "SessionHost"]
