@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, dream, mcp, recall, serve, storage, write
+from . import demo, dream, mcp, project, recall, serve, storage, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -49,6 +49,8 @@ COMMANDS: tuple[click.Command, ...] = (
     write.ingest,
     # dreaming
     dream.dream,
+    # scope and the user model
+    project.project,
     # entry points
     serve.serve,
     mcp.mcp,
