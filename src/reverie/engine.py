@@ -280,16 +280,19 @@ class Reverie:
         lower_to: Origin | None = None,
         info: dict[str, str] | None = None,
         sync: bool = False,
+        project: str | None = None,
     ) -> Appended:
         """Append to today's journal (R-WRITE-1). The one place write provenance is
         decided: the origin is what ``author`` (the runtime's session context) gives
         ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
         text is refused. A line that landed is never reported as failed: a sync that
-        fails afterwards leaves the index dirty and adds a warning."""
+        fails afterwards leaves the index dirty and adds a warning. ``project``: the
+        key of the project it was written in, signed into the line (R-SCOPE-1)."""
         self.workspace.require()
         origin, now = author.origin(source, lower_to=lower_to), self.clock.now()
+        where: dict[str, Any] = {"info": info, "project": project}
         appended = journal_append(
-            self.workspace, text, origin=origin, session=author.session_kind, now=now, info=info
+            self.workspace, text, origin=origin, session=author.session_kind, now=now, **where
         )
         if appended is None:
             raise ReverieError("nothing to write: the text is blank")
@@ -328,9 +331,11 @@ class Reverie:
         sender: str | None = None,
         owner: str | None = None,
         session_id: str | None = None,
+        cwd: str | Path | None = None,
     ) -> Session:
         """Open (or reopen) a session; its transcript is persisted as JSONL. None: the
-        default (interactive, direct) for a new session, the recorded value on reopen."""
+        default (interactive, direct) for a new session, the recorded value on reopen.
+        ``cwd``: where the agent works (its git project becomes active, R-SCOPE-1)."""
         self.workspace.require()
         return Session.create(
             self,
@@ -340,6 +345,7 @@ class Reverie:
             owner=owner,
             session_id=session_id,
             key=self.workspace.origin_key(),  # seals the header: the proof ingestion asks for
+            cwd=cwd,
         )
 
     def ingest(

@@ -40,6 +40,7 @@ from .provenance.origin import (
     Source,
 )
 from .recall.context import TurnContext
+from .scope.session import SessionScope
 from .settings import Settings
 from .tokens import count_tokens
 from .write.flush import (
@@ -100,6 +101,7 @@ class SessionHost(Protocol):
         source: Source,
         author: Author,
         info: dict[str, str] | None = None,
+        project: str | None = None,
     ) -> Appended: ...
 
     def ingest(self, transcript: Path) -> IngestResult: ...
@@ -133,6 +135,8 @@ class Session:
         self._size = path.stat().st_size
         self._cycle_start_size = state.cycle_start_bytes
         self.ended = state.ended
+        limit = host.settings.scope_active_projects
+        self.scope = SessionScope(state.scope, persist=self._persist, limit=limit)
 
     # -- creation --------------------------------------------------------------------
     @classmethod
@@ -146,6 +150,7 @@ class Session:
         owner: str | None = None,
         session_id: str | None = None,
         key: bytes | None,
+        cwd: str | Path | None = None,
     ) -> Session:
         """A new session (``kind`` and ``channel`` default to interactive, direct), or
         the existing one of ``session_id`` when its header matches.
@@ -155,7 +160,8 @@ class Session:
         at ``untrusted`` when ingested). Reopening an existing id keeps its recorded
         context; every one of ``kind``, ``channel``, ``sender``, ``owner`` that is given
         (not None) must equal the recorded one, else :class:`ReverieError`: a session
-        never silently continues under a header other than the one asked for."""
+        never silently continues under a header other than the one asked for. ``cwd``:
+        the directory the agent works in (its project becomes active, R-SCOPE-1)."""
         sid = session_id or uuid.uuid4().hex[:12]
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", sid):
             raise ReverieError(f"session id {sid!r}: use letters, digits, '_', '.', '-'")
@@ -177,7 +183,9 @@ class Session:
             "started": host.clock.now().isoformat(timespec="seconds"),
         }
         if create_transcript(path, header, key=key):
-            return cls(host, path)
+            created = cls(host, path)
+            created.scope.enter(cwd)
+            return created
         session = cls(host, path)
         recorded = {
             "kind": session.kind.value,
@@ -193,6 +201,7 @@ class Session:
                 f"session {sid!r} exists with {', '.join(differ)}: reopen it with its own "
                 "kind, channel, sender and owner (or by id alone), or use another session id"
             )
+        session.scope.enter(cwd)
         return session
 
     @staticmethod
@@ -249,20 +258,31 @@ class Session:
         self._tokens += count_tokens(text)
         return Recorded(self._seq, origin, src)
 
-    def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext:
+    def _persist(self, record: dict[str, object]) -> None:
+        self._size = append_record(self.path, dict(record))
+
+    def context(
+        self, message: str, *, active_projects: tuple[str, ...] = (), cwd: str | Path | None = None
+    ) -> TurnContext:
         """What to inject for ``message``; the injected memory is recorded as
-        ``recalled`` so ingestion strips it (R-PROV-4)."""
-        ctx = self.host.context(message, active_projects=active_projects)
+        ``recalled`` so ingestion strips it (R-PROV-4). ``cwd``: the agent works there
+        now; the active projects are this session's LRU plus ``active_projects``."""
+        self.scope.enter(cwd)
+        ctx = self.host.context(message, active_projects=self.scope.active(active_projects))
         for block in ctx.blocks[1:]:  # every injected block but the bootstrap
             if block:
                 self.record(block, source=Source.RECALLED)
         return ctx
 
-    def write(self, text: str, *, source: Source | str = Source.ASSISTANT) -> Appended:
+    def write(
+        self, text: str, *, source: Source | str = Source.ASSISTANT, cwd: str | Path | None = None
+    ) -> Appended:
         """Daily append from inside the session (memory_write): the origin is what the
-        session context gives the declared source, so a declaration can only lower it.
-        Blank text is refused (:class:`ReverieError`)."""
-        return self.host.write(text, source=Source(source), author=self.author)
+        session context gives the declared source, so a declaration can only lower it;
+        the line is tagged with the project the session works in (R-SCOPE-1). Blank
+        text is refused (:class:`ReverieError`)."""
+        project = self.scope.enter(cwd)
+        return self.host.write(text, source=Source(source), author=self.author, project=project)
 
     # -- flush -----------------------------------------------------------------------
     @property
@@ -334,7 +354,11 @@ class Session:
             clean = Author(self.kind, self.channel, self.sender, self.owner, tainted=False)
             try:
                 appended = self.host.write(
-                    entry, source=Source.ASSISTANT, author=clean, info={"role": "flush"}
+                    entry,
+                    source=Source.ASSISTANT,
+                    author=clean,
+                    info={"role": "flush"},
+                    project=self.scope.current,
                 )
             except ReverieError:  # a blank entry: nothing to store
                 continue

@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 
 from ..provenance.frames import strip_generated_markers
-from ..provenance.markers import resolve
+from ..provenance.markers import LineOrigin, resolve
 from ..provenance.origin import cap, lowest
 from ..provenance.paths import PathClass, SourceKind
 from .chunking import Chunk, Line, chunk_lines
-from .trailers import Trailers, parse_line
+from .trailers import INVALID_PROJECT, Trailers, normalise_project, parse_line
 
 
 @dataclass(frozen=True)
@@ -107,11 +107,24 @@ def parse_lines(
             origin = lo.origin
             if number in damaged:
                 origin = lowest(origin, cap(pclass.default_origin, pclass.ceiling))
-            lines.append(Line(number, lo.text, origin, lo.session, Trailers()))
+            lines.append(Line(number, lo.text, origin, lo.session, _marker_project(lo)))
         else:
             origin = cap(pclass.default_origin, pclass.ceiling)
             lines.append(Line(number, raw.rstrip(), origin))
     return lines, warnings
+
+
+def _marker_project(lo: LineOrigin) -> Trailers:
+    """The project a journal line's signed marker names (R-SCOPE-1); an unverified
+    claim is the invalid-project sentinel: it scopes the line to no project at all."""
+    if lo.project_unverified:
+        return Trailers(projects=(INVALID_PROJECT,))
+    if lo.project is not None:
+        return Trailers(projects=(normalise_project(lo.project),))
+    return NO_PROJECT
+
+
+NO_PROJECT = Trailers()
 
 
 def by_entry(kind: SourceKind, journal_chunking: str) -> bool:
