@@ -34,6 +34,7 @@ from .storage.index.query import TriggerRows, index_counts, is_dirty
 from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
 from .storage.locks import held
 from .storage.workspace import Workspace
+from .user.turn import add_directives
 from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
 from .write.journal import append as journal_append
@@ -258,8 +259,8 @@ class Reverie:
     def context(
         self, message: str, *, active_projects: frozenset[str] | set[str] | tuple[str, ...] = ()
     ) -> TurnContext:
-        """What to inject for one message: bootstrap plus the trigger block. Never
-        raises for a memory failure: a broken index only drops the triggers (P5)."""
+        """What to inject for one message: bootstrap, triggers, directives. Never raises
+        for a memory failure: a broken index only drops the triggers (P5)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
         try:
@@ -268,6 +269,7 @@ class Reverie:
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+        add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
         return ctx
 
     # -- write flow ---------------------------------------------------------------------
@@ -286,14 +288,11 @@ class Reverie:
         decided: the origin is what ``author`` (the runtime's session context) gives
         ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
         text is refused. A line that landed is never reported as failed: a sync that
-        fails afterwards leaves the index dirty and adds a warning. ``project``: the
-        key of the project it was written in, signed into the line (R-SCOPE-1)."""
+        fails afterwards leaves the index dirty and adds a warning (``project``: R-SCOPE-1)."""
         self.workspace.require()
         origin, now = author.origin(source, lower_to=lower_to), self.clock.now()
-        where: dict[str, Any] = {"info": info, "project": project}
-        appended = journal_append(
-            self.workspace, text, origin=origin, session=author.session_kind, now=now, **where
-        )
+        kw: dict[str, Any] = {"session": author.session_kind, "info": info, "project": project}
+        appended = journal_append(self.workspace, text, origin=origin, now=now, **kw)
         if appended is None:
             raise ReverieError("nothing to write: the text is blank")
         warnings = self._after_write(sync=sync, path=appended.path)
@@ -334,8 +333,7 @@ class Reverie:
         cwd: str | Path | None = None,
     ) -> Session:
         """Open (or reopen) a session; its transcript is persisted as JSONL. None: the
-        default (interactive, direct) for a new session, the recorded value on reopen.
-        ``cwd``: where the agent works (its git project becomes active, R-SCOPE-1)."""
+        default (interactive, direct) for a new session, the recorded value on reopen."""
         self.workspace.require()
         return Session.create(
             self,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .clock import Clock
+from .dreaming.directives import DirectiveHost, from_session
 from .errors import ParseError, ProviderError, ReverieError
 from .llm.base import LLM, Message
 from .llm.factory import Purpose
@@ -40,8 +40,8 @@ from .provenance.origin import (
     Source,
 )
 from .recall.context import TurnContext
+from .results import Accepted, Rejected
 from .scope.session import SessionScope
-from .settings import Settings
 from .tokens import count_tokens
 from .write.flush import (
     FLUSH_SCHEMA,
@@ -80,14 +80,9 @@ class Recorded:
     source: Source
 
 
-class SessionHost(Protocol):
-    """What a session needs from its host (the facade implements it)."""
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def settings(self) -> Settings: ...
+class SessionHost(DirectiveHost, Protocol):
+    """What a session needs from its host (the facade implements it): the clock,
+    settings, workspace and ``mark_dirty`` of :class:`DirectiveHost`, and these."""
 
     @property
     def sessions_dir(self) -> Path: ...
@@ -284,6 +279,13 @@ class Session:
         project = self.scope.enter(cwd)
         return self.host.write(text, source=Source(source), author=self.author, project=project)
 
+    def directive(
+        self, text: str, *, cites: int, key: str | None = None
+    ) -> Accepted[Any] | Rejected:
+        """Put a directive the owner stated in this session into USER.md (R-USER-1); refused,
+        with the reason, unless grounded in the owner message ``cites`` (its seq)."""
+        return from_session(self.host, self.path, self.kind.value, text, cites=cites, key=key)
+
     # -- flush -----------------------------------------------------------------------
     @property
     def flush_state(self) -> FlushState:
@@ -353,13 +355,8 @@ class Session:
             # the flush model summarises this cycle's trusted turns: the agent's own words
             clean = Author(self.kind, self.channel, self.sender, self.owner, tainted=False)
             try:
-                appended = self.host.write(
-                    entry,
-                    source=Source.ASSISTANT,
-                    author=clean,
-                    info={"role": "flush"},
-                    project=self.scope.current,
-                )
+                where: dict[str, Any] = {"info": {"role": "flush"}, "project": self.scope.current}
+                appended = self.host.write(entry, source=Source.ASSISTANT, author=clean, **where)
             except ReverieError:  # a blank entry: nothing to store
                 continue
             sources.append(f"{appended.path}#L{appended.first_line}-L{appended.last_line}")

@@ -257,7 +257,7 @@ USER: tuple[Setting, ...] = (
     S(
         "user_semantic_min",
         0.5,
-        "Least embedder similarity (above the message's mean) for a directive to bear on it.",
+        "Least cosine of message and directive for the semantic match (when an embedder is loaded).",
         float,
         minimum=0,
         maximum=1,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, dream, mcp, project, recall, serve, storage, write
+from . import demo, dream, mcp, project, recall, serve, storage, user, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -51,6 +51,7 @@ COMMANDS: tuple[click.Command, ...] = (
     dream.dream,
     # scope and the user model
     project.project,
+    user.user,
     # entry points
     serve.serve,
     mcp.mcp,

@@ -19,6 +19,9 @@ is put in place with ``link``, which never replaces a file a person created mean
 
 The last ``preimages_kept`` pre-images are kept in the state dir. Every change appends
 a summary to DREAMS.md.
+
+USER.md (R-USER-1) is written the same way: ``MemoryFile(ws, name="USER.md")`` has its
+own pre-images (``USER.*.md``), temp files and intent record.
 """
 
 from __future__ import annotations
@@ -87,11 +90,14 @@ exchange = _Exchange()
 class MemoryFile:
     """MEMORY.md, its pre-images and DREAMS.md, as the dream writes them."""
 
-    def __init__(self, ws: Workspace, *, preimages_kept: int) -> None:
+    def __init__(self, ws: Workspace, *, preimages_kept: int, name: str = "MEMORY.md") -> None:
         # one symlink policy: a MEMORY.md linked inside the workspace is written through
         # (the link survives); one linked out of it is refused, as bootstrap and index do
         self._ws = ws
-        self.path = ws.memory_path
+        self.name = name
+        self._stem = name.removesuffix(".md")
+        self.temp_prefix = f".{name}."
+        self.path = ws.memory_path if name == "MEMORY.md" else ws.root / name
         if self.path.is_symlink():
             try:
                 self.path = ws.check_inside(self.path)
@@ -104,7 +110,8 @@ class MemoryFile:
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
-        self.intent_path = ws.dream_state_path.parent / "intent.json"
+        intent = "intent.json" if name == "MEMORY.md" else f"intent-{self._stem.lower()}.json"
+        self.intent_path = ws.dream_state_path.parent / intent
         self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
 
     # -- a write and its record, as one unit a kill cannot split --------------------------
@@ -133,7 +140,7 @@ class MemoryFile:
         summary. Call with the dream lock held. Returns what was repaired."""
         notes = []
         current = self.read()
-        for tmp in sorted(self.path.parent.glob(TEMP_PREFIX + "*.tmp")):
+        for tmp in sorted(self.path.parent.glob(self.temp_prefix + "*.tmp")):
             with contextlib.suppress(OSError):
                 data = tmp.read_bytes()
                 if data.decode("utf-8", "replace") != current and _sha_bytes(data) != sha(""):
@@ -203,7 +210,7 @@ class MemoryFile:
                 tmp.unlink()
 
     def _stage(self, data: bytes) -> Path:
-        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=self.path.parent)
+        fd, name = tempfile.mkstemp(prefix=self.temp_prefix, suffix=".tmp", dir=self.path.parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -245,11 +252,11 @@ class MemoryFile:
 
     def _preimage_name(self) -> Path:
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-        path = self.preimage_dir / f"MEMORY.{stamp}.md"
+        path = self.preimage_dir / f"{self._stem}.{stamp}.md"
         n = 0
         while path.exists():
             n += 1
-            path = self.preimage_dir / f"MEMORY.{stamp}-{n}.md"
+            path = self.preimage_dir / f"{self._stem}.{stamp}-{n}.md"
         return path
 
     def _prune(self) -> None:
@@ -265,14 +272,14 @@ class MemoryFile:
     def preimages(self) -> list[Path]:
         if not self.preimage_dir.exists():
             return []
-        return sorted(self.preimage_dir.glob(PREIMAGE_GLOB))
+        return sorted(self.preimage_dir.glob(f"{self._stem}.*.md"))
 
     def restore(self, name: str | None = None) -> Path:
         """Put a pre-image back (the newest by default); the current file becomes one."""
         self._refuse_escape()
         images = self.preimages()
         if not images:
-            raise ReverieError("no pre-image of MEMORY.md to restore")
+            raise ReverieError(f"no pre-image of {self.name} to restore")
         chosen = images[-1] if name is None else next((p for p in images if p.name == name), None)
         if chosen is None:
             raise ReverieError(f"no pre-image named {name!r}; see `reverie dream restore --list`")

@@ -29,6 +29,7 @@ class FileWarning:
 # C0 controls but tab and CR, and DEL: never text a person wrote (a NUL run is a torn write)
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 REPLACEMENT = "\ufffd"
+USER_FILE = "USER.md"
 MAX_LINE_WARNINGS = 5
 
 
@@ -101,7 +102,11 @@ def parse_lines(
             parsed = parse_line(raw)
             warnings.extend(FileWarning(relpath, number, w) for w in parsed.warnings)
             text = strip_generated_markers(parsed.text)  # structure, never text to find
-            lines.append(Line(number, text, pclass.default_origin, None, parsed.trailers))
+            trailers = parsed.trailers
+            if relpath == USER_FILE and trailers.projects:  # R-SCOPE-1: user-level
+                warnings.append(FileWarning(relpath, number, "USER.md is never project-scoped"))
+                trailers = Trailers(trailers.triggers, trailers.importance)
+            lines.append(Line(number, text, pclass.default_origin, None, trailers))
         elif pclass.markers:
             lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=key)
             origin = lo.origin
