@@ -262,3 +262,16 @@ def test_dreaming_carries_the_project_into_the_promoted_entry(
     memory = (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
     (entry,) = [ln for ln in memory.splitlines() if "orca-db-2" in ln]
     assert entry.endswith("<!-- project: github.com/acme/alpha -->")
+
+
+def test_mcp_tools_take_an_optional_cwd(engine: Reverie, repos: dict[str, Path]) -> None:
+    from reverie.mcp_server import MemoryTools
+
+    tools = MemoryTools(engine)
+    wrote = tools.write("Alpha's CI runs on Tuesdays.", "agent", cwd=str(repos["A"]))
+    assert not wrote.is_error and wrote.structured_content["project"] == "github.com/acme/alpha"
+    plain = tools.write("A note from nowhere.", "agent")
+    assert "project" not in plain.structured_content
+    found = tools.search("when does code review happen", 6, (), cwd=str(repos["B"]))
+    hits = [h for h in found.structured_content["hits"] if "Code review" in h["snippet"]]
+    assert "Fridays" in hits[0]["snippet"]

@@ -307,7 +307,12 @@ def dream_over(open_at: Callable[..., Reverie], line: str, origin: Origin) -> An
         for _ in range(3):  # recalled again and again
             for q in queries:
                 d.search(q)
-    return open_at(0).dream()
+    preview = open_at(0).dream(dry_run=True)
+    report = open_at(0).dream()
+    assert [d["text"] for d in preview.directives] == [
+        d["text"] for d in report.directives if not d.get("refused")
+    ]
+    return report
 
 
 def test_an_owner_directive_reaches_user_md_through_dreaming(
@@ -330,3 +335,28 @@ def test_a_preference_from_elsewhere_never_reaches_user_md(
     dream_over(open_at, "Always write commit messages in the imperative mood.", origin)
     assert active(paths) == []
     assert "imperative" not in (paths.workspace / "USER.md").read_text(encoding="utf-8")
+
+
+# -- the consolidation model judges the subject, within deterministic checks ------------
+def test_model_judged_same_subject(run_cli: RunCli, paths: Paths) -> None:
+    from reverie.dreaming.directives import UserModel
+    from reverie.llm.fake import ScriptedLLM
+    from reverie.storage.workspace import Workspace
+
+    run_cli("init")
+    run_cli("user", "add", "Always use tabs", "--key", "code.indent")
+    ws = Workspace(paths.workspace, paths.state, "main")
+    llm = ScriptedLLM(
+        [{"same_subject_key": "code.indent"}, {"same_subject_key": "made.up"}, RuntimeError("x")]
+    )
+    model = UserModel(ws, preimages_kept=3, llm=lambda: llm)
+    out = model.add("Always indent with four spaces", observed=TODAY, by="test")
+    assert out.ok and out.value.action == "superseded"
+    assert [d.text for d in active(paths)] == ["Always indent with four spaces"]
+    assert "Always use tabs" in llm.calls[0].messages[0].content  # as data, not the prompt
+    # a key the file does not hold is ignored: added beside, under its own key
+    other = model.add("Never deploy on Fridays", observed=TODAY, by="test")
+    assert other.ok and other.value.action == "added"
+    with pytest.raises(RuntimeError):  # a scripted non-provider error is a bug, not a verdict
+        model.add("Prefer short answers", observed=TODAY, by="test")
+    assert len(active(paths)) == 2 and problems((paths.workspace / "USER.md").read_text()) == []

@@ -173,7 +173,7 @@ class UserModel:
         return text
 
     def take_from_dream(
-        self, promotions: Sequence[Promotion], *, dry_run: bool = False
+        self, promotions: Sequence[Promotion], dry_run: bool = False
     ) -> tuple[list[Promotion], DirectiveReport]:
         """Route the owner's directives among ``promotions`` to USER.md; returns the
         promotions left for MEMORY.md and what happened. Call with the dream lock held."""
@@ -186,7 +186,7 @@ class UserModel:
                 continue
             observed = date.fromisoformat(p.observed) if p.observed else self.clock.today()
             if dry_run:
-                report.changes.append({"source": p.anchor, "text": text, "action": "would add"})
+                report.changes.append({"source": p.anchor, "text": text, "action": "to USER.md"})
                 continue
             outcome = self.add(text, observed=observed, by=f"dreaming, from {p.anchor}")
             if isinstance(outcome, Accepted):

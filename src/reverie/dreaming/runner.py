@@ -180,7 +180,9 @@ class Dreamer:
         winners = winners[: self.settings.dream_max_promotions]
         for s, _sig in winners:
             report.promoted.append(s.key)
-        if dry_run:
+        if dry_run:  # R-DREAM-10: the preview also says which would go to USER.md
+            _, user = self.user.take_from_dream([promotion(s, g.score) for s, g in winners], True)
+            report.directives = user.changes
             return report
         report.dry_run = False
         state = self.load_state()
