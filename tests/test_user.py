@@ -360,3 +360,14 @@ def test_model_judged_same_subject(run_cli: RunCli, paths: Paths) -> None:
     with pytest.raises(RuntimeError):  # a scripted non-provider error is a bug, not a verdict
         model.add("Prefer short answers", observed=TODAY, by="test")
     assert len(active(paths)) == 2 and problems((paths.workspace / "USER.md").read_text()) == []
+
+
+def test_semantic_scores_are_calibrated_against_unrelated_text() -> None:
+    from reverie.storage.embedders.fake import FakeEmbedder
+    from reverie.user.turn import similarity_of
+
+    sims = similarity_of(FakeEmbedder())
+    texts = ["Always indent code with four spaces", "Never deploy on Fridays"]
+    related = sims("please fix the indentation of this code", texts)
+    unrelated = sims("what time is the train to Lyon", texts)
+    assert related[0] > 0.1 > max(unrelated)  # unrelated text sits at (or under) its floor

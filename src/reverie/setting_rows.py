@@ -256,8 +256,9 @@ USER: tuple[Setting, ...] = (
     ),
     S(
         "user_semantic_min",
-        0.5,
-        "Least cosine of message and directive for the semantic match (when an embedder is loaded).",
+        0.3,
+        "Semantic match of a directive: least (cosine - floor) / (1 - floor), the floor being its "
+        "cosine to unrelated text (used when an embedder is loaded).",
         float,
         minimum=0,
         maximum=1,

@@ -69,7 +69,7 @@ def select(
     message: str,
     *,
     similarity: Similarity | None = None,
-    semantic_min: float = 0.5,
+    semantic_min: float = 0.3,
     max_directives: int = 5,
 ) -> tuple[list[Restated], list[str]]:
     """The directives to restate (always-on first, then by match), and notes."""

@@ -5,7 +5,8 @@ as it is on disk now (a change is live on the next turn), picks the directives t
 bear on the message (:mod:`.restate`) and fills the turn context's ``directives`` and
 ``directive_block``. The semantic lane uses the embedder only when one is already
 loaded (a long-running process warmed it); a one-shot command never pays for loading a
-model here. Directive vectors are cached by text.
+model here. Its score is calibrated per embedder (:func:`similarity_of`); directive
+vectors are cached by text.
 """
 
 from __future__ import annotations
@@ -36,19 +37,43 @@ class Turn(Protocol):
     degraded: list[str]
 
 
+# Unrelated sentences: a directive's mean cosine to them is what "unrelated" scores with
+# this embedder (multilingual-e5 puts everything near 0.8, USE near 0.1), so a match is
+# judged by how far above that floor it lies, on any embedder.
+PROBES = (
+    "The weather was mild on Tuesday afternoon.",
+    "She bought a second-hand bicycle last spring.",
+    "The invoice number on the parcel is 4471.",
+    "我们明天下午去公园散步。",
+)
+
+
+def _vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    label = embedder.identity.label()
+    missing = [t for t in dict.fromkeys(texts) if (label, t) not in _VECTORS]
+    if missing:
+        for t, v in zip(missing, embedder.embed_documents(missing), strict=True):
+            _VECTORS[(label, t)] = np.asarray(v, dtype=np.float32).reshape(-1)
+    out = [_VECTORS[(label, t)] for t in texts]
+    while len(_VECTORS) > _CACHE_CAP:
+        _VECTORS.popitem(last=False)
+    return out
+
+
 def similarity_of(embedder: Embedder) -> Similarity:
-    """Cosines of a message to directive texts, directive vectors cached."""
+    """How far each directive's cosine to the message lies above the directive's floor
+    (its mean cosine to :data:`PROBES`), scaled to 0..1: ``(cos - floor) / (1 - floor)``.
+    Directive and probe vectors are cached by text."""
 
     def sims(message: str, texts: Sequence[str]) -> list[float]:
-        label = embedder.identity.label()
-        missing = [t for t in dict.fromkeys(texts) if (label, t) not in _VECTORS]
-        if missing:
-            for t, v in zip(missing, embedder.embed_documents(missing), strict=True):
-                _VECTORS[(label, t)] = np.asarray(v, dtype=np.float32)
-                while len(_VECTORS) > _CACHE_CAP:
-                    _VECTORS.popitem(last=False)
+        probes = np.stack(_vectors(embedder, PROBES))
+        docs = _vectors(embedder, texts)
         q = np.asarray(embedder.embed_query(message), dtype=np.float32).reshape(-1)
-        return [float(np.dot(_VECTORS[(label, t)].reshape(-1), q)) for t in texts]
+        out = []
+        for v in docs:
+            floor = float(np.mean(probes @ v))
+            out.append((float(np.dot(v, q)) - floor) / max(1e-6, 1.0 - floor))
+        return out
 
     return sims
 
