@@ -49,9 +49,9 @@ from reverie.errors import ReverieError
 from reverie.provenance.markers import strip_markers
 from reverie.provenance.origin import Origin, SessionKind, Source
 from reverie.storage.trailers import parse_line
+from reverie.tokens import terms
 from reverie.user.directives import parse as parse_directives
 from reverie.user.directives import problems
-from reverie.tokens import terms
 
 DATASET = DATASETS / "poisoning"
 if not (DATASET / "payloads.jsonl").exists() or not (DATASET / "channels.jsonl").exists():
