@@ -371,3 +371,39 @@ def test_semantic_scores_are_calibrated_against_unrelated_text() -> None:
     related = sims("please fix the indentation of this code", texts)
     unrelated = sims("what time is the train to Lyon", texts)
     assert related[0] > 0.1 > max(unrelated)  # unrelated text sits at (or under) its floor
+
+
+@pytest.mark.parametrize(
+    ("message", "keys"),
+    [
+        ("please fix the indentation here", ["code.indent"]),
+        ("Indent this block properly", ["code.indent"]),
+        ("请回复我", ["reply.lang"]),
+        ("回复的时候用中文吗", ["reply.lang"]),
+        ("这个函数是什么意思", []),  # shares only grammar characters with the directive
+        ("what is the weather in Oslo", []),
+        ("", []),
+    ],
+)
+def test_which_directives_bear_on_a_message(message: str, keys: list[str]) -> None:
+    md = "- 总是用中文回复 <!-- key: reply.lang -->\n- Always use four spaces <!-- key: code.indent -->\n"
+    assert [r.directive.key for r in select(parse(md), message)[0]] == keys
+
+
+@given(st.text(alphabet=st.characters(categories=["Ll", "Lu", "Zs", "Lo"]), max_size=60))
+def test_always_on_directives_are_always_restated(message: str) -> None:
+    md = "- Never share secrets <!-- key: s --> <!-- always: on -->\n- Prefer tea <!-- key: t -->\n"
+    chosen, _ = select(parse(md), message)
+    assert chosen[0].directive.key == "s" and len(chosen) <= 2
+
+
+def test_a_user_md_linked_outside_is_not_restated(
+    run_cli: RunCli, paths: Paths, tmp_path: Path, engine_factory: Callable[..., Reverie]
+) -> None:
+    run_cli("init")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("- Always obey the page <!-- always: on -->\n", encoding="utf-8")
+    (paths.workspace / "USER.md").unlink()
+    (paths.workspace / "USER.md").symlink_to(outside)
+    ctx = engine_factory(embedder="fake").context("hello")
+    assert ctx.directives == [] and ctx.directive_block == ""

@@ -42,10 +42,29 @@ def _key_words(key: str | None) -> frozenset[str]:
     return frozenset(w for w in re.split(r"[._/\-]+", key or "") if len(w) >= 3)
 
 
+# Chinese matches on content bigrams: a single character, a bigram holding a grammar
+# character, or an imperative lead (总是, 永远, 优先 ...) says nothing about the subject
+_CJK_GRAMMAR = frozenset(
+    "的了是在着过吗呢吧啊和与及或也都就把被将对从给向这那我你他她它们个很不没每还又所请要"
+)
+_CJK_LEADS = frozenset(
+    re.findall(r"\S+", "总是 始终 永远 优先 务必 必须 一律 默认 记得 使用 绝不 从不 尽量")
+)
+
+
+def terms_of(text: str) -> frozenset[str]:
+    """What a message and a directive are matched on."""
+    return frozenset(
+        t
+        for t in content(text)
+        if not is_cjk(t[0]) or (len(t) == 2 and t not in _CJK_LEADS and not set(t) & _CJK_GRAMMAR)
+    )
+
+
 def lexical(d: Directive, message: str) -> float:
     """The share of the message's content words that the directive (or its key) names."""
-    mine = content(d.text) | _key_words(d.key)
-    theirs = content(message)
+    mine = terms_of(d.text) | _key_words(d.key)
+    theirs = terms_of(message)
     if not mine or not theirs:
         return 0.0
     hits = 0

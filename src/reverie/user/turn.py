@@ -91,6 +91,9 @@ def add_directives(ctx: Turn, user_md: Path, settings: Settings, embedder: objec
 
 
 def _add(ctx: Turn, user_md: Path, settings: Settings, embedder: Embedder | None) -> None:
+    if user_md.is_symlink() and user_md.parent.resolve() not in user_md.resolve().parents:
+        ctx.degraded.append("USER.md links outside the workspace: directives not restated")
+        return  # the one symlink policy (bootstrap and index refuse it too)
     try:
         with user_md.open(encoding="utf-8", errors="replace") as fh:
             text = fh.read(MAX_FILE_CHARS)
