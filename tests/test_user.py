@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
