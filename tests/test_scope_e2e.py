@@ -275,3 +275,20 @@ def test_mcp_tools_take_an_optional_cwd(engine: Reverie, repos: dict[str, Path])
     found = tools.search("when does code review happen", 6, (), cwd=str(repos["B"]))
     hits = [h for h in found.structured_content["hits"] if "Code review" in h["snippet"]]
     assert "Fridays" in hits[0]["snippet"]
+
+
+def test_a_transcript_line_keeps_the_project_it_was_said_in(
+    engine: Reverie, repos: dict[str, Path], paths: Paths
+) -> None:
+    s = engine.open_session(sender="me", owner="me", cwd=repos["A"])
+    s.record("The alpha parser needs the strict flag.", source="owner")
+    s.context("hello", cwd=repos["plain"])
+    s.record("Lunch is at noon.", source="owner")
+    s.end()
+    corpus = "\n".join(
+        p.read_text(encoding="utf-8")
+        for p in (paths.workspace / "memory" / ".dreams" / "session-corpus").glob("*.md")
+    )
+    (alpha,) = [ln for ln in corpus.splitlines() if "strict flag" in ln]
+    (lunch,) = [ln for ln in corpus.splitlines() if "Lunch" in ln]
+    assert "project: github.com/acme/alpha;" in alpha and "project:" not in lunch

@@ -126,6 +126,7 @@ class TranscriptState:
     cycle_start_bytes: int = 0  # transcript size when the current cycle began
     cycle_start_message: int = 0  # index into messages where the current cycle began
     scope: dict[str, Any] | None = None  # the last "scope" record: the active projects
+    projects: dict[int, str] = field(default_factory=dict)  # message seq -> its project
 
 
 def _int(rec: Mapping[str, Any], name: str, path: Path, number: int, *, minimum: int) -> int:
@@ -183,6 +184,9 @@ def load(path: Path) -> TranscriptState:
             )
         if kind == "message":
             state.messages.append(rec)
+            current = (state.scope or {}).get("current")
+            if isinstance(current, str):  # where the agent worked when it came in
+                state.projects[int(rec["seq"])] = current
             state.tokens_in_cycle += count_tokens(str(rec.get("text", "")))
         elif kind == "compaction":
             state.cycle = rec.get("cycle", state.cycle + 1)
