@@ -292,3 +292,24 @@ def test_a_transcript_line_keeps_the_project_it_was_said_in(
     (alpha,) = [ln for ln in corpus.splitlines() if "strict flag" in ln]
     (lunch,) = [ln for ln in corpus.splitlines() if "Lunch" in ln]
     assert "project: github.com/acme/alpha;" in alpha and "project:" not in lunch
+
+
+def test_user_md_is_never_project_scoped(
+    run_cli: RunCli, paths: Paths, repos: dict[str, Path], open_index: Any
+) -> None:
+    run_cli("init")
+    paths.write(
+        "USER.md",
+        "# User\n\n- Always answer tersely. <!-- trigger: terse answer --> "
+        "<!-- project: github.com/acme/alpha -->\n",
+    )
+    assert "USER.md:3: USER.md is never project-scoped" in run_cli("index").output
+    (projects,) = [
+        json.loads(r[0])
+        for r in open_index().execute(
+            "SELECT n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id "
+            "WHERE c.path = 'USER.md' AND c.text LIKE '%tersely%'"
+        )
+    ]
+    assert projects == []
+    assert fired(run_cli, "give me a terse answer", "--cwd", str(repos["B"]))
