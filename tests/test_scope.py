@@ -221,3 +221,29 @@ def test_lru_of_four() -> None:
     assert a.enter(INVALID_PROJECT).keys == a.keys
     back = ActiveProjects.restore(["p/1", 3, "BAD KEY", "p/1"], "p/1")
     assert back.keys == ("p/1",) and back.current == "p/1"
+
+
+@given(
+    project=st.from_regex(r"[a-z0-9][a-z0-9._/-]{0,40}", fullmatch=True),
+    other=st.from_regex(r"[a-z0-9][a-z0-9._/-]{0,40}", fullmatch=True),
+    text=st.text(alphabet=st.characters(categories=["L", "N", "Zs"]), min_size=1, max_size=60),
+)
+def test_a_signed_project_verifies_and_an_edited_one_does_not(
+    project: str, other: str, text: str
+) -> None:
+    from reverie.provenance.markers import render_marker, resolve
+    from reverie.provenance.origin import Origin, SessionKind
+
+    key = b"k" * 32
+    line = render_marker(
+        f"- {text}", Origin.OWNER, SessionKind.INTERACTIVE, key=key, project=project
+    )
+    got = resolve(line, default=Origin.AGENT, ceiling=Origin.OWNER, key=key)
+    assert got.project == project and not got.project_unverified and got.origin is Origin.OWNER
+    if other != project:
+        edited = line.replace(f"project: {project};", f"project: {other};", 1)
+        bad = resolve(edited, default=Origin.AGENT, ceiling=Origin.OWNER, key=key)
+        assert bad.project is None and bad.project_unverified and bad.origin is not Origin.OWNER
+    plain = render_marker(f"- {text}", Origin.OWNER, SessionKind.INTERACTIVE, key=key)
+    unscoped = resolve(plain, default=Origin.AGENT, ceiling=Origin.OWNER, key=key)
+    assert unscoped.project is None and not unscoped.project_unverified
