@@ -313,3 +313,27 @@ def test_user_md_is_never_project_scoped(
     ]
     assert projects == []
     assert fired(run_cli, "give me a terse answer", "--cwd", str(repos["B"]))
+
+
+def test_mcp_over_stdio_tags_a_write_with_its_cwd(
+    run_cli: RunCli, paths: Paths, env: dict[str, str], repos: dict[str, Path], tmp_path: Path
+) -> None:
+    from contextlib import AsyncExitStack
+
+    from test_mcp import Servers, _run
+
+    run_cli("init")
+    servers = Servers(paths, env, tmp_path)
+
+    async def main() -> Any:
+        async with AsyncExitStack() as stack:
+            client = await servers.connect(stack)
+            return await client.call_tool(
+                "memory_write", {"text": "Alpha ships on Mondays.", "cwd": str(repos["A"])}
+            )
+
+    wrote = _run(main)
+    assert not wrote.is_error, wrote
+    assert wrote.structured_content["project"] == "github.com/acme/alpha"
+    journal = (paths.workspace / wrote.structured_content["path"]).read_text(encoding="utf-8")
+    assert "project: github.com/acme/alpha; sig: " in journal
