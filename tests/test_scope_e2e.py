@@ -337,3 +337,35 @@ def test_mcp_over_stdio_tags_a_write_with_its_cwd(
     assert wrote.structured_content["project"] == "github.com/acme/alpha"
     journal = (paths.workspace / wrote.structured_content["path"]).read_text(encoding="utf-8")
     assert "project: github.com/acme/alpha; sig: " in journal
+
+
+def test_a_consolidation_rewrite_that_drops_a_project_is_rejected() -> None:
+    from reverie.dreaming.consolidate import Promotion, check_rewrite
+    from reverie.dreaming.memory_file import append_generated, render_entry
+
+    anchor = "memory/2026-04-27.md#L3-L3"
+    rendered = render_entry("Alpha builds with turbo.", anchor, 7, ("turbo build",), ("x/alpha",))
+    p = Promotion(
+        key="memory/2026-04-27.md:3:3",
+        anchor=anchor,
+        text="Alpha builds with turbo.",
+        rendered=rendered,
+        score=0.8,
+        importance=7,
+        tags=("turbo build",),
+        origin="owner",
+        session_kind="interactive",
+        observed="2026-04-27",
+        projects=("x/alpha",),
+    )
+    old = "# Memory\n\n- Keep it short.\n"
+    ops = [{"candidate": p.key, "op": "added"}]
+    good = append_generated(old, [rendered])
+    assert check_rewrite(old, {"memory": good, "operations": ops}, [p], budget=10_000).ok
+    dropped = good.replace(" <!-- project: x/alpha -->", "")
+    out = check_rewrite(old, {"memory": dropped, "operations": ops}, [p], budget=10_000)
+    assert not out.ok and "project" in out.reason
+    # a later rewrite that merges the scoped entry away into a global one is refused too
+    merged = good.replace(rendered, f"- Alpha builds with turbo. Source: {anchor}")
+    later = check_rewrite(good, {"memory": merged, "operations": []}, [], budget=10_000)
+    assert not later.ok and "project" in later.reason
