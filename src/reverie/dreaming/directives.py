@@ -37,7 +37,17 @@ from ..results import Accepted, Rejected
 from ..settings import Settings
 from ..storage.locks import held
 from ..storage.workspace import Workspace
-from ..user.directives import Change, Directive, as_directive, parse, problems, retire, upsert
+from ..user.directives import (
+    Change,
+    Directive,
+    as_directive,
+    clean_text,
+    is_imperative,
+    parse,
+    problems,
+    retire,
+    upsert,
+)
 from ..user.grounding import grounded
 from ..write.transcript import load
 from .consolidate import Promotion
@@ -100,8 +110,8 @@ class UserModel:
     ) -> Accepted[Change] | Rejected:
         """Add ``text`` (or supersede the active directive of its key in place)."""
         subject: str | None = None
-        if key is None:
-            subject = self._same_subject(text)
+        if key is None and is_imperative(clean_text(text)):  # else refused: no model call
+            subject = self._same_subject(clean_text(text))
         return self._apply(
             lambda current: upsert(
                 current, text, key=key, observed=observed, always=always, same_subject=subject
@@ -139,7 +149,12 @@ class UserModel:
         """The key of the active directive the model judges ``text`` to replace."""
         active = [d for d in self.directives() if d.active and d.key]
         model = self._llm()
-        if model is None or not active:
+        same = " ".join(text.lower().split())
+        if (
+            model is None
+            or not active
+            or any(" ".join(d.text.lower().split()) == same for d in active)
+        ):
             return None
         payload = {
             "directives": [{"key": d.key, "text": d.text} for d in active[:50]],
