@@ -43,6 +43,7 @@ from .recall.context import TurnContext
 from .results import Accepted, Rejected
 from .scope.session import SessionScope
 from .tokens import count_tokens
+from .user.directives import Change
 from .write.flush import (
     FLUSH_SCHEMA,
     FLUSH_SYSTEM,
@@ -281,7 +282,7 @@ class Session:
 
     def directive(
         self, text: str, *, cites: int, key: str | None = None
-    ) -> Accepted[Any] | Rejected:
+    ) -> Accepted[Change] | Rejected:
         """Put a directive the owner stated in this session into USER.md (R-USER-1); refused,
         with the reason, unless grounded in the owner message ``cites`` (its seq)."""
         return from_session(self.host, self.path, self.kind.value, text, cites=cites, key=key)
