@@ -247,3 +247,12 @@ def test_a_signed_project_verifies_and_an_edited_one_does_not(
     plain = render_marker(f"- {text}", Origin.OWNER, SessionKind.INTERACTIVE, key=key)
     unscoped = resolve(plain, default=Origin.AGENT, ceiling=Origin.OWNER, key=key)
     assert unscoped.project is None and not unscoped.project_unverified
+
+
+def test_a_repository_created_later_is_seen(tmp_path: Path) -> None:
+    keys = ProjectKeys()
+    where = tmp_path / "later"
+    where.mkdir()
+    assert keys.key(where) is None
+    repo(where, "https://github.com/me/later")
+    assert keys.key(where) == "github.com/me/later"

@@ -13,8 +13,10 @@ local clone shares its original's key; a path that is no repository gives a loca
 from that path. No remote at all: a local key from the main worktree's root, which its
 linked worktrees share.
 
-Cached per process: a directory's git dir once, and each config file's key while its
-size and modification time stay the same (one ``stat`` per look-up).
+Cached per process: a directory's git dir once found, and each config file's key while
+its size and modification time stay the same (one ``stat`` per look-up). A directory
+outside any repository is looked at again each time (a few ``stat`` calls), so a
+repository created there later is seen.
 """
 
 from __future__ import annotations
@@ -119,8 +121,9 @@ class ProjectKeys:
             if d in self._repos:
                 return self._repos[d]
         found = find_repo(d)
-        with self._lock:
-            self._repos[d] = found
+        if found is not None:  # "no repository" is not cached: a later `git init` counts
+            with self._lock:
+                self._repos[d] = found
         return found
 
     def key(self, directory: str | Path) -> str | None:
