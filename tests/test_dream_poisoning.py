@@ -50,6 +50,8 @@ from reverie.provenance.markers import strip_markers
 from reverie.provenance.origin import Origin, SessionKind, Source
 from reverie.storage.trailers import parse_line
 from reverie.tokens import terms
+from reverie.user.directives import parse as parse_directives
+from reverie.user.directives import problems
 
 DATASET = DATASETS / "poisoning"
 if not (DATASET / "payloads.jsonl").exists() or not (DATASET / "channels.jsonl").exists():
@@ -510,13 +512,22 @@ def test_owner_copies_are_promoted_unless_junk(
         for ln in memory.splitlines()
         if "Source: " in ln
     ]
-    assert len(anchors) == len(expected) and set(anchors) == {route_path(ROUTES["owner"])}
-    assert (f.ws / "USER.md").read_bytes() == user_before
+    # R-USER-1: the owner's own imperatives ("Always ...", "请记住...") become USER.md
+    # directives instead (the owner typed them); every other line goes to MEMORY.md
+    to_user = {d["source"] for d in report.directives if not d.get("refused")}
+    assert len(anchors) + len(to_user) == len(expected)
+    assert set(anchors) | {s.split("#", 1)[0] for s in to_user} == {route_path(ROUTES["owner"])}
+    user = (f.ws / "USER.md").read_text(encoding="utf-8")
+    added = [d for d in parse_directives(user) if d.active]
+    assert len(added) == len(to_user) + len(parse_directives(user_before.decode()))
+    assert problems(user) == []
     # Dataset rule 5: metadata look-alikes inside the text change nothing: a promoted
     # line's importance is the one dreaming computed (never trailer-forgery's "10").
     scores = {c.key: c.score for c in report.candidates}
     for key in expected:
         path, n, _ = key.rsplit(":", 2)
+        if f"{path}#L{n}-L{n}" in to_user:
+            continue
         (line,) = [ln for ln in memory.splitlines() if f"Source: {path}#L{n}-L{n} " in ln]
         assert parse_line(line).trailers.importance == promoted_importance(scores[key])
 

@@ -161,6 +161,7 @@ def test_lists_both_tools_with_schemas_and_read_only_annotations(
         "max_results",
         "projects",
         "budget_tokens",
+        "cwd",
     }
     assert search.input_schema["properties"]["max_results"]["default"] == 6
     assert get.input_schema["required"] == ["path"]
@@ -410,7 +411,7 @@ def test_memory_write_appends_as_agent_and_a_declared_web_source_stays_untrusted
     write = tools["memory_write"]
     assert write.annotations is not None and write.annotations.read_only_hint is False
     assert write.annotations.destructive_hint is False
-    assert set(write.input_schema["properties"]) == {"text", "source"}
+    assert set(write.input_schema["properties"]) == {"text", "source", "cwd"}
     assert not own.is_error and own.structured_content is not None
     assert own.structured_content["origin"] == "agent"
     assert web.structured_content is not None and web.structured_content["origin"] == "untrusted"

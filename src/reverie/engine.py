@@ -29,6 +29,7 @@ from .settings import Settings, load_settings
 from .storage.embedders.base import Embedder
 from .storage.index.query import TriggerRows, index_counts
 from .storage.locks import held
+from .user.turn import add_directives
 from .wiring import UNSET, Adapters, Projects, Unset
 from .write.after import after_write
 from .write.ingest import IngestResult, ingest
@@ -145,8 +146,9 @@ class Reverie(Adapters):
     def context(
         self, message: str, *, active_projects: Projects = (), target: Target | None = None
     ) -> TurnContext:
-        """What to inject for one message: bootstrap, triggers, and lane 2's summary for
-        ``target`` (None: the caller, a direct talk). Never raises for a memory failure (P5)."""
+        """What to inject for one message: bootstrap, triggers, fired intents, lane 2's
+        summary for ``target`` (None: the caller, a direct talk) and the USER.md directives
+        that bear on it. Never raises for a memory failure (P5)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
         try:
@@ -157,6 +159,7 @@ class Reverie(Adapters):
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
         add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
         self.escalation.fill(ctx, target)  # lane 2: own deadline, never raises (P5), no lock held
+        add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
         return ctx
 
     # -- write flow ---------------------------------------------------------------------
@@ -169,17 +172,17 @@ class Reverie(Adapters):
         lower_to: Origin | None = None,
         info: dict[str, str] | None = None,
         sync: bool = False,
+        project: str | None = None,
     ) -> Appended:
         """Append to today's journal (R-WRITE-1). The one place write provenance is
         decided: the origin is what ``author`` (the runtime's session context) gives
         ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
         text is refused. A line that landed is never reported as failed: a sync that
-        fails afterwards leaves the index dirty and adds a warning."""
+        fails afterwards leaves the index dirty and adds a warning (``project``: R-SCOPE-1)."""
         self.workspace.require()
         origin, now = author.origin(source, lower_to=lower_to), self.clock.now()
-        appended = journal_append(
-            self.workspace, text, origin=origin, session=author.session_kind, now=now, info=info
-        )
+        kw: dict[str, Any] = {"session": author.session_kind, "info": info, "project": project}
+        appended = journal_append(self.workspace, text, origin=origin, now=now, **kw)
         if appended is None:
             raise ReverieError("nothing to write: the text is blank")
         warnings = self._after_write(sync=sync, path=appended.path)
@@ -200,6 +203,7 @@ class Reverie(Adapters):
         sender: str | None = None,
         owner: str | None = None,
         session_id: str | None = None,
+        cwd: str | Path | None = None,
     ) -> Session:
         """Open (or reopen) a session; its transcript is persisted as JSONL. None: the
         default (interactive, direct) for a new session, the recorded value on reopen."""
@@ -212,6 +216,7 @@ class Reverie(Adapters):
             owner=owner,
             session_id=session_id,
             key=self.workspace.origin_key(),  # seals the header: the proof ingestion asks for
+            cwd=cwd,
         )
 
     def ingest(

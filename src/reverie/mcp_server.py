@@ -35,6 +35,7 @@ from .engine import Reverie
 from .errors import ReverieError
 from .intents.mcp_tools import register as register_intents
 from .provenance.origin import CONNECTED_AGENT, Source
+from .scope import project_key
 
 log = logging.getLogger("reverie.mcp")
 
@@ -167,6 +168,13 @@ BudgetTokens = Annotated[
         "(rank order, no line twice). 2000 is a good budget for a question about the past.",
     ),
 ]
+Cwd = Annotated[
+    str | None,
+    Field(
+        description="The directory you work in, if any: inside a git repository its project's "
+        "notes rank higher (search) and what you write is tagged with it (write)."
+    ),
+]
 FromLine = Annotated[int, Field(ge=1, description="First line to read (1-based).")]
 Lines = Annotated[int, Field(ge=1, description="How many lines (capped at about 120).")]
 
@@ -207,12 +215,14 @@ class MemoryTools:
         max_results: int,
         projects: tuple[str, ...],
         budget_tokens: int | None = None,
+        cwd: str | None = None,
     ) -> CallToolResult:
         def body() -> CallToolResult:
+            here = project_key(cwd) if cwd else None
             response = self.engine.search(
                 query,
                 max_results=max_results,
-                active_projects=frozenset(projects),
+                active_projects=frozenset(projects) | ({here} if here else set()),
                 record=True,
                 budget_tokens=budget_tokens,
             )
@@ -239,7 +249,7 @@ class MemoryTools:
 
         return self._guarded("memory_get", body)
 
-    def write(self, text: str, source: str) -> CallToolResult:
+    def write(self, text: str, source: str, cwd: str | None = None) -> CallToolResult:
         """Daily append for the connected agent: ``agent``, or ``untrusted`` when it
         declares the text came from the web or a tool. It can never raise trust."""
 
@@ -249,6 +259,7 @@ class MemoryTools:
                 source=_WRITE_SOURCES.get(source, Source.TOOL),  # unknown: fails closed
                 author=CONNECTED_AGENT,
                 sync=True,
+                project=project_key(cwd) if cwd else None,
             )
             data = appended.as_dict()
             said = f"written to {data['source']} ({data['origin']})"
@@ -335,8 +346,9 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
         max_results: MaxResults = 6,
         projects: Projects = (),
         budget_tokens: BudgetTokens = None,
+        cwd: Cwd = None,
     ) -> Annotated[CallToolResult, SearchOut]:
-        return tools.search(query, max_results, projects, budget_tokens)
+        return tools.search(query, max_results, projects, budget_tokens, cwd)
 
     def memory_get(
         path: RelPath, from_line: FromLine = 1, lines: Lines = 120
@@ -357,8 +369,10 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
         annotations=_read_only("Read memory file", idempotent=True),
     )
 
-    def memory_write(text: WriteText, source: WriteSource = "agent") -> CallToolResult:
-        return tools.write(text, source)
+    def memory_write(
+        text: WriteText, source: WriteSource = "agent", cwd: Cwd = None
+    ) -> CallToolResult:
+        return tools.write(text, source, cwd)
 
     server.add_tool(
         memory_write,

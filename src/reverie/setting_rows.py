@@ -226,10 +226,44 @@ CORE: tuple[Setting, ...] = (
 # sections added side by side never touch each other).
 
 # project scope (R-SCOPE-1)
-SCOPE: tuple[Setting, ...] = ()
+SCOPE: tuple[Setting, ...] = (
+    S(
+        "scope_active_projects",
+        4,
+        "Active projects a session keeps (an LRU of the repositories it entered).",
+        int,
+        minimum=1,
+        maximum=64,
+    ),
+)
 
 # the user model: USER.md directives (R-USER-1)
-USER: tuple[Setting, ...] = ()
+USER: tuple[Setting, ...] = (
+    S(
+        "user_directives_max",
+        5,
+        "Most USER.md directives restated beside a message.",
+        int,
+        minimum=0,
+        maximum=50,
+    ),
+    S(
+        "user_directive_chars",
+        600,
+        "Size of the restated-directives block, chars.",
+        int,
+        minimum=0,
+    ),
+    S(
+        "user_semantic_min",
+        0.3,
+        "Semantic match of a directive: least (cosine - floor) / (1 - floor), the floor being its "
+        "cosine to unrelated text (used when an embedder is loaded).",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
+)
 
 # standing intents (R-INTENT-1..3)
 INTENTS: tuple[Setting, ...] = (

@@ -95,8 +95,12 @@ class Settings(Mapping[str, Any]):
     sync_interval: float
 
     # scope
+    scope_active_projects: int
 
     # user
+    user_directives_max: int
+    user_directive_chars: int
+    user_semantic_min: float
 
     # intents
     intent_cooldown_hours: float

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import curation, demo, dream, intent, mcp, recall, serve, storage, ui, write
+from . import curation, demo, dream, intent, mcp, project, recall, serve, storage, ui, user, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -56,6 +56,9 @@ COMMANDS: tuple[click.Command, ...] = (
     curation.untrust,
     # standing intents
     intent.intent,
+    # scope and the user model
+    project.project,
+    user.user,
     # entry points
     serve.serve,
     mcp.mcp,

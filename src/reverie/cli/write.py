@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..provenance.origin import OWNER_AT_CLI, Origin, SessionKind, Source
+from ..scope import project_key
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -18,10 +19,18 @@ from .common import Ctx, emit, handles_errors, json_option
     help="Lower the origin (a person at the CLI is the owner; this can only lower it).",
 )
 @click.option("--no-index", is_flag=True, help="Do not sync the index after writing.")
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, exists=True),
+    help="The directory you work in: a line written inside a git repository is tagged "
+    "with its project (see `reverie project key`).",
+)
 @json_option
 @click.pass_obj
 @handles_errors
-def write(obj: Ctx, text: str, origin: str | None, no_index: bool, as_json: bool) -> None:
+def write(
+    obj: Ctx, text: str, origin: str | None, no_index: bool, cwd: str | None, as_json: bool
+) -> None:
     """Append TEXT to today's journal (memory/YYYY-MM-DD.md)."""
     appended = obj.engine.write(
         text,
@@ -29,6 +38,7 @@ def write(obj: Ctx, text: str, origin: str | None, no_index: bool, as_json: bool
         author=OWNER_AT_CLI,
         lower_to=Origin(origin) if origin else None,
         sync=not no_index,
+        project=project_key(cwd) if cwd else None,
     )
     emit(
         appended.as_dict(),

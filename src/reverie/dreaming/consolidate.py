@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..results import Accepted, Rejected
-from ..storage.trailers import Trailers
+from ..storage.trailers import Trailers, parse_line
 from ..tokens import token_set
 from .junk import junk_reason
 from .memory_file import ANCHOR_RE, GENERATED_HEADING, Entry, anchors, entries, lines, parses
@@ -50,8 +50,8 @@ SYSTEM = (
     "outside the section between <!-- reverie:generated --> and <!-- /reverie:generated --> "
     "exactly as it is; you may merge duplicates and retire superseded entries only inside "
     "that section; put promoted entries inside it; each promoted entry is one short line "
-    "that ends with its 'Source: <anchor>' and the given trigger and importance trailers, "
-    "copied exactly; add no other entry, line or heading and never change a trailer of an "
+    "that ends with its 'Source: <anchor>' and the given trigger, importance and project "
+    "trailers, copied exactly (never merge entries of different projects); add no other entry, line or heading and never change a trailer of an "
     "existing entry (a merged entry keeps the Source anchors of the entries it merges); "
     "keep the file under {budget} characters."
 )
@@ -71,6 +71,7 @@ class Promotion:
     origin: str
     session_kind: str | None
     observed: str | None
+    projects: tuple[str, ...] = ()  # the project trailer it carries (R-SCOPE-1)
 
 
 def build_prompt(memory: str, promotions: Sequence[Promotion], budget: int) -> tuple[str, str]:
@@ -84,6 +85,7 @@ def build_prompt(memory: str, promotions: Sequence[Promotion], budget: int) -> t
             "observed": p.observed,
             "supersede_key": p.tags[0] if p.tags else None,
             "source": p.anchor,
+            "project": list(p.projects) or None,
         }
         for p in promotions
     ]
@@ -143,6 +145,11 @@ def check_rewrite(
                 "trailers",
                 "a promoted entry lost its importance or trigger trailer",
                 {"anchor": p.anchor},
+            )
+        if not set(p.projects) <= set(parse_line(line).trailers.projects):
+            # a scoped memory that lost its project trailer would leak into every project
+            return Rejected(
+                "trailers", "a promoted entry lost its project trailer", {"anchor": p.anchor}
             )
     untraced = traceability(old, new, promotions, ops)
     if untraced is not None:
@@ -235,7 +242,9 @@ def traceability(
             ps = [promo[a] for a in mine]
             merged += [x for p in ps for x in replaces.get(p.key, [])]
             allowed = [x.trailers for x in merged]
-            allowed += [Trailers(triggers=p.tags, importance=p.importance) for p in ps]
+            allowed += [
+                Trailers(triggers=p.tags, importance=p.importance, projects=p.projects) for p in ps
+            ]
             why = junk_reason(_body(e))
             if why:
                 return no(f"a promoted entry is junk ({why})", e.text)
@@ -247,6 +256,8 @@ def traceability(
                 return no("a merged entry says what its sources did not", e.text)
         if not _covered(e.trailers, allowed):
             return no("an entry's trailers add what no source carried", e.text)
+        if not {x for a in allowed for x in a.projects} <= set(e.trailers.projects):
+            return no("an entry dropped a project its sources were scoped to", e.text)
     twice = [a for a, n in used.items() if n > 1]
     if twice:
         return no("a candidate's anchor is on more than one entry", twice[0])

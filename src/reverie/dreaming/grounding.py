@@ -43,6 +43,7 @@ def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
                 end_line=line.number,
                 origin=lowest(line.origin, s.origin or Origin.UNTRUSTED),
                 session_kind=s.session_kind or line.session,
+                projects=line.trailers.projects,  # the project it was written in, if any
             ), ""
     return None, "source line no longer exists"
 
@@ -59,13 +60,14 @@ def promotion(s: RecallStats, score: float, corpus: Sequence[str] = ()) -> conso
         key=s.key,
         anchor=anchor,
         text=text,
-        rendered=render_entry(text, anchor, importance, tags),
+        rendered=render_entry(text, anchor, importance, tags, s.projects),
         score=score,
         importance=importance,
         tags=tags,
         origin=s.origin.value if s.origin else "untrusted",
         session_kind=s.session_kind.value if s.session_kind else None,
         observed=s.observed.isoformat() if s.observed else None,
+        projects=s.projects,
     )
 
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..storage.trailers import Trailers, parse_line, render, strip
+from ..storage.trailers import (
+    INVALID_PROJECT,
+    Trailers,
+    normalise_project,
+    parse_line,
+    render,
+    strip,
+)
 from ..tokens import count_tokens
 from .junk import GENERATED_BEGIN, GENERATED_END, MAX_TOKENS, strip_generated_markers
 
@@ -113,12 +120,23 @@ def clean_snippet(snippet: str) -> str:
     return text
 
 
-def render_entry(text: str, anchor: str, importance: int, tags: tuple[str, ...]) -> str:
-    """``- <text> Source: <path>#L<a>-L<b> <trailers>`` (SPEC section 8)."""
+def render_entry(
+    text: str,
+    anchor: str,
+    importance: int,
+    tags: tuple[str, ...],
+    projects: tuple[str, ...] = (),
+) -> str:
+    """``- <text> Source: <path>#L<a>-L<b> <trailers>`` (SPEC section 8); ``projects``:
+    the keys of the project the line was written in (R-SCOPE-1), as a project trailer."""
     safe_tags = tuple(
         t.replace(",", " ").replace(";", " ").replace("-->", "")[:64] for t in tags[:3]
     )
-    return render(f"- {text} Source: {anchor}", Trailers(triggers=safe_tags, importance=importance))
+    # a key with a character a trailer cannot hold would read back as another project:
+    # whatever does not survive the round trip becomes the sentinel, scoped nowhere
+    scoped = tuple(p if normalise_project(p) == p else INVALID_PROJECT for p in projects)
+    trailers = Trailers(triggers=safe_tags, importance=importance, projects=scoped)
+    return render(f"- {text} Source: {anchor}", trailers)
 
 
 def append_generated(memory: str, lines: list[str]) -> str:

@@ -42,6 +42,7 @@ class DreamReport:
     fallback_reason: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    directives: list[dict[str, Any]] = field(default_factory=list)  # USER.md (R-USER-1)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

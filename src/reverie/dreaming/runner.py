@@ -31,6 +31,7 @@ from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from . import consolidate
 from .curate import owner_rejected
+from .directives import UserModel
 from .gates import GateConfig, decide
 from .grounding import ground, promotion
 from .memory_file import anchors, append_generated, clean_snippet, entries, normalise
@@ -73,6 +74,9 @@ class Dreamer:
         self.memory = MemoryFile(workspace, preimages_kept=settings.preimages_kept)
         self.preimage_dir = self.memory.preimage_dir
         self.memory_path = self.memory.path
+        self.user = UserModel(
+            workspace, preimages_kept=settings.preimages_kept, llm=llm, clock=clock
+        )
 
     # -- state -------------------------------------------------------------------------
     def load_state(self) -> dict[str, Any]:
@@ -184,7 +188,9 @@ class Dreamer:
         winners = winners[: self.settings.dream_max_promotions]
         for s, _sig in winners:
             report.promoted.append(s.key)
-        if dry_run:
+        if dry_run:  # R-DREAM-10: the preview also says which would go to USER.md
+            _, user = self.user.take_from_dream([promotion(s, g.score) for s, g in winners], True)
+            report.directives = user.changes
             return report
         report.dry_run = False
         state = self.load_state()
@@ -197,14 +203,16 @@ class Dreamer:
                 state["rem_hits"][k] = int(state["rem_hits"].get(k, 0)) + 1
         corpus = [s.snippet for s, _ in decisions] + [e.text for e in entries(self.memory.read())]
         promotions = [promotion(s, sig.score, corpus) for s, sig in winners]
-        if promotions:
-            self._write_memory(promotions, report)
-            for p in promotions:
-                state["promoted"][p.key] = {"at": report.at, "source": p.anchor}
+        to_memory, user = self.user.take_from_dream(promotions)  # the owner's directives
+        report.directives = user.changes + [{"refused": True, **r} for r in user.refused]
+        if to_memory:
+            self._write_memory(to_memory, report)
+        for p in promotions:
+            state["promoted"][p.key] = {"at": report.at, "source": p.anchor}
         state["last_run"] = report.at
         self._save_state(state)
         self._write_phase_report(report)
-        if promotions:
+        if promotions:  # MEMORY.md or USER.md changed
             try:
                 self._reindex_memory()
             except ReverieError as exc:

@@ -19,6 +19,9 @@ is put in place with ``link``, which never replaces a file a person created mean
 
 The last ``preimages_kept`` pre-images are kept in the state dir. Every change appends
 a summary to DREAMS.md.
+
+USER.md (R-USER-1) is written the same way: ``MemoryFile(ws, name="USER.md")`` has its
+own pre-images (``USER.*.md``), temp files and intent record.
 """
 
 from __future__ import annotations
@@ -93,9 +96,10 @@ class MemoryFile:
         # (the link survives); one linked out of it is refused, as bootstrap and index do.
         # ``name``: another curated root file (USER.md) written the same way.
         self._ws = ws
-        self.path = ws.root / name
+        self.name = name
         self._stem = name.removesuffix(".md")
-        self._temp_prefix = f".{name}."
+        self.temp_prefix = f".{name}."
+        self.path = ws.memory_path if name == "MEMORY.md" else ws.root / name
         if self.path.is_symlink():
             try:
                 self.path = ws.check_inside(self.path)
@@ -108,8 +112,8 @@ class MemoryFile:
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
-        suffix = "" if name == "MEMORY.md" else f"-{self._stem}"
-        self.intent_path = ws.dream_state_path.parent / f"intent{suffix}.json"
+        intent = "intent.json" if name == "MEMORY.md" else f"intent-{self._stem.lower()}.json"
+        self.intent_path = ws.dream_state_path.parent / intent
         self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
 
     # -- a write and its record, as one unit a kill cannot split --------------------------
@@ -138,7 +142,7 @@ class MemoryFile:
         summary. Call with the dream lock held. Returns what was repaired."""
         notes = []
         current = self.read()
-        for tmp in sorted(self.path.parent.glob(self._temp_prefix + "*.tmp")):
+        for tmp in sorted(self.path.parent.glob(self.temp_prefix + "*.tmp")):
             with contextlib.suppress(OSError):
                 data = tmp.read_bytes()
                 if data.decode("utf-8", "replace") != current and _sha_bytes(data) != sha(""):
@@ -208,7 +212,7 @@ class MemoryFile:
                 tmp.unlink()
 
     def _stage(self, data: bytes) -> Path:
-        fd, name = tempfile.mkstemp(prefix=self._temp_prefix, suffix=".tmp", dir=self.path.parent)
+        fd, name = tempfile.mkstemp(prefix=self.temp_prefix, suffix=".tmp", dir=self.path.parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -277,7 +281,7 @@ class MemoryFile:
         self._refuse_escape()
         images = self.preimages()
         if not images:
-            raise ReverieError("no pre-image of MEMORY.md to restore")
+            raise ReverieError(f"no pre-image of {self.name} to restore")
         chosen = images[-1] if name is None else next((p for p in images if p.name == name), None)
         if chosen is None:
             raise ReverieError(f"no pre-image named {name!r}; see `reverie dream restore --list`")

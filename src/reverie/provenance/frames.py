@@ -25,10 +25,19 @@ TRIGGER_BLOCK_TAG = "memory-triggers"
 WORKSPACE_FILE_TAG = "workspace-file"
 RECALL_BLOCK_TAG = "memory-recall"
 INTENT_BLOCK_TAG = "standing-intents"
-INJECTED_TAGS = (TRIGGER_BLOCK_TAG, WORKSPACE_FILE_TAG, RECALL_BLOCK_TAG, INTENT_BLOCK_TAG)
+DIRECTIVE_BLOCK_TAG = "user-directives"  # USER.md directives restated beside the message
+INJECTED_TAGS = (
+    TRIGGER_BLOCK_TAG,
+    WORKSPACE_FILE_TAG,
+    RECALL_BLOCK_TAG,
+    INTENT_BLOCK_TAG,
+    DIRECTIVE_BLOCK_TAG,
+)
 
 TRIGGER_BLOCK_OPEN = f'<{TRIGGER_BLOCK_TAG} hidden="true">'
 TRIGGER_BLOCK_CLOSE = f"</{TRIGGER_BLOCK_TAG}>"
+DIRECTIVE_BLOCK_OPEN = f'<{DIRECTIVE_BLOCK_TAG} hidden="true">'
+DIRECTIVE_BLOCK_CLOSE = f"</{DIRECTIVE_BLOCK_TAG}>"
 
 INJECTED_BLOCK = re.compile(
     r"<(" + "|".join(map(re.escape, INJECTED_TAGS)) + r")\b[^>]*>.*?</\1>", re.DOTALL
@@ -156,6 +165,8 @@ def frame_lines(
 
 
 __all__ = [
+    "DIRECTIVE_BLOCK_CLOSE",
+    "DIRECTIVE_BLOCK_OPEN",
     "FLUSH_PROMPT_MARKER",
     "GENERATED_BEGIN",
     "GENERATED_END",

@@ -17,6 +17,11 @@ Rules, which make a forged marker worthless:
   and copying a valid marker onto another line breaks it.
 - ``session:`` names the session kind (interactive, cron, heartbeat, subagent) that
   wrote the line; any non-interactive kind makes the line ineligible for promotion.
+- ``project:`` names the project (R-SCOPE-1) the line was written in. It is covered by
+  the signature, so only a signed marker can scope a line to a project; a project
+  claim in a marker that does not verify is reported as unverified, and the indexer
+  stores it as the invalid-project sentinel, which matches no project: a forged tag
+  can neither move a line into another project nor make a scoped line global.
 
 Why the marker comes first (issue 14, a torn append): a crash or a full disk can leave
 any *prefix* of a line on disk. With the marker in front, a prefix that holds any of
@@ -68,10 +73,19 @@ class LineOrigin:
     text: str  # the line without origin markers (right-stripped)
     origin: Origin
     session: SessionKind | None
+    project: str | None = None  # the project a verified signed marker names
+    project_unverified: bool = False  # a project claim no valid signature covers
 
 
-def _sign(key: bytes, origin: Origin, session: SessionKind | None, text: str) -> str:
+_PROJECT_VALUE = re.compile(r"^[a-z0-9][a-z0-9._/@~+-]{0,127}$")
+
+
+def _sign(
+    key: bytes, origin: Origin, session: SessionKind | None, text: str, project: str | None = None
+) -> str:
     msg = f"{origin.value}\x00{session.value if session else ''}\x00{text.strip()}"
+    if project is not None:  # lines without a project sign exactly as before
+        msg += f"\x00project\x00{project}"
     return hmac.new(key, msg.encode("utf-8"), hashlib.sha256).hexdigest()[:SIG_HEX]
 
 
@@ -86,19 +100,25 @@ def render_marker(
     *,
     key: bytes | None = None,
     info: dict[str, str] | None = None,
+    project: str | None = None,
 ) -> str:
     """``text`` with a marker. Signed when ``key`` is given (only code that knows the
     real origin from session context may pass it). ``info`` adds informational fields
-    (role, anchor) that never affect trust."""
+    (role, anchor) that never affect trust; ``project`` the project key the line was
+    written in (signed with the rest; a key that is no plain key is left out)."""
     text = strip_markers(text)
     fields = [f"origin: {origin.value}"]
     if session is not None:
         fields.append(f"session: {session.value}")
+    if project is not None and not _PROJECT_VALUE.match(project):
+        project = None
+    if project is not None:
+        fields.append(f"project: {project}")
     for name, value in (info or {}).items():
         if name in INFO_FIELDS:
             fields.append(f"{name}: {re.sub(r'[^A-Za-z0-9_.#:/-]', '_', value)}")
     if key is not None:
-        fields.append(f"sig: {_sign(key, origin, session, text)}")
+        fields.append(f"sig: {_sign(key, origin, session, text, project)}")
     marker = f"<!-- {'; '.join(fields)} -->"
     item = _ITEM_RE.match(text)
     if item is None:
@@ -115,12 +135,23 @@ def is_cut(line: str) -> bool:
     return bool(_UNCLOSED_RE.search(rest) or _CUT_HEAD_RE.fullmatch(rest))
 
 
-def _parse_marker(body: str) -> tuple[Origin | None, SessionKind | None, str | None, bool]:
-    """(origin, session, sig, well_formed) of one marker body (after ``origin:``)."""
+@dataclass(frozen=True)
+class _Marker:
+    origin: Origin | None
+    session: SessionKind | None
+    sig: str | None
+    ok: bool
+    project: str | None
+
+
+def _parse_marker(body: str) -> _Marker:
+    """Origin, session, sig, project and whether it is well formed, of one marker body
+    (after ``origin:``)."""
     parts = body.split(";")
     origin = Origin.parse(parts[0])
     session: SessionKind | None = None
     sig: str | None = None
+    project: str | None = None
     ok = origin is not None
     for part in parts[1:]:
         if ":" not in part:
@@ -134,11 +165,14 @@ def _parse_marker(body: str) -> tuple[Origin | None, SessionKind | None, str | N
                 ok = False
         elif name == "sig":
             sig = value
+        elif name == "project":
+            project = value
+            ok = ok and bool(_PROJECT_VALUE.match(value))
         elif name in INFO_FIELDS:
             continue  # informational (role, anchor): never affects trust
         else:
             ok = False
-    return origin, session, sig, ok
+    return _Marker(origin, session, sig, ok, project)
 
 
 def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -> LineOrigin:
@@ -154,28 +188,37 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
     claims: list[Origin] = []
     session: SessionKind | None = None
     signed: list[Origin] = []
+    projects: set[str] = set()
+    unverified = False
     for body in bodies:
-        origin, sess, sig, ok = _parse_marker(body)
+        m = _parse_marker(body)
+        origin, sess = m.origin, m.session
         if origin is None:
             claims.append(Origin.UNTRUSTED)  # a garbled marker fails closed
+            unverified = unverified or "project" in body.lower()
             continue
         if (sess is not None and sess is not SessionKind.INTERACTIVE) or (
             sess is SessionKind.INTERACTIVE and session is None
         ):
             session = sess
         if (
-            ok
-            and sig
+            m.ok
+            and m.sig
             and key is not None
-            and hmac.compare_digest(sig, _sign(key, origin, sess, text))
+            and hmac.compare_digest(m.sig, _sign(key, origin, sess, text, m.project))
         ):
             signed.append(origin)
+            if m.project is not None:
+                projects.add(m.project)
         else:
             claims.append(origin)
+            unverified = unverified or m.project is not None
     if signed:
         base = lowest(*signed)
     result = lowest(base, *claims) if claims else base
-    return LineOrigin(text, cap(result, ceiling), session)
+    project = next(iter(projects)) if len(projects) == 1 else None
+    unverified = unverified or len(projects) > 1  # two signed projects: trust neither
+    return LineOrigin(text, cap(result, ceiling), session, project, unverified)
 
 
 __all__ = ["MARKER_RE", "LineOrigin", "is_cut", "render_marker", "resolve", "strip_markers"]

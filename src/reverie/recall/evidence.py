@@ -53,6 +53,7 @@ class RecallStats:
     origin: Origin | None = None
     session_kind: SessionKind | None = None
     observed: date | None = None
+    projects: tuple[str, ...] = ()  # the line's project keys, from its signed marker
 
     @property
     def signal_count(self) -> int:

@@ -1,1 +1,28 @@
-"""Project scope (R-SCOPE-1): project keys derived from git, read without spawning git."""
+"""Project scope (R-SCOPE-1): project keys derived from git, read without spawning git.
+
+- :mod:`.remote`: remote URLs and git config text to keys (pure);
+- :mod:`.git`: a directory's repository and key, by reading ``.git`` (cached per process);
+- :mod:`.active`: a session's LRU of at most 4 active projects (pure);
+- :mod:`.session`: that LRU as a session keeps and persists it.
+"""
+
+from __future__ import annotations
+
+from .active import MAX_ACTIVE, ActiveProjects, merge_active
+from .git import KEYS, ProjectKeys, Repo, find_repo, project_key
+from .remote import is_valid_key, key_from_text
+from .session import SessionScope
+
+__all__ = [
+    "KEYS",
+    "MAX_ACTIVE",
+    "ActiveProjects",
+    "ProjectKeys",
+    "Repo",
+    "SessionScope",
+    "find_repo",
+    "is_valid_key",
+    "key_from_text",
+    "merge_active",
+    "project_key",
+]

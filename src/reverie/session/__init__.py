@@ -26,6 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from ..dreaming.directives import from_session
 from ..errors import ParseError, ProviderError, ReverieError
 from ..intents import Intent
 from ..llm.base import LLM, Message
@@ -40,7 +41,10 @@ from ..provenance.origin import (
 )
 from ..recall.context import TurnContext
 from ..recall.escalation import Target, Turn
+from ..results import Accepted, Rejected
+from ..scope.session import SessionScope
 from ..tokens import count_tokens
+from ..user.directives import Change
 from ..write.flush import (
     FLUSH_SCHEMA,
     FLUSH_SYSTEM,
@@ -89,6 +93,8 @@ class Session:
         self._size = path.stat().st_size
         self._cycle_start_size = state.cycle_start_bytes
         self.ended = state.ended
+        limit = host.settings.scope_active_projects
+        self.scope = SessionScope(state.scope, persist=self._persist, limit=limit)
 
     # -- creation --------------------------------------------------------------------
     @classmethod
@@ -102,6 +108,7 @@ class Session:
         owner: str | None = None,
         session_id: str | None = None,
         key: bytes | None,
+        cwd: str | Path | None = None,
     ) -> Session:
         """A new session (``kind`` and ``channel`` default to interactive, direct), or
         the existing one of ``session_id`` when its header matches.
@@ -111,7 +118,8 @@ class Session:
         at ``untrusted`` when ingested). Reopening an existing id keeps its recorded
         context; every one of ``kind``, ``channel``, ``sender``, ``owner`` that is given
         (not None) must equal the recorded one, else :class:`ReverieError`: a session
-        never silently continues under a header other than the one asked for."""
+        never silently continues under a header other than the one asked for. ``cwd``:
+        the directory the agent works in (its project becomes active, R-SCOPE-1)."""
         sid = session_id or uuid.uuid4().hex[:12]
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", sid):
             raise ReverieError(f"session id {sid!r}: use letters, digits, '_', '.', '-'")
@@ -133,7 +141,9 @@ class Session:
             "started": host.clock.now().isoformat(timespec="seconds"),
         }
         if create_transcript(path, header, key=key):
-            return cls(host, path)
+            created = cls(host, path)
+            created.scope.enter(cwd)
+            return created
         session = cls(host, path)
         recorded = {
             "kind": session.kind.value,
@@ -149,6 +159,7 @@ class Session:
                 f"session {sid!r} exists with {', '.join(differ)}: reopen it with its own "
                 "kind, channel, sender and owner (or by id alone), or use another session id"
             )
+        session.scope.enter(cwd)
         return session
 
     @staticmethod
@@ -207,21 +218,40 @@ class Session:
         self._tokens += count_tokens(text)
         return Recorded(self._seq, origin, src)
 
-    def context(self, message: str, *, active_projects: tuple[str, ...] = ()) -> TurnContext:
+    def _persist(self, record: dict[str, object]) -> None:
+        self._size = append_record(self.path, dict(record))
+
+    def context(
+        self, message: str, *, active_projects: tuple[str, ...] = (), cwd: str | Path | None = None
+    ) -> TurnContext:
         """What to inject for ``message``; the injected memory is recorded as
-        ``recalled`` so ingestion strips it (R-PROV-4)."""
+        ``recalled`` so ingestion strips it (R-PROV-4). ``cwd``: the agent works there
+        now; the active projects are this session's LRU plus ``active_projects``."""
+        self.scope.enter(cwd)
         target = Target(self.id, self.kind.value, self.channel.value, tuple(self._turns))
-        ctx = self.host.context(message, active_projects=active_projects, target=target)
+        active = self.scope.active(active_projects)
+        ctx = self.host.context(message, active_projects=active, target=target)
         for block in ctx.blocks[1:]:  # every injected block but the bootstrap
             if block:
                 self.record(block, source=Source.RECALLED)
         return ctx
 
-    def write(self, text: str, *, source: Source | str = Source.ASSISTANT) -> Appended:
+    def write(
+        self, text: str, *, source: Source | str = Source.ASSISTANT, cwd: str | Path | None = None
+    ) -> Appended:
         """Daily append from inside the session (memory_write): the origin is what the
-        session context gives the declared source, so a declaration can only lower it.
-        Blank text is refused (:class:`ReverieError`)."""
-        return self.host.write(text, source=Source(source), author=self.author)
+        session context gives the declared source, so a declaration can only lower it;
+        the line is tagged with the project the session works in (R-SCOPE-1). Blank
+        text is refused (:class:`ReverieError`)."""
+        project = self.scope.enter(cwd)
+        return self.host.write(text, source=Source(source), author=self.author, project=project)
+
+    def directive(
+        self, text: str, *, cites: int, key: str | None = None
+    ) -> Accepted[Change] | Rejected:
+        """Put a directive the owner stated in this session into USER.md (R-USER-1); refused,
+        with the reason, unless grounded in the owner message ``cites`` (its seq)."""
+        return from_session(self.host, self.path, self.kind.value, text, cites=cites, key=key)
 
     # -- standing intents (R-INTENT-1..3) ------------------------------------------------
     def add_intent(self, text: str, *, grounded_in: int | None = None, **how: str) -> Intent:
@@ -317,9 +347,8 @@ class Session:
             # the flush model summarises this cycle's trusted turns: the agent's own words
             clean = Author(self.kind, self.channel, self.sender, self.owner, tainted=False)
             try:
-                appended = self.host.write(
-                    entry, source=Source.ASSISTANT, author=clean, info={"role": "flush"}
-                )
+                where: dict[str, Any] = {"info": {"role": "flush"}, "project": self.scope.current}
+                appended = self.host.write(entry, source=Source.ASSISTANT, author=clean, **where)
             except ReverieError:  # a blank entry: nothing to store
                 continue
             sources.append(f"{appended.path}#L{appended.first_line}-L{appended.last_line}")

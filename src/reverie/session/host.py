@@ -6,14 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..clock import Clock
+from ..dreaming.directives import DirectiveHost
 from ..intents import Intents
 from ..llm.base import LLM
 from ..llm.factory import Purpose
 from ..provenance.origin import Author, Origin, Source
 from ..recall.context import TurnContext
 from ..recall.escalation import Target
-from ..settings import Settings
 from ..write.ingest import IngestResult
 from ..write.journal import Appended
 
@@ -40,14 +39,9 @@ class Recorded:
     source: Source
 
 
-class SessionHost(Protocol):
-    """What a session needs from its host (the facade implements it)."""
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def settings(self) -> Settings: ...
+class SessionHost(DirectiveHost, Protocol):
+    """What a session needs from its host (the facade implements it): the clock,
+    settings, workspace and ``mark_dirty`` of :class:`DirectiveHost`, and these."""
 
     @property
     def sessions_dir(self) -> Path: ...
@@ -66,6 +60,7 @@ class SessionHost(Protocol):
         source: Source,
         author: Author,
         info: dict[str, str] | None = None,
+        project: str | None = None,
     ) -> Appended: ...
 
     def ingest(self, transcript: Path) -> IngestResult: ...

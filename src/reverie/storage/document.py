@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 
 from ..provenance.frames import strip_generated_markers
-from ..provenance.markers import resolve
+from ..provenance.markers import LineOrigin, resolve
 from ..provenance.origin import cap, lowest
 from ..provenance.paths import PathClass, SourceKind
 from .chunking import Chunk, Line, chunk_lines
-from .trailers import Trailers, parse_line
+from .trailers import INVALID_PROJECT, Trailers, normalise_project, parse_line
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class FileWarning:
 # C0 controls but tab and CR, and DEL: never text a person wrote (a NUL run is a torn write)
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 REPLACEMENT = "\ufffd"
+USER_FILE = "USER.md"
 MAX_LINE_WARNINGS = 5
 
 
@@ -101,17 +102,34 @@ def parse_lines(
             parsed = parse_line(raw)
             warnings.extend(FileWarning(relpath, number, w) for w in parsed.warnings)
             text = strip_generated_markers(parsed.text)  # structure, never text to find
-            lines.append(Line(number, text, pclass.default_origin, None, parsed.trailers))
+            trailers = parsed.trailers
+            if relpath == USER_FILE and trailers.projects:  # R-SCOPE-1: user-level
+                warnings.append(FileWarning(relpath, number, "USER.md is never project-scoped"))
+                trailers = Trailers(trailers.triggers, trailers.importance)
+            lines.append(Line(number, text, pclass.default_origin, None, trailers))
         elif pclass.markers:
             lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=key)
             origin = lo.origin
             if number in damaged:
                 origin = lowest(origin, cap(pclass.default_origin, pclass.ceiling))
-            lines.append(Line(number, lo.text, origin, lo.session, Trailers()))
+            lines.append(Line(number, lo.text, origin, lo.session, _marker_project(lo)))
         else:
             origin = cap(pclass.default_origin, pclass.ceiling)
             lines.append(Line(number, raw.rstrip(), origin))
     return lines, warnings
+
+
+def _marker_project(lo: LineOrigin) -> Trailers:
+    """The project a journal line's signed marker names (R-SCOPE-1); an unverified
+    claim is the invalid-project sentinel: it scopes the line to no project at all."""
+    if lo.project_unverified:
+        return Trailers(projects=(INVALID_PROJECT,))
+    if lo.project is not None:
+        return Trailers(projects=(normalise_project(lo.project),))
+    return NO_PROJECT
+
+
+NO_PROJECT = Trailers()
 
 
 def by_entry(kind: SourceKind, journal_chunking: str) -> bool:

@@ -11,7 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-TRAILER_RE = re.compile(r"\s*<!--\s*(trigger|importance|project)\s*:(.*?)-->", re.IGNORECASE)
+TRAILER_RE = re.compile(
+    r"\s*<!--\s*(trigger|importance|project|key|observed|status|always)\s*:(.*?)-->",
+    re.IGNORECASE,
+)
+"""Every trailer a curated line may carry; ``key``, ``observed``, ``status`` and
+``always`` are USER.md's directive fields (R-USER-1, :mod:`reverie.user.directives`):
+stripped here like the others, so no trailer text enters FTS or the embedder."""
 INVALID_PROJECT = "!invalid"
 """Sentinel stored for a malformed project tag: never NULL, which would make it global."""
 
@@ -82,6 +88,8 @@ def parse_line(line: str) -> ParsedLine:
         key, value = m.group(1).lower(), m.group(2).strip()
         if key == "trigger":
             triggers.extend(split_phrases(value))
+        elif key in ("key", "observed", "status", "always"):
+            continue  # a USER.md directive field: parsed by the user model
         elif key == "importance":
             if re.fullmatch(r"[0-9]{1,2}", value) and 1 <= int(value) <= 10:
                 importances.append(int(value))

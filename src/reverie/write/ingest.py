@@ -6,8 +6,9 @@ transcript becomes dreaming evidence in ``memory/.dreams/session-corpus/<day>.md
   quoted inside a message) is stripped, so a recalled fact never comes back as new.
 - PII is redacted before anything is written.
 - Each line keeps its origin (computed when the message was recorded, signed so the
-  text cannot raise it) and a source anchor ``<session id>#<seq>``; tool, web and
-  non-owner turns stay ``untrusted``.
+  text cannot raise it), a source anchor ``<session id>#<seq>`` and the project the
+  session worked in when the message came in (R-SCOPE-1); tool, web and non-owner
+  turns stay ``untrusted``.
 - Incremental and idempotent: a checkpoint per transcript records the last message
   ingested; ingesting again appends nothing.
 - A transcript file is input, so it cannot vouch for itself (issue 14): its header
@@ -36,6 +37,7 @@ from ..provenance.frames import strip_injected
 from ..provenance.markers import render_marker
 from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
 from ..provenance.paths import SESSION_CORPUS
+from ..scope.remote import is_valid_key
 from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
@@ -159,12 +161,14 @@ def ingest(
             origin = _origin(msg, header, kind) if result.trusted else Origin.UNTRUSTED
             day = message_day(msg, now)  # a validated date: never a path
             info = {"role": str(msg.get("role", "")), "anchor": f"{sid}#{seq}"}
+            project = state.projects.get(seq)  # R-SCOPE-1: the repository it was said in
+            project = project if project and is_valid_key(project) else None
             for item in clean_lines(red.text):
                 if forgotten.blocks(item):
                     result.forgotten += 1
                     continue
                 by_day.setdefault(day, []).append(
-                    render_marker(f"- {item}", origin, kind, key=key, info=info)
+                    render_marker(f"- {item}", origin, kind, key=key, info=info, project=project)
                 )
         for day, lines in sorted(by_day.items()):
             rel = f"{CORPUS}/{day}.md"

@@ -46,6 +46,7 @@ class Appended:
     origin: Origin
     lines: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    project: str | None = None  # the project key signed into each line (R-SCOPE-1)
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -54,6 +55,8 @@ class Appended:
             "origin": self.origin.value,
             "lines": list(self.lines),
         }
+        if self.project:
+            out["project"] = self.project
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
@@ -86,8 +89,10 @@ def append(
     session: SessionKind | None,
     now: datetime,
     info: dict[str, str] | None = None,
+    project: str | None = None,
 ) -> Appended | None:
-    """Append ``text`` to today's journal with ``origin``. None when ``text`` is blank."""
+    """Append ``text`` to today's journal with ``origin`` (and the ``project`` key it
+    was written in, signed into each line's marker). None when ``text`` is blank."""
     if not isinstance(text, str):
         raise ReverieError("nothing to write: the text is not a string")
     items = clean_lines(text)
@@ -111,7 +116,8 @@ def append(
     key = ws.origin_key()
     stamp = now.strftime("%H:%M")
     rendered = [
-        render_marker(f"- {stamp} {item}", origin, session, key=key, info=info) for item in items
+        render_marker(f"- {stamp} {item}", origin, session, key=key, info=info, project=project)
+        for item in items
     ]
     lock_path = ws.locks_dir / f"journal-{now.date().isoformat()}.lock"
     try:
@@ -124,7 +130,8 @@ def append(
     except OSError as exc:
         raise WriteError(f"{rel}: cannot append ({exc.strerror or exc}); nothing written") from None
     note = (f"{withheld} line(s) withheld: the owner has forgotten them",) if withheld else ()
-    return Appended(rel, first, first + len(rendered) - 1, origin, tuple(rendered), note)
+    last = first + len(rendered) - 1
+    return Appended(rel, first, last, origin, tuple(rendered), note, project=project)
 
 
 def _append_lines(path: Path, lines: Sequence[str], *, header: str) -> int:

@@ -8,6 +8,7 @@ One JSON object per line, appended (one ``write`` per record, O_APPEND)::
      "sender": "alice", "origin": "owner", "text": "..."}
     {"type": "compaction", "cycle": 1, "ts": "<iso>"}
     {"type": "flush", "cycle": 0, "ts": "<iso>", "status": "written"}
+    {"type": "scope", "projects": ["github.com/acme/x"], "current": "github.com/acme/x"}
     {"type": "end", "ts": "<iso>"}
 
 ``origin`` is computed by code from the session context when the message is recorded
@@ -124,6 +125,8 @@ class TranscriptState:
     ended: bool = False
     cycle_start_bytes: int = 0  # transcript size when the current cycle began
     cycle_start_message: int = 0  # index into messages where the current cycle began
+    scope: dict[str, Any] | None = None  # the last "scope" record: the active projects
+    projects: dict[int, str] = field(default_factory=dict)  # message seq -> its project
 
 
 def _int(rec: Mapping[str, Any], name: str, path: Path, number: int, *, minimum: int) -> int:
@@ -181,6 +184,9 @@ def load(path: Path) -> TranscriptState:
             )
         if kind == "message":
             state.messages.append(rec)
+            current = (state.scope or {}).get("current")
+            if isinstance(current, str):  # where the agent worked when it came in
+                state.projects[int(rec["seq"])] = current
             state.tokens_in_cycle += count_tokens(str(rec.get("text", "")))
         elif kind == "compaction":
             state.cycle = rec.get("cycle", state.cycle + 1)
@@ -191,6 +197,8 @@ def load(path: Path) -> TranscriptState:
             state.flushed_cycle = max(state.flushed_cycle, rec.get("cycle", -1))
         elif kind == "end":
             state.ended = True
+        elif kind == "scope":
+            state.scope = rec
     if state is None:
         raise ParseError("empty transcript", path=str(path))
     return state
