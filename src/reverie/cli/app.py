@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, dream, mcp, recall, serve, storage, write
+from . import demo, dream, hook, mcp, recall, serve, storage, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -53,6 +53,8 @@ COMMANDS: tuple[click.Command, ...] = (
     serve.serve,
     mcp.mcp,
     demo.demo,
+    # integrations
+    hook.hook,
 )
 for _command in COMMANDS:
     cli.add_command(_command)
