@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, dream, hook, mcp, recall, serve, storage, write
+from . import demo, dream, hook, install, mcp, recall, serve, storage, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -55,6 +55,7 @@ COMMANDS: tuple[click.Command, ...] = (
     demo.demo,
     # integrations
     hook.hook,
+    install.install,
 )
 for _command in COMMANDS:
     cli.add_command(_command)
