@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from . import demo, dream, hook, install, mcp, recall, serve, storage, write
+from . import demo, dream, hook, importer, install, mcp, recall, serve, storage, write
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -56,6 +56,7 @@ COMMANDS: tuple[click.Command, ...] = (
     # integrations
     hook.hook,
     install.install,
+    importer.import_cmd,
 )
 for _command in COMMANDS:
     cli.add_command(_command)

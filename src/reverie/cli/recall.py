@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..integrations.freshness import sync_if_stale
 from ..recall.search import Lanes
 from .common import Ctx, emit, handles_errors, json_option
 
@@ -43,7 +44,14 @@ def search(
     record: bool,
     as_json: bool,
 ) -> None:
-    """memory_search: hybrid vector + keyword search over the workspace."""
+    """memory_search: hybrid vector + keyword search over the workspace (files changed
+    since the last sync, hand edits included, are synced first)."""
+    obj.engine.workspace.require()
+    unsynced = None
+    try:
+        sync_if_stale(obj.engine, wait=5)
+    except Exception as exc:  # P5: a failed sync never fails the search; say so
+        unsynced = f"the index may be behind the files (sync failed: {exc})"
     response = obj.engine.search(
         query,
         max_results=max_results,
@@ -53,6 +61,8 @@ def search(
         record=record,
         budget_tokens=budget_tokens,
     )
+    if unsynced:
+        response.notes.append(unsynced)
     emit(response.as_dict(), as_json, lambda _: response.render(explain))
 
 
