@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..integrations.freshness import sync_if_stale
 from ..recall.search import Lanes
+from ..storage.index.freshness import behind
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -49,7 +49,8 @@ def search(
     obj.engine.workspace.require()
     unsynced = None
     try:
-        sync_if_stale(obj.engine, wait=5)
+        if behind(obj.engine.conn, obj.engine.workspace):
+            obj.engine.index(wait=5)
     except Exception as exc:  # P5: a failed sync never fails the search; say so
         unsynced = f"the index may be behind the files (sync failed: {exc})"
     response = obj.engine.search(

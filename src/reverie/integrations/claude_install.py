@@ -94,6 +94,8 @@ class FileChange:
 
 @dataclass
 class InstallResult:
+    """What ``reverie install claude-code`` did (or would do), per file."""
+
     action: str  # install | uninstall
     scope: str  # user | project
     dry_run: bool

@@ -53,6 +53,8 @@ Progress = Callable[[int, int, str], None]  # (done, total, what)
 
 @dataclass
 class ImportReport:
+    """What one import did (or would do): counts, origins, files written."""
+
     format: str
     path: str
     dry_run: bool
