@@ -183,4 +183,16 @@ def parse(data: bytes, *, start: int = 0, first_line: int = 1, path: str = "") -
     return parsed
 
 
-__all__ = ["COMPACT_SUMMARY", "Parsed", "Turn", "parse", "turns_of"]
+def is_claude_code_record(line: bytes) -> bool:
+    """True when ``line`` (a transcript's first line) has the shape of a Claude Code
+    record (for a helpful error where another format was expected)."""
+    try:
+        first = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(first, dict) and (
+        "sessionId" in first or first.get("type") in ("summary", "user", "assistant")
+    )
+
+
+__all__ = ["COMPACT_SUMMARY", "Parsed", "Turn", "is_claude_code_record", "parse", "turns_of"]

@@ -152,21 +152,25 @@ def state_dir_of(flags: Mapping[str, Any]) -> Path:
         return Path(os.path.expanduser("~/.reverie/state"))
 
 
-def log_failure(state_dir: Path, event: str, exc: BaseException) -> None:
-    """Append one failure to ``<state dir>/hooks.log`` (never raises)."""
+def log_line(state_dir: Path, event: str, message: str) -> None:
+    """Append one line to ``<state dir>/hooks.log`` (never raises; rotated at 1 MB)."""
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
         path = state_dir / LOG_NAME
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             path.replace(path.with_suffix(".log.1"))
-        where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-        at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        line = f"{stamp} {event}: {type(exc).__name__}: {exc}{at}\n"
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
+            fh.write(f"{stamp} {event}: {message}\n")
     except Exception:  # the log is best effort; the hook must still exit 0
         return
+
+
+def log_failure(state_dir: Path, event: str, exc: BaseException) -> None:
+    """Log one failure with where it was raised."""
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
+    log_line(state_dir, event, f"{type(exc).__name__}: {exc}{at}")
 
 
 def run(event: str, raw: bytes | str, flags: Mapping[str, Any]) -> HookRun:
@@ -182,7 +186,12 @@ def run(event: str, raw: bytes | str, flags: Mapping[str, Any]) -> HookRun:
 
     try:
         payload = read_payload(raw, event)
-        return handle(event, payload, open_engine)
+        result = handle(event, payload, open_engine)
+        degraded = (result.detail or {}).get("degraded") or []
+        warnings = (result.detail or {}).get("warnings") or []
+        for note in [*degraded, *warnings]:  # the hook worked, but memory degraded: say so
+            log_line(state_dir_of(flags), event, f"degraded: {note}")
+        return result
     except Exception as exc:  # P5: a hook never blocks the user's prompt
         log_failure(state_dir_of(flags), event, exc)
         return HookRun(EVENTS.get(event, event), None, f"{type(exc).__name__}: {exc}")
