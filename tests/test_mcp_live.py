@@ -4,6 +4,7 @@ structured content, a bearer token off loopback."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import time
@@ -208,3 +209,30 @@ def test_http_off_loopback_needs_a_token(run_cli: RunCli, ws: Paths) -> None:
     proc = run_cli("mcp", "--http", "0.0.0.0:9", check=False, timeout=60)
     assert proc.returncode != 0
     assert "bearer token" in proc.stderr
+
+
+def test_index_behind_the_files_added_changed_removed(
+    ws: Paths, engine_factory: Callable[..., Any], run_cli: RunCli
+) -> None:
+    from reverie.storage.index.freshness import behind
+
+    engine = engine_factory(use_embedder=None)
+    assert not behind(engine.conn, engine.workspace)
+    note = ws.write("memory/notes/new.md", "- a new note\n")
+    assert behind(engine.conn, engine.workspace)  # added
+    run_cli("index")
+    assert not behind(engine.conn, engine.workspace)
+    note.write_text("- a new note, edited by hand\n")
+    assert behind(engine.conn, engine.workspace)  # changed
+    run_cli("index")
+    note.unlink()
+    assert behind(engine.conn, engine.workspace)  # removed
+    run_cli("index")
+    assert not behind(engine.conn, engine.workspace)
+
+
+def test_cli_search_finds_a_hand_edit_without_reverie_index(ws: Paths, run_cli: RunCli) -> None:
+    memory = ws.workspace / "MEMORY.md"
+    memory.write_text(memory.read_text() + "\n- The capybara enclosure opens in July.\n")
+    hits = json.loads(run_cli("search", "capybara enclosure", "--json").stdout)["hits"]
+    assert hits and "capybara" in hits[0]["snippet"]

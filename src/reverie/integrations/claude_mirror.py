@@ -138,17 +138,22 @@ class Mirror:
         with FileLock(str(self.dir / f"{self.key}.lock"), timeout=60):
             state = _read_checkpoint(point)
             start, line = int(state.get("offset", 0)), int(state.get("line", 1))
-            data = transcript.read_bytes() if transcript.exists() else b""
-            if start > len(data):  # the file was replaced: read it again (ingestion dedupes)
+            size = transcript.stat().st_size if transcript.exists() else 0
+            if start > size:  # the file was replaced: read it again (ingestion dedupes)
                 result.warnings.append(f"{transcript} is shorter than read before; reread")
                 start, line = 0, 1
-            parsed = parse(data, start=start, first_line=line, path=str(transcript))
+            data = b""
+            if size:
+                with transcript.open("rb") as fh:  # only what was added since the last pass
+                    fh.seek(start)
+                    data = fh.read()
+            parsed = parse(data, first_line=line, path=str(transcript))
             for turn in parsed.turns:
                 self._record(turn, result)
             result.lines_read = parsed.lines
             result.cwd = cwd or parsed.cwd or state.get("cwd")
             record = {
-                "offset": parsed.end,
+                "offset": start + parsed.end,
                 "line": line + parsed.lines,
                 "transcript": str(transcript),
                 "cwd": result.cwd,

@@ -43,6 +43,7 @@ from ..provenance.origin import (
 )
 from ..storage.files import atomic_write
 from .claude_mirror import Mirror
+from .claude_transcript import is_claude_code_record
 from .claude_transcript import parse as parse_transcript
 from .import_formats import PARSERS, Conversation, digest
 
@@ -140,8 +141,14 @@ class Importer:
             ):
                 for conv in PARSERS["claude-md"](file.read_bytes(), str(file)):
                     yield conv
-            elif file.suffix == ".jsonl" and file.is_file():
+            elif file.suffix == ".jsonl" and file.is_file() and self._is_transcript(file):
                 yield file
+
+    @staticmethod
+    def _is_transcript(file: Path) -> bool:
+        """A Claude Code transcript (not ``history.jsonl`` or another JSONL beside it)."""
+        with file.open("rb") as fh:
+            return is_claude_code_record(fh.readline())
 
     def run(self, path: Path) -> ImportReport:
         self.engine.workspace.require()
@@ -207,7 +214,9 @@ class Importer:
             return
         who = OWNER if self.as_owner else None
         session = self.engine.open_session(
-            session_id=f"imp-{self.fmt}-{digest(conv.id)[:16]}", sender=who, owner=who
+            session_id=f"imp-{self.fmt}-{'o' if self.as_owner else 'u'}-{digest(conv.id)[:16]}",
+            sender=who,
+            owner=who,
         )
         for item in new:
             rec = session.record(item.text, source=_source(item.role, self.as_owner))
@@ -251,6 +260,8 @@ class Importer:
         parsed = parse_transcript(data, path=str(file))  # malformed: the file and line
         sid = parsed.session_id or file.stem
         report.items += len(parsed.turns)
+        if not parsed.turns:
+            return
         if self.dry_run:
             report.new += len(parsed.turns)
             return
