@@ -41,7 +41,10 @@ COMPACT_SUMMARY = "This session is being continued from a previous conversation"
 _TOOL_OUTPUT = re.compile(
     r"^\s*<(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>"
 )
-_SCAFFOLD = re.compile(r"^\s*<(system-reminder|command-message|local-command-caveat)>|^\s*Caveat: ")
+_SCAFFOLD = re.compile(
+    r"^\s*<(system-reminder|command-name|command-message|command-args|local-command-caveat)>"
+    r"|^\s*Caveat: |^\s*\[Request interrupted by user"
+)
 
 
 @dataclass(frozen=True)
