@@ -12,7 +12,7 @@ was imported on that path (``python -X importtime``).
     python bench/hook.py [--runs 40] [--triggers 1000] [--keep DIR] [--out r.json]
 
 Goal: p95 <= 250 ms wall on a quiet machine (the load average is printed; on a shared
-machine read the ratio to the baseline).
+machine read the ratio to the baseline and the CPU time of each run, also printed).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -59,10 +60,19 @@ def prompts(count: int, memory: str, rng: random.Random) -> list[str]:
     return out
 
 
+CPU: list[float] = []  # the last run's child CPU time (user + sys), ms
+
+
 def timed(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+    """Wall ms and stdout of one run; its CPU ms goes to ``CPU`` (what the run itself
+    costs when the machine is shared)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, input=stdin, env=env, capture_output=True, check=True)
-    return (time.perf_counter() - start) * 1000, proc.stdout
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[:] = [(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000]
+    return wall, proc.stdout
 
 
 def main() -> None:
@@ -108,13 +118,15 @@ def main() -> None:
         "permission_mode": "default",
         "hook_event_name": "UserPromptSubmit",
     }
-    hook_ms, bare_ms, fired = [], [], 0
+    hook_ms, bare_ms, hook_cpu, bare_cpu, fired = [], [], [], [], 0
     timed(hook_cmd, json.dumps({**payload, "prompt": "warm up"}).encode(), env)  # page cache
     for msg in msgs:
         ms, out = timed(hook_cmd, json.dumps({**payload, "prompt": msg}).encode(), env)
         hook_ms.append(ms)
+        hook_cpu.append(CPU[0])
         fired += int(b"memory-triggers" in out)
         bare_ms.append(timed([sys.executable, "-c", "pass"], b"", env)[0])
+        bare_cpu.append(CPU[0])
 
     trace = subprocess.run(
         [sys.executable, "-X", "importtime", *hook_cmd[1:]],
@@ -135,6 +147,8 @@ def main() -> None:
         "prompts_with_a_trigger_block": f"{fired}/{len(msgs)} (every other prompt holds a phrase)",
         "hook_ms": {"p50": percentile(hook_ms, 50), "p95": percentile(hook_ms, 95)},
         "bare_python_ms": {"p50": percentile(bare_ms, 50), "p95": percentile(bare_ms, 95)},
+        "hook_cpu_ms": {"p50": percentile(hook_cpu, 50), "p95": percentile(hook_cpu, 95)},
+        "bare_python_cpu_ms": {"p50": percentile(bare_cpu, 50), "p95": percentile(bare_cpu, 95)},
         "numpy_imported": any(
             m.startswith("numpy.") for m in imported
         ),  # numpy itself loads lazily
@@ -148,6 +162,8 @@ def main() -> None:
     figures["ratio_p50"] = figures["hook_ms"]["p50"] / figures["bare_python_ms"]["p50"]
     figures["ratio_p95"] = figures["hook_ms"]["p95"] / figures["bare_python_ms"]["p95"]
     figures["goal_p95_met"] = figures["hook_ms"]["p95"] <= GOAL_P95_MS
+    # on a shared machine the wall time waits for a core; CPU time is what the hook costs
+    figures["goal_p95_met_in_cpu_time"] = figures["hook_cpu_ms"]["p95"] <= GOAL_P95_MS
     print(json.dumps(figures, indent=2))
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2), encoding="utf-8")
