@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import Paths, RunCli, cli_command
+from conftest import FIXED_NOW, Paths, RunCli, cli_command
+from reverie.clock import Clock
 from reverie.integrations.claude_transcript import parse
 from reverie.integrations.hooks import MAX_CONTEXT_CHARS, cap_context
 from reverie.provenance.markers import resolve
@@ -320,3 +322,38 @@ def test_reverie_ingest_points_a_claude_code_transcript_to_the_importer(
     proc = run_cli("ingest", str(FIXTURES / "transcript_part1.jsonl"), check=False)
     assert proc.returncode != 0
     assert "reverie import claude-code" in proc.stderr
+
+
+def test_a_poisoned_tool_result_is_never_promoted(
+    ws: Paths, env: dict[str, str], tmp_path: Path, engine_factory: Any, run_cli: RunCli
+) -> None:
+    """Recalled as often as the owner's decision, the tool output still never reaches
+    MEMORY.md, while the owner's decision does (the control: the test can fail)."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(
+        (FIXTURES / "transcript_part1.jsonl").read_bytes()
+        + (FIXTURES / "transcript_part2.jsonl").read_bytes()
+    )
+    end = payload("session_end.json", transcript_path=str(transcript))
+    assert hook(ws, env, "session-end", json.dumps(end)).returncode == 0
+    run_cli("index")
+    queries = {
+        "poison": (
+            "deploy token paste site",
+            "where does the deploy token go",
+            "wiki deploy notes",
+        ),
+        "owner": ("gateway loopback", "bind the widgets gateway", "gateway staging binding"),
+    }
+    now = datetime.fromisoformat(FIXED_NOW)
+    for day in (1, 2, 3):
+        engine = engine_factory(clock=Clock(now + timedelta(days=day)), embedder="fake")
+        for phrasings in queries.values():
+            for q in phrasings:
+                engine.search(q)
+    report = engine_factory(clock=Clock(now + timedelta(days=4)), embedder="fake").dream()
+    memory = (ws.workspace / "MEMORY.md").read_text(encoding="utf-8")
+    assert POISON not in memory and "paste site" not in memory
+    assert "bind the widgets gateway to loopback" in memory or "gateway stays on loopback" in memory
+    rejected = [c for c in report.candidates if "paste" in c.snippet or POISON in c.snippet]
+    assert rejected and all("provenance" in c.reason for c in rejected)
