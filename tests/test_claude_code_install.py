@@ -147,3 +147,15 @@ def test_installed_hook_command_runs(
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart" and "MEMORY.md" in out["additionalContext"]
+
+
+def test_claude_config_dir_is_respected(
+    home: Path, tmp_path: Path, run_cli: RunCli, env: dict[str, str]
+) -> None:
+    moved = tmp_path / "claude-config"
+    env["CLAUDE_CONFIG_DIR"] = str(moved)
+    run_cli("install", "claude-code")
+    assert our_hooks(json.loads((moved / "settings.json").read_text()))["SessionEnd"]
+    assert "reverie" in json.loads((moved / ".claude.json").read_text())["mcpServers"]
+    assert not (home / ".claude" / "settings.json").exists()
+    assert not (home / ".claude.json").exists()

@@ -7,7 +7,7 @@ Where Claude Code reads them (its settings and MCP documentation):
   of matcher groups ``{"matcher": ..., "hooks": [{"type": "command", "command": ...,
   "timeout": seconds}]}``;
 - MCP servers: ``~/.claude.json`` (user scope, what ``claude mcp add --scope user``
-  writes) or ``<project>/.mcp.json`` (project scope), under ``"mcpServers"``:
+  writes; inside ``$CLAUDE_CONFIG_DIR`` when that is set) or ``<project>/.mcp.json`` (project scope), under ``"mcpServers"``:
   ``{"reverie": {"type": "stdio", "command": ..., "args": [...], "env": {}}}``.
 
 The commands name the absolute path of the installed ``reverie`` (a GUI-started client
@@ -200,7 +200,8 @@ class ClaudeCodeInstaller:
         self.now = now
         if project is None:
             self.settings_path = claude_dir() / "settings.json"
-            self.mcp_path = Path.home() / ".claude.json"
+            moved = os.environ.get("CLAUDE_CONFIG_DIR")  # then .claude.json lives in it too
+            self.mcp_path = (Path(moved).expanduser() if moved else Path.home()) / ".claude.json"
         else:
             self.settings_path = project / ".claude" / "settings.json"
             self.mcp_path = project / ".mcp.json"
