@@ -238,7 +238,23 @@ INTENTS: tuple[Setting, ...] = ()
 ESCALATION: tuple[Setting, ...] = ()
 
 # integrations: agent hooks, importers, the MCP server
-INTEGRATIONS: tuple[Setting, ...] = ()
+INTEGRATIONS: tuple[Setting, ...] = (
+    S(
+        "hook_context_chars",
+        10000,
+        "Most characters a Claude Code hook injects (Claude Code's own cap: 10,000).",
+        int,
+        minimum=200,
+        maximum=10000,
+    ),
+    S(
+        "mcp_fresh_seconds",
+        1.0,
+        "Seconds between a running MCP server's checks for files changed by hand.",
+        float,
+        minimum=0,
+    ),
+)
 
 # curation: forget, pending requests, the review page
 CURATION: tuple[Setting, ...] = ()

@@ -103,6 +103,8 @@ class Settings(Mapping[str, Any]):
     # escalation
 
     # integrations
+    hook_context_chars: int
+    mcp_fresh_seconds: float
 
     # curation
 

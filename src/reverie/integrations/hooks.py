@@ -96,10 +96,11 @@ def cap_context(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
     return cut + notice.format(shown=len(cut))
 
 
-def _context_output(event: str, text: str) -> dict[str, Any] | None:
+def _context_output(event: str, text: str, limit: int) -> dict[str, Any] | None:
     if not text.strip():
         return None
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": cap_context(text)}}
+    capped = cap_context(text, min(limit, MAX_CONTEXT_CHARS))
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": capped}}
 
 
 def _str_field(payload: Mapping[str, Any], name: str) -> str:
@@ -119,7 +120,8 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
             raise HookInputError("prompt is missing or not a string")
         engine = open_engine()
         ctx = engine.context(prompt)
-        run.output = _context_output(name, "\n\n".join(b for b in ctx.blocks[1:] if b))
+        blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
+        run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
         run.detail = {"degraded": list(ctx.degraded)}
         return run
     engine = open_engine()
@@ -127,7 +129,7 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
         engine.workspace.require()
         boot = engine.bootstrap()
         text = f"{BOOTSTRAP_PREFACE}\n\n{boot.text}" if boot.text.strip() else ""
-        run.output = _context_output(name, text)
+        run.output = _context_output(name, text, engine.settings.hook_context_chars)
         run.detail = {"bootstrap": boot.as_dict(), "source": payload.get("source")}
         return run
     from .claude_mirror import Mirror  # the session machinery: not on the prompt path

@@ -39,13 +39,16 @@ class MemoryTools:
         engine: Reverie,
         *,
         sleep: Callable[[float], None] = time.sleep,
-        fresh_interval: float = 1.0,
+        fresh_interval: float | None = None,
     ) -> None:
         self.engine = engine
         self._lock = threading.Lock()
         self._sleep = sleep
         self.started = threading.Event()
         self._starting = False
+        if fresh_interval is None:  # the setting (engines in tests may have none)
+            settings = getattr(engine, "settings", None)
+            fresh_interval = float(getattr(settings, "mcp_fresh_seconds", 1.0))
         self.freshness = FreshnessGuard(engine, interval=fresh_interval)
 
     @property
