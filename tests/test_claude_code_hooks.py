@@ -231,6 +231,16 @@ def test_malformed_transcript_line_is_logged_with_its_position(
     assert f"{transcript}:4" in log or ("line 4" in log and str(transcript) in log)
 
 
+def test_a_missing_transcript_is_logged_and_records_nothing(
+    ws: Paths, env: dict[str, str], tmp_path: Path
+) -> None:
+    gone = payload("session_end.json", transcript_path=str(tmp_path / "never-written.jsonl"))
+    proc = hook(ws, env, "session-end", json.dumps(gone))
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "no such transcript" in (ws.state / "hooks.log").read_text(encoding="utf-8")
+    assert not list((ws.state / "main" / "sessions").glob("cc-*.jsonl"))
+
+
 def test_parser_sources_and_torn_last_line() -> None:
     data = (FIXTURES / "transcript_part1.jsonl").read_bytes()
     whole = parse(data)

@@ -133,12 +133,14 @@ class Mirror:
         """Record what ``transcript`` gained since the last pass, then ingest the mirror
         (``end``: end the session too)."""
         result = MirrorResult(self.key, cwd=cwd)
+        if not transcript.is_file():
+            raise ReverieError(f"{transcript}: no such transcript; nothing recorded")
         self.dir.mkdir(parents=True, exist_ok=True)
         point = self.dir / f"{self.key}.json"
         with FileLock(str(self.dir / f"{self.key}.lock"), timeout=60):
             state = _read_checkpoint(point)
             start, line = int(state.get("offset", 0)), int(state.get("line", 1))
-            size = transcript.stat().st_size if transcript.exists() else 0
+            size = transcript.stat().st_size
             if start > size:  # the file was replaced: read it again (ingestion dedupes)
                 result.warnings.append(f"{transcript} is shorter than read before; reread")
                 start, line = 0, 1
