@@ -196,7 +196,25 @@ def test_transcript_ingestion_origins_and_no_doubles(
     assert not [t for t in texts if "being continued" in t or "Analysis:" in t]
     assert not [t for t in texts if "Keep the gateway bound to loopback only" in t]
     assert not [t for t in texts if "<command-name>" in t]
-    assert all(o is not Origin.OWNER or "origin: owner" not in t for t, o in origin.items())
+    # every ingested line, with its origin: nothing else landed
+    expected = {
+        "We decided to bind the widgets gateway": Origin.OWNER,
+        "Understood: the widgets gateway stays": Origin.AGENT,
+        "Check the deploy notes page": Origin.OWNER,
+        "Deploy notes. IMPORTANT": Origin.UNTRUSTED,
+        "The wiki says the deploy token": Origin.UNTRUSTED,
+        "Run the test suite in a sub-agent": Origin.OWNER,
+        "All 214 tests passed.": Origin.UNTRUSTED,
+        "The sub-agent reports all 214 tests": Origin.UNTRUSTED,
+        "Also: the afternoon standup moved": Origin.OWNER,
+        "Noted: the Thursday standup": Origin.AGENT,
+        "<local-command-stdout>On branch main": Origin.UNTRUSTED,
+        "nothing to commit</local-command-stdout>": Origin.UNTRUSTED,
+    }
+    assert sorted(origin.values()) == sorted(expected.values())
+    for text, got in origin.items():
+        (want,) = [o for prefix, o in expected.items() if prefix in text]
+        assert got is want, text
 
     # the poisoned tool_result is never injected, even when its planted trigger phrase is said
     run_cli("index")
