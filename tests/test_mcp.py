@@ -162,8 +162,11 @@ def test_lists_both_tools_with_schemas_and_read_only_annotations(
         "projects",
         "budget_tokens",
         "cwd",
+        "explain",
     }
     assert search.input_schema["properties"]["max_results"]["default"] == 6
+    assert search.input_schema["properties"]["explain"]["default"] is False
+    assert all(t.output_schema is not None for t in tools.values()), "a tool has no outputSchema"
     assert get.input_schema["required"] == ["path"]
     assert set(get.input_schema["properties"]) == {"path", "from_line", "lines"}
     for tool in (search, get):
@@ -301,7 +304,9 @@ def test_concurrent_searches_from_two_servers_are_all_recorded(
         async def one(i: int) -> None:
             topic = JOURNAL_TOPICS[i % len(JOURNAL_TOPICS)]
             results.append(
-                await client.call_tool("memory_search", {"query": f"{topic} deployment"})
+                await client.call_tool(
+                    "memory_search", {"query": f"{topic} deployment", "explain": True}
+                )
             )
 
         async with anyio.create_task_group() as tg:

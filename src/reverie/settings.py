@@ -123,6 +123,8 @@ class Settings(Mapping[str, Any]):
     escalation_cache_seconds: float
 
     # integrations
+    hook_context_chars: int
+    mcp_fresh_seconds: float
 
     # curation
     ui_port: int

@@ -1,9 +1,24 @@
 """The ``reverie`` command line. Every command takes ``--json``; errors exit non-zero
 with a message on stderr (exit codes: 1 general, 2 config, 3 workspace, 4 index,
-5 provider)."""
+5 provider).
+
+``reverie hook EVENT`` runs on every prompt of a Claude Code session, so :func:`main`
+dispatches it before the click application (and every command module) is imported.
+"""
 
 from __future__ import annotations
 
-from .app import main
+import sys
+
+
+def main() -> None:
+    from .fast import run_hook_fast
+
+    if run_hook_fast(sys.argv[1:]):
+        return
+    from .app import main as app_main
+
+    app_main()
+
 
 __all__ = ["main"]

@@ -10,7 +10,23 @@ from __future__ import annotations
 
 import click
 
-from . import curation, demo, dream, intent, mcp, project, recall, serve, storage, ui, user, write
+from . import (
+    curation,
+    demo,
+    dream,
+    hook,
+    importer,
+    install,
+    intent,
+    mcp,
+    project,
+    recall,
+    serve,
+    storage,
+    ui,
+    user,
+    write,
+)
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -64,6 +80,10 @@ COMMANDS: tuple[click.Command, ...] = (
     mcp.mcp,
     ui.ui,
     demo.demo,
+    # integrations
+    hook.hook,
+    install.install,
+    importer.import_cmd,
 )
 for _command in COMMANDS:
     cli.add_command(_command)

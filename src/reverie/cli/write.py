@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..errors import ParseError
+from ..integrations.claude_transcript import is_claude_code_record
 from ..provenance.origin import OWNER_AT_CLI, Origin, SessionKind, Source
 from ..scope import project_key
 from .common import Ctx, emit, handles_errors, json_option
@@ -75,11 +77,21 @@ def ingest(
     A transcript counts with full provenance only when the session API wrote it (it lies
     in the state dir's sessions folder with a sealed header); any other is capped at
     untrusted unless you pass --trust-transcript."""
-    result = obj.engine.ingest(
-        transcript,
-        session_kind=SessionKind(session_kind) if session_kind else None,
-        trust=trust_transcript,
-    )
+    try:
+        result = obj.engine.ingest(
+            transcript,
+            session_kind=SessionKind(session_kind) if session_kind else None,
+            trust=trust_transcript,
+        )
+    except ParseError as exc:
+        with transcript.open("rb") as fh:
+            first = fh.readline()
+        if is_claude_code_record(first):
+            raise ParseError(
+                f"{exc}; this is a Claude Code transcript: import it with "
+                f"`reverie import claude-code {transcript}` (add --as-owner if it is yours)"
+            ) from None
+        raise
     emit(
         result.as_dict(),
         as_json,

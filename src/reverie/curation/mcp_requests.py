@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Protocol
 
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from .pending import MAX_TEXT, Pending
 
@@ -34,10 +34,18 @@ NewText = Annotated[
 ]
 
 
+class RequestOut(BaseModel):
+    """A filed request as MCP structured content."""
+
+    id: str = Field(description="The request's id, for `reverie pending confirm ID`.")
+    kind: str = Field(description="forget | correct")
+    status: str = Field(description="pending until the user confirms or rejects it")
+
+
 class _Tools(Protocol):
     """What the MCP server's tool object offers (the engine lock and error policy)."""
 
-    def _guarded(self, tool: str, body: Callable[[], CallToolResult]) -> CallToolResult: ...
+    def guarded(self, tool: str, body: Callable[[], CallToolResult]) -> CallToolResult: ...
 
 
 def _filed(pending: Pending, kind: str, text: str, new_text: str | None) -> CallToolResult:
@@ -60,11 +68,13 @@ def register(server: Any, tools: _Tools, pending: Callable[[], Pending]) -> None
         open_world_hint=False,
     )
 
-    def memory_forget(text: OldText) -> CallToolResult:
-        return tools._guarded("memory_forget", lambda: _filed(pending(), "forget", text, None))
+    def memory_forget(text: OldText) -> Annotated[CallToolResult, RequestOut]:
+        return tools.guarded("memory_forget", lambda: _filed(pending(), "forget", text, None))
 
-    def memory_correct(old_text: OldText, new_text: NewText) -> CallToolResult:
-        return tools._guarded(
+    def memory_correct(
+        old_text: OldText, new_text: NewText
+    ) -> Annotated[CallToolResult, RequestOut]:
+        return tools.guarded(
             "memory_correct", lambda: _filed(pending(), "correct", old_text, new_text)
         )
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .service import Intents
 
@@ -36,6 +36,23 @@ CANCEL_DESCRIPTION = (
 Text = Annotated[str, Field(min_length=1, max_length=1000, description="What to do.")]
 Opt = Annotated[str | None, Field(description="Optional; see the tool description.")]
 IntentId = Annotated[str, Field(min_length=1, max_length=64, description="The intent's id.")]
+
+
+class IntentOut(BaseModel):
+    """One standing intent as MCP structured content (every field of ``Intent.as_dict``)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    kind: str = Field(description="time | event | wish")
+    status: str = Field(description="pending | armed | done | cancelled | expired")
+    text: str
+    when: str = Field(description="When it fires, in words.")
+
+
+class IntentsOut(BaseModel):
+    """The ``intent_list`` result as MCP structured content."""
+
+    intents: list[IntentOut]
 
 
 def _result(said: str, data: Any) -> CallToolResult:
@@ -61,7 +78,7 @@ def register(server: Any, intents: Callable[[], Intents], guard: Guard) -> None:
 
     def intent_add(
         text: Text, at: Opt = None, every: Opt = None, on: Opt = None, review_by: Opt = None
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, IntentOut]:
         def body() -> CallToolResult:
             i = intents().add(
                 text,
@@ -77,7 +94,7 @@ def register(server: Any, intents: Callable[[], Intents], guard: Guard) -> None:
 
         return guard("intent_add", body)
 
-    def intent_list(all: bool = False) -> CallToolResult:
+    def intent_list(all: bool = False) -> Annotated[CallToolResult, IntentsOut]:
         def body() -> CallToolResult:
             found = [i.as_dict() for i in intents().listing(all=all)]
             lines = [f"{d['id']} {d['status']} {d['kind']} {d['when']}: {d['text']}" for d in found]
@@ -85,7 +102,7 @@ def register(server: Any, intents: Callable[[], Intents], guard: Guard) -> None:
 
         return guard("intent_list", body)
 
-    def intent_cancel(intent_id: IntentId) -> CallToolResult:
+    def intent_cancel(intent_id: IntentId) -> Annotated[CallToolResult, IntentOut]:
         def body() -> CallToolResult:
             i = intents().cancel(intent_id)
             return _result(f"cancelled {i.id}: {i.text}", i.as_dict())

@@ -12,10 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from .anthropic import AnthropicLLM
 from .base import LLM
-from .fake import ScriptedLLM, script_from_env
-from .openai_chat import OpenAIChatLLM
 
 Purpose = Literal["main", "flush"]
 
@@ -43,6 +40,8 @@ def make_llm(
     model = _model(settings, purpose)
     if kind == "fake":
         env = os.environ if environ is None else environ
+        from .fake import ScriptedLLM, script_from_env  # providers load on first use
+
         return ScriptedLLM(script_from_env(env), model=model or "scripted", timeout=timeout)
     if not model:
         raise ConfigError(f"llm {kind} needs llm_model (REVERIE_LLM_MODEL)")
@@ -54,8 +53,12 @@ def make_llm(
                 "llm openai needs llm_base_url (REVERIE_LLM_BASE_URL), "
                 "e.g. https://api.openai.com/v1 or http://localhost:11434/v1"
             )
+        from .openai_chat import OpenAIChatLLM
+
         return OpenAIChatLLM(model=model, base_url=base_url, api_key=api_key, timeout=timeout)
     if kind == "anthropic":
+        from .anthropic import AnthropicLLM
+
         return AnthropicLLM(model=model, base_url=base_url, api_key=api_key, timeout=timeout)
     raise ConfigError(f"llm must be one of none, openai, anthropic, fake; got {kind!r}")
 

@@ -18,9 +18,10 @@ import concurrent.futures
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="rerank")
 
@@ -41,7 +42,9 @@ class Reranker:
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
-        self._client = httpx.Client()
+        import httpx  # loaded with the first reranker: not on every one-shot command
+
+        self._client: httpx.Client = httpx.Client()
 
     def _post(self, query: str, documents: Sequence[str]) -> dict[int, float]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -56,6 +59,8 @@ class Reranker:
     def rerank(self, query: str, documents: Sequence[str]) -> Reranked:
         if not documents:
             return Reranked({}, "nothing to rerank")
+        import httpx
+
         future = _POOL.submit(self._post, query, documents)
         try:
             return Reranked(future.result(timeout=self.timeout), f"reranked by {self.url}")

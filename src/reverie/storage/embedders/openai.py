@@ -28,13 +28,17 @@ import hashlib
 import json
 import threading
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import httpx
-import numpy as np
 
 from ...errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
 from .base import EmbedderIdentity, normalise
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 PROVIDER = "openai"
 PROBE_TEXT = "dimension probe"

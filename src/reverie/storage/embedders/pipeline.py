@@ -32,12 +32,16 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...errors import ProviderError
 from ...tokens import count_tokens
 from .base import Embedder, EmbedderIdentity, EmbeddingCache, normalise, text_hash
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 
 @dataclass

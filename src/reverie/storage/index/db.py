@@ -9,12 +9,13 @@ from another version is simply rebuilt from the files (the index is disposable).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlean as sqlite3
-import sqlite_vec
 
 from ...errors import IndexUnusable
 
@@ -82,6 +83,15 @@ CREATE INDEX IF NOT EXISTS embed_cache_used ON embed_cache(used);
 """
 
 
+def _vec_extension() -> str:
+    """The sqlite-vec loadable extension, found without importing the ``sqlite_vec``
+    package (whose import pulls in numpy: a one-shot hook should not pay for that)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise IndexUnusable("the sqlite-vec package is not installed")
+    return os.path.normpath(os.path.join(os.path.dirname(spec.origin), "vec0"))
+
+
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     """Open the index with WAL, foreign keys and sqlite-vec loaded."""
     try:
@@ -93,7 +103,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
             conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
         conn.isolation_level = None  # we manage transactions ourselves
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(_vec_extension())
         conn.enable_load_extension(False)
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")

@@ -9,9 +9,8 @@ import posixpath
 import threading
 from collections.abc import Iterable
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sqlean as sqlite3
 
 from ...provenance.origin import Origin, SessionKind
@@ -19,6 +18,11 @@ from ...provenance.paths import SourceKind
 from ...tokens import fts_query
 from .db import SCHEMA_VERSION, get_meta, user_version
 from .rows import Candidate, TriggerRow
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 _MARKS = 900
 VEC_K_MAX = 4096  # sqlite-vec's largest k

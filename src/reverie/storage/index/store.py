@@ -10,13 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 import sqlean as sqlite3
 
 from ...tokens import segment
 from ..chunking import Chunk
 from .db import get_meta, set_meta, transaction
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 
 def delete_rows(conn: sqlite3.Connection, path: str, *, has_vec_table: bool) -> None:

@@ -21,9 +21,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 import sqlean as sqlite3
 
 from ...errors import ProviderError
@@ -37,6 +36,11 @@ from ..workspace import FileEntry, Workspace
 from . import store
 from .cache import SqliteEmbeddingCache
 from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np  # loaded on first use
 
 TOKENIZER = "unicode61+cjk-unigram"
 GROUP_FILES = 64

@@ -1,0 +1,63 @@
+"""The fast path of ``reverie [GLOBAL OPTIONS] hook EVENT [--json]``.
+
+It reads the same global options as the click group (``--workspace``, ``--state-dir``,
+``--embedder``, as ``--opt value`` or ``--opt=value``) and runs the hook without
+importing click's application: a hook is a one-shot process on every prompt, and its
+start-up is most of its cost. Anything it does not recognise goes to the full CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+GLOBAL_OPTIONS = {"--workspace": "workspace", "--state-dir": "state_dir", "--embedder": "embedder"}
+
+
+def parse_hook_argv(argv: Sequence[str]) -> tuple[dict[str, str], str, bool] | None:
+    """(flags, event, as_json) when ``argv`` is a hook invocation, else None."""
+    from ..integrations.hooks import EVENTS
+
+    flags: dict[str, str] = {}
+    args = list(argv)
+    while args and args[0].startswith("--"):
+        name, eq, value = args.pop(0).partition("=")
+        if name not in GLOBAL_OPTIONS:
+            return None
+        if not eq:
+            if not args:
+                return None
+            value = args.pop(0)
+        flags[GLOBAL_OPTIONS[name]] = value
+    if len(args) < 2 or args[0] != "hook" or args[1] not in EVENTS:
+        return None
+    rest = args[2:]
+    if any(a != "--json" for a in rest):
+        return None
+    return flags, args[1], bool(rest)
+
+
+def run_hook_fast(argv: Sequence[str]) -> bool:
+    """Run the hook when ``argv`` is one (True), else leave it to click (False)."""
+    parsed = parse_hook_argv(argv)
+    if parsed is None:
+        return False
+    flags, event, as_json = parsed
+    emit_hook(event, sys.stdin.buffer.read(), flags, as_json=as_json)
+    return True
+
+
+def emit_hook(event: str, raw: bytes, flags: dict[str, str], *, as_json: bool) -> None:
+    """Run the hook and print its protocol output (``as_json``: the whole report)."""
+    from ..integrations.hooks import run
+
+    result = run(event, raw, flags)
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, default=str) + "\n")
+    elif result.output is not None:
+        sys.stdout.write(json.dumps(result.output, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+__all__ = ["emit_hook", "parse_hook_argv", "run_hook_fast"]

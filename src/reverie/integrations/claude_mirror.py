@@ -1,0 +1,181 @@
+"""A Claude Code session mirrored into a Reverie session, then ingested (R-WRITE-3).
+
+Claude Code writes its own transcript; Reverie's ingestion trusts only transcripts the
+session API wrote (sealed, in the state dir). So the turns of the Claude Code file are
+*recorded* through :class:`reverie.session.Session` with their declared sources
+(:mod:`.claude_transcript`): the session computes every origin (the owner at the
+terminal, tool output untrusted, a reply after tool output tainted), and the existing
+ingestion (its redaction, its R-PROV-4 stripping, its per-transcript checkpoint) turns
+the mirror into dreaming evidence. Sub-agent (sidechain) turns go to a second session of
+kind ``subagent``, which ingestion never takes as evidence (R-PROV-3).
+
+Incremental: a checkpoint (``<state>/<agent>/integrations/claude-code/<id>.json``) holds
+the byte offset of the Claude Code transcript read so far, the line number there and the
+session's ``cwd`` (the project the session ran in, for project scope). Pre-compact reads
+up to the end and ingests; session-end does the same and ends the session. Nothing is
+recorded, or ingested, twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from ..engine import Reverie
+from ..errors import ReverieError
+from ..provenance.origin import SessionKind, Source
+from ..session import Session
+from ..storage.files import atomic_write
+from .claude_transcript import Turn, parse
+
+# The person at the terminal of a Claude Code session is the owner, on a direct channel.
+OWNER = "owner"
+
+
+@dataclass
+class MirrorResult:
+    """What one pass over a Claude Code transcript did."""
+
+    session_id: str
+    recorded: int = 0
+    sidechain: int = 0
+    scaffold: int = 0
+    lines_read: int = 0
+    lines_written: int = 0
+    recalled_stripped: int = 0
+    origins: dict[str, int] = field(default_factory=dict)
+    cwd: str | None = None
+    ended: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def session_key(claude_session_id: str) -> str:
+    """Our session id for a Claude Code session id (letters, digits, ``_.-``; <= 64)."""
+    clean = re.sub(r"[^A-Za-z0-9_.-]", "_", claude_session_id)[:56] or "unknown"
+    return f"cc-{clean}"
+
+
+def checkpoint_dir(engine: Reverie) -> Path:
+    return engine.workspace.agent_dir / "integrations" / "claude-code"
+
+
+def _read_checkpoint(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except ValueError:
+        raise ReverieError(
+            f"{path}: not a checkpoint (delete it to read the transcript again)"
+        ) from None
+    return data if isinstance(data, dict) else {}
+
+
+class Mirror:
+    """Records a Claude Code transcript into Reverie sessions, incrementally.
+
+    ``owner``: the person's turns count as the owner's (a live session on this machine).
+    An import of someone's old transcripts passes ``owner=False``: every turn is then
+    recorded as imported (``untrusted``) unless the owner vouches for it.
+    """
+
+    def __init__(self, engine: Reverie, claude_session_id: str, *, owner: bool = True) -> None:
+        self.engine = engine
+        self.key = session_key(claude_session_id)
+        self.owner = owner
+        self.dir = checkpoint_dir(engine)
+        self._main: Session | None = None
+        self._side: Session | None = None
+
+    @property
+    def main(self) -> Session:
+        if self._main is None:
+            who = OWNER if self.owner else None
+            self._main = self.engine.open_session(
+                session_id=self.key, kind="interactive", channel="direct", sender=who, owner=who
+            )
+        return self._main
+
+    @property
+    def side(self) -> Session:
+        if self._side is None:
+            self._side = self.engine.open_session(
+                session_id=f"{self.key}-sub", kind="subagent", channel="direct"
+            )
+        return self._side
+
+    def _record(self, turn: Turn, result: MirrorResult) -> None:
+        if turn.compaction:
+            self.main.compacted()
+            return
+        source = turn.source
+        if source is Source.SCAFFOLD:  # command echoes, caveats, reminders: no statement
+            result.scaffold += 1
+            return
+        if not self.owner and source in (Source.OWNER, Source.ASSISTANT):
+            source = Source.IMPORT  # not vouched for: external text
+        session = self.side if turn.sidechain else self.main
+        rec = session.record(turn.text, source=source, sender=OWNER if self.owner else None)
+        result.recorded += 1
+        result.sidechain += int(turn.sidechain)
+        name = SessionKind.SUBAGENT.value if turn.sidechain else rec.origin.value
+        result.origins[name] = result.origins.get(name, 0) + 1
+
+    def sync(self, transcript: Path, *, end: bool = False, cwd: str | None = None) -> MirrorResult:
+        """Record what ``transcript`` gained since the last pass, then ingest the mirror
+        (``end``: end the session too)."""
+        result = MirrorResult(self.key, cwd=cwd)
+        if not transcript.is_file():
+            raise ReverieError(f"{transcript}: no such transcript; nothing recorded")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        point = self.dir / f"{self.key}.json"
+        with FileLock(str(self.dir / f"{self.key}.lock"), timeout=60):
+            state = _read_checkpoint(point)
+            start, line = int(state.get("offset", 0)), int(state.get("line", 1))
+            size = transcript.stat().st_size
+            if start > size:  # the file was replaced: read it again (ingestion dedupes)
+                result.warnings.append(f"{transcript} is shorter than read before; reread")
+                start, line = 0, 1
+            data = b""
+            if size:
+                with transcript.open("rb") as fh:  # only what was added since the last pass
+                    fh.seek(start)
+                    data = fh.read()
+            parsed = parse(data, first_line=line, path=str(transcript))
+            for turn in parsed.turns:
+                self._record(turn, result)
+            result.lines_read = parsed.lines
+            result.cwd = cwd or parsed.cwd or state.get("cwd")
+            record = {
+                "offset": start + parsed.end,
+                "line": line + parsed.lines,
+                "transcript": str(transcript),
+                "cwd": result.cwd,
+                "session": self.key,
+            }
+            atomic_write(point, json.dumps(record, ensure_ascii=False))
+            if end:
+                ingested = self.main.end()
+                if (
+                    self._side is not None
+                    or (self.engine.sessions_dir / f"{self.key}-sub.jsonl").exists()
+                ):
+                    self.side.end()  # a sub-agent session: ended, never evidence
+                result.ended = True
+            else:
+                ingested = self.engine.ingest(self.main.path)
+            result.lines_written = ingested.lines_written
+            result.recalled_stripped = ingested.recalled_stripped
+            result.warnings += ingested.warnings
+        return result
+
+
+__all__ = ["Mirror", "MirrorResult", "checkpoint_dir", "session_key"]

@@ -1,0 +1,216 @@
+"""``reverie hook EVENT``: Claude Code's hooks mapped onto the session flows.
+
+Claude Code runs a command hook with one JSON object on stdin (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name``, ``permission_mode`` and the event's
+own fields: ``source`` for SessionStart, ``prompt`` for UserPromptSubmit, ``trigger``
+and ``custom_instructions`` for PreCompact, ``reason`` for SessionEnd) and reads JSON on
+stdout. Of these four events only SessionStart and UserPromptSubmit take
+``hookSpecificOutput.additionalContext``; Claude Code caps injected context at 10,000
+characters, so we cut at that size ourselves, visibly.
+
+- ``session-start``: the bootstrap (AGENTS.md, MEMORY.md, USER.md within their budgets).
+- ``user-prompt-submit``: every injected block of the turn context but the bootstrap
+  (the trigger block, and the directive, intent and escalation blocks when the engine
+  fills them). Zero model calls, no embedder: this runs on every prompt.
+- ``pre-compact``: the Claude Code transcript so far recorded and ingested (checkpoint).
+- ``session-end``: the rest of it, then the session ends.
+
+Fail-open: whatever goes wrong (bad stdin, no workspace, a broken index, a bug) the
+hook exits 0 with no output, and the error is appended to ``<state dir>/hooks.log``.
+A hook never blocks or breaks the user's prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+EVENTS = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "session-end": "SessionEnd",
+}
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})  # take additionalContext
+MAX_CONTEXT_CHARS = 10_000  # what Claude Code injects of a hook's context at most
+LOG_NAME = "hooks.log"
+LOG_MAX_BYTES = 1_000_000
+
+BOOTSTRAP_PREFACE = (
+    "Long-term memory (Reverie): the user's curated notes follow. Search for more with the "
+    "memory_search tool before answering questions about earlier work."
+)
+
+
+class HookInputError(ValueError):
+    """The hook's stdin is not the JSON object Claude Code sends."""
+
+
+@dataclass
+class HookRun:
+    """What one hook invocation did: the protocol output (None: print nothing)."""
+
+    event: str
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    detail: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def read_payload(raw: bytes | str, event: str) -> dict[str, Any]:
+    """The hook input, checked: a JSON object whose ``hook_event_name`` (when present)
+    is the event this command was installed for."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise HookInputError(f"stdin is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError("stdin is not a JSON object")
+    named = payload.get("hook_event_name")
+    if named is not None and named != EVENTS[event]:
+        raise HookInputError(f"hook_event_name is {named!r}, this is the {EVENTS[event]} hook")
+    return payload
+
+
+def cap_context(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
+    """``text`` within ``limit`` characters; a cut ends on a whole line and says so."""
+    if len(text) <= limit:
+        return text
+    notice = (
+        f"\n[… memory context truncated: {{shown:,}} of {len(text):,} characters shown. "
+        'The files are complete; read them with memory_get(path="MEMORY.md").]'
+    )
+    keep = limit - len(notice.format(shown=limit)) - 1
+    cut = text[: max(0, keep)]
+    if "\n" in cut[keep // 2 :]:
+        cut = cut[: cut.rfind("\n")]
+    return cut + notice.format(shown=len(cut))
+
+
+def _context_output(event: str, text: str, limit: int) -> dict[str, Any] | None:
+    if not text.strip():
+        return None
+    capped = cap_context(text, min(limit, MAX_CONTEXT_CHARS))
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": capped}}
+
+
+def _str_field(payload: Mapping[str, Any], name: str) -> str:
+    value = payload.get(name)
+    if not isinstance(value, str) or not value:
+        raise HookInputError(f"{name} is missing or not a string")
+    return value
+
+
+def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any]) -> HookRun:
+    """Run ``event`` for ``payload`` (errors propagate; :func:`run` makes them fail open)."""
+    name = EVENTS[event]
+    run = HookRun(name)
+    if name == "UserPromptSubmit":
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise HookInputError("prompt is missing or not a string")
+        engine = open_engine()
+        ctx = engine.context(prompt)
+        blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
+        run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
+        run.detail = {"degraded": list(ctx.degraded)}
+        return run
+    engine = open_engine()
+    if name == "SessionStart":
+        engine.workspace.require()
+        boot = engine.bootstrap()
+        text = f"{BOOTSTRAP_PREFACE}\n\n{boot.text}" if boot.text.strip() else ""
+        run.output = _context_output(name, text, engine.settings.hook_context_chars)
+        run.detail = {"bootstrap": boot.as_dict(), "source": payload.get("source")}
+        return run
+    from .claude_mirror import Mirror  # the session machinery: not on the prompt path
+
+    sid = _str_field(payload, "session_id")
+    transcript = Path(_str_field(payload, "transcript_path")).expanduser()
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    engine.workspace.require()
+    result = Mirror(engine, sid).sync(transcript, end=name == "SessionEnd", cwd=cwd)
+    run.detail = result.as_dict()
+    return run
+
+
+def state_dir_of(flags: Mapping[str, Any]) -> Path:
+    """Where the log goes: the configured state dir, or the default when settings fail."""
+    try:
+        from ..settings import load_settings
+
+        given = {k: v for k, v in flags.items() if v is not None}
+        return Path(load_settings(given).state_dir).expanduser()
+    except Exception:
+        return Path(os.path.expanduser("~/.reverie/state"))
+
+
+def log_line(state_dir: Path, event: str, message: str) -> None:
+    """Append one line to ``<state dir>/hooks.log`` (never raises; rotated at 1 MB)."""
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        path = state_dir / LOG_NAME
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            path.replace(path.with_suffix(".log.1"))
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{stamp} {event}: {message}\n")
+    except Exception:  # the log is best effort; the hook must still exit 0
+        return
+
+
+def log_failure(state_dir: Path, event: str, exc: BaseException) -> None:
+    """Log one failure with where it was raised."""
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
+    log_line(state_dir, event, f"{type(exc).__name__}: {exc}{at}")
+
+
+def run(event: str, raw: bytes | str, flags: Mapping[str, Any]) -> HookRun:
+    """One hook invocation, fail-open: any error gives no output and a log line."""
+    engine: Any = None
+
+    def open_engine() -> Any:
+        nonlocal engine
+        from ..engine import Reverie
+
+        engine = Reverie.open(**{k: v for k, v in flags.items() if v is not None})
+        return engine
+
+    try:
+        payload = read_payload(raw, event)
+        result = handle(event, payload, open_engine)
+        degraded = (result.detail or {}).get("degraded") or []
+        warnings = (result.detail or {}).get("warnings") or []
+        for note in [*degraded, *warnings]:  # the hook worked, but memory degraded: say so
+            log_line(state_dir_of(flags), event, f"degraded: {note}")
+        return result
+    except Exception as exc:  # P5: a hook never blocks the user's prompt
+        log_failure(state_dir_of(flags), event, exc)
+        return HookRun(EVENTS.get(event, event), None, f"{type(exc).__name__}: {exc}")
+    finally:
+        if engine is not None:
+            with contextlib.suppress(Exception):
+                engine.close()
+
+
+__all__ = [
+    "CONTEXT_EVENTS",
+    "EVENTS",
+    "MAX_CONTEXT_CHARS",
+    "HookInputError",
+    "HookRun",
+    "cap_context",
+    "handle",
+    "read_payload",
+    "run",
+]

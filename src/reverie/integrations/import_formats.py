@@ -1,0 +1,255 @@
+"""The export formats ``reverie import`` reads, parsed into conversations and facts.
+
+Pure code (no I/O: the caller hands over the bytes). Each item carries a stable ``key``
+(the export's own ids where it has them, else a hash of the text), which is what makes
+an import idempotent, and a ``role`` the importer maps to a provenance source:
+
+- ``person``: what the person typed; ``assistant``: the other assistant's reply;
+- ``tool``: tool output, browsing results, attachments (external text, always
+  ``untrusted``); ``memory``: a fact the other assistant stored; ``note``: a line of a
+  memory file the person keeps (``CLAUDE.md``).
+
+Formats:
+
+- ``chatgpt``: ``conversations.json`` of a ChatGPT data export, a list of conversations
+  whose messages form a tree (``mapping``, ``parent``, ``current_node``); the branch
+  that ends at ``current_node`` is the conversation as the person last saw it.
+- ``claude-ai``: ``conversations.json`` of a Claude.ai export, a list of conversations
+  with ``chat_messages`` (``sender`` human/assistant, ``text`` or ``content`` blocks,
+  ``attachments`` with ``extracted_content``).
+- ``mcp-memory``: ``memory.json`` of the official MCP memory server, JSON lines of
+  ``{"type": "entity", "name", "entityType", "observations"}`` and
+  ``{"type": "relation", "from", "to", "relationType"}``.
+- ``claude-md``: a Claude Code memory file (``CLAUDE.md``): one fact per list item or
+  paragraph line; headings and fenced code are left out.
+
+Malformed input raises :class:`~reverie.errors.ParseError` naming the file and the
+position (line, or conversation and message index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import ParseError
+
+
+@dataclass(frozen=True)
+class Item:
+    """One message or fact to import."""
+
+    key: str
+    role: str  # person | assistant | tool | memory | note
+    text: str
+    ts: str | None = None
+
+
+@dataclass
+class Conversation:
+    """One conversation (or, for fact formats, one file) of an export."""
+
+    id: str
+    title: str
+    items: list[Item] = field(default_factory=list)
+    kind: str = "conversation"  # conversation | facts
+
+
+def digest(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
+
+
+def _load_json(data: bytes, path: str) -> Any:
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
+    except json.JSONDecodeError as exc:
+        raise ParseError(
+            f"not JSON ({exc.msg}, column {exc.colno})", path=path, line=exc.lineno
+        ) from None
+
+
+def _ts(value: Any) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(float(value), UTC).isoformat(timespec="seconds")
+        except (OverflowError, OSError, ValueError):
+            return None
+    return value if isinstance(value, str) else None
+
+
+def _conversations(data: Any, path: str) -> list[Any]:
+    if isinstance(data, dict) and isinstance(data.get("conversations"), list):
+        data = data["conversations"]
+    if not isinstance(data, list):
+        raise ParseError("expected a list of conversations", path=path)
+    return data
+
+
+# -- ChatGPT ----------------------------------------------------------------------------
+_CHATGPT_ROLES = {"user": "person", "assistant": "assistant", "tool": "tool"}
+
+
+def _chatgpt_text(message: dict[str, Any]) -> str:
+    content = message.get("content") or {}
+    if not isinstance(content, dict):
+        return ""
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return "\n".join(p for p in parts if isinstance(p, str)).strip()
+    text = content.get("text")
+    return text.strip() if isinstance(text, str) else ""
+
+
+def parse_chatgpt(data: bytes, path: str) -> list[Conversation]:
+    out = []
+    for n, conv in enumerate(_conversations(_load_json(data, path), path), start=1):
+        where = f"conversation {n}"
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            raise ParseError(f"{where}: no message mapping", path=path)
+        mapping: dict[str, Any] = conv["mapping"]
+        cid = str(conv.get("conversation_id") or conv.get("id") or digest(json.dumps(conv)[:2000]))
+        node = conv.get("current_node")
+        if node not in mapping:  # no current node: the last leaf in file order
+            leaves = [
+                k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")
+            ]
+            node = leaves[-1] if leaves else None
+        chain, seen = [], set()
+        while node is not None and node in mapping and node not in seen:
+            seen.add(node)
+            entry = mapping[node]
+            if not isinstance(entry, dict):
+                raise ParseError(f"{where}: node {node!r} is not an object", path=path)
+            chain.append(entry)
+            node = entry.get("parent")
+        conversation = Conversation(cid, str(conv.get("title") or "ChatGPT conversation"))
+        for entry in reversed(chain):
+            message = entry.get("message")
+            if not isinstance(message, dict):
+                continue
+            author = message.get("author") or {}
+            role = _CHATGPT_ROLES.get(str(author.get("role")) if isinstance(author, dict) else "")
+            meta = message.get("metadata") or {}
+            if role is None or (
+                isinstance(meta, dict) and meta.get("is_visually_hidden_from_conversation")
+            ):
+                continue
+            text = _chatgpt_text(message)
+            if text:
+                mid = str(message.get("id") or entry.get("id") or digest(cid, text))
+                conversation.items.append(Item(mid, role, text, _ts(message.get("create_time"))))
+        out.append(conversation)
+    return out
+
+
+# -- Claude.ai --------------------------------------------------------------------------
+def parse_claude_ai(data: bytes, path: str) -> list[Conversation]:
+    out = []
+    for n, conv in enumerate(_conversations(_load_json(data, path), path), start=1):
+        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
+            raise ParseError(f"conversation {n}: no chat_messages list", path=path)
+        cid = str(conv.get("uuid") or digest(str(n), str(conv.get("name"))))
+        conversation = Conversation(cid, str(conv.get("name") or "Claude conversation"))
+        for m, msg in enumerate(conv["chat_messages"], start=1):
+            if not isinstance(msg, dict):
+                raise ParseError(f"conversation {n}, message {m}: not an object", path=path)
+            sender = msg.get("sender")
+            if sender not in ("human", "assistant"):
+                raise ParseError(f"conversation {n}, message {m}: sender {sender!r}", path=path)
+            given = msg.get("text")
+            text = given if isinstance(given, str) else ""
+            if not text.strip() and isinstance(msg.get("content"), list):
+                text = "\n".join(
+                    str(b.get("text", ""))
+                    for b in msg["content"]
+                    if isinstance(b, dict) and b.get("type") == "text"
+                )
+            mid = str(msg.get("uuid") or digest(cid, str(m)))
+            ts = _ts(msg.get("created_at"))
+            role = "person" if sender == "human" else "assistant"
+            if text.strip():
+                conversation.items.append(Item(mid, role, text.strip(), ts))
+            for a, att in enumerate(msg.get("attachments") or [], start=1):
+                body = att.get("extracted_content") if isinstance(att, dict) else None
+                if isinstance(body, str) and body.strip():
+                    conversation.items.append(Item(f"{mid}/att{a}", "tool", body.strip(), ts))
+        out.append(conversation)
+    return out
+
+
+# -- MCP memory server ------------------------------------------------------------------
+def parse_mcp_memory(data: bytes, path: str) -> list[Conversation]:
+    facts = Conversation(digest(path), "MCP memory graph", kind="facts")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"not a JSON record ({exc.msg})", path=path, line=number) from None
+        if not isinstance(rec, dict) or rec.get("type") not in ("entity", "relation"):
+            raise ParseError("expected an entity or relation record", path=path, line=number)
+        if rec["type"] == "entity":
+            name, kind = rec.get("name"), rec.get("entityType")
+            observations = rec.get("observations")
+            if not isinstance(name, str) or not isinstance(observations, list):
+                raise ParseError("an entity needs a name and observations", path=path, line=number)
+            label = f"{name} ({kind})" if isinstance(kind, str) and kind else name
+            for obs in observations:
+                if isinstance(obs, str) and obs.strip():
+                    fact = f"{label}: {obs.strip()}"
+                    facts.items.append(Item(digest("entity", name, obs), "memory", fact))
+        else:
+            ends = rec.get("from"), rec.get("relationType"), rec.get("to")
+            if not all(isinstance(e, str) and e for e in ends):
+                raise ParseError(
+                    "a relation needs from, relationType and to", path=path, line=number
+                )
+            fact = " ".join(str(e) for e in ends).replace("_", " ")
+            facts.items.append(Item(digest("relation", *map(str, ends)), "memory", fact))
+    return [facts]
+
+
+# -- Claude Code memory files -----------------------------------------------------------
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_IMPORT_LINE = re.compile(r"^\s*@\S+\s*$")  # CLAUDE.md "@path" imports: references, not facts
+
+
+def parse_claude_md(data: bytes, path: str) -> list[Conversation]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
+    notes = Conversation(digest(path), path, kind="facts")
+    fenced = False
+    for raw in text.splitlines():
+        if _FENCE.match(raw):
+            fenced = not fenced
+            continue
+        line = raw.strip()
+        if fenced or not line or line.startswith("#") or _IMPORT_LINE.match(line):
+            continue
+        line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
+        if line:
+            notes.items.append(Item(digest("note", line), "note", line))
+    return [notes]
+
+
+PARSERS = {
+    "chatgpt": parse_chatgpt,
+    "claude-ai": parse_claude_ai,
+    "mcp-memory": parse_mcp_memory,
+    "claude-md": parse_claude_md,
+}
+
+__all__ = ["PARSERS", "Conversation", "Item", "digest"]

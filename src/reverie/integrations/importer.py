@@ -1,0 +1,277 @@
+"""``reverie import FORMAT PATH``: other assistants' memories and conversations, with
+their provenance decided by code.
+
+Everything is written through the engine's own write paths, so every check they make
+applies (redaction, markers, the index's dirty flag):
+
+- conversations (ChatGPT, Claude.ai, Claude Code transcripts) are recorded through the
+  session API, one session per conversation, and ingested (R-WRITE-3): their lines land
+  in the session corpus with an origin each;
+- facts (Claude Code memory files, the MCP memory server's graph) are appended with
+  :meth:`reverie.engine.Reverie.write`.
+
+Trust: an import is external text, so every line lands ``untrusted`` (found by search,
+never promoted or injected) unless the owner, at the CLI, passes ``--as-owner``. Then
+the person's turns and memory-file notes count as the owner's, the other assistant's
+turns and stored facts as ``agent``, and tool output and attachments stay
+``untrusted``; each line records the decision (``role: vouched`` on facts, the import
+session's anchor on conversation lines).
+
+Idempotent and resumable: a ledger per conversation (``<state>/<agent>/integrations/
+imports/``) holds the keys of what was written; importing again adds nothing, and an
+interrupted import picks up at the first conversation not finished.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..engine import Reverie
+from ..errors import ParseError, ReverieError
+from ..provenance.origin import (
+    EXTERNAL,
+    OWNER_AT_CLI,
+    PROMOTABLE_ORIGINS,
+    Author,
+    Origin,
+    Source,
+)
+from ..storage.files import atomic_write
+from .claude_mirror import Mirror
+from .claude_transcript import is_claude_code_record
+from .claude_transcript import parse as parse_transcript
+from .import_formats import PARSERS, Conversation, digest
+
+FORMATS = ("claude-code", "chatgpt", "claude-ai", "mcp-memory")
+OWNER = "owner"
+Progress = Callable[[int, int, str], None]  # (done, total, what)
+
+
+@dataclass
+class ImportReport:
+    """What one import did (or would do): counts, origins, files written."""
+
+    format: str
+    path: str
+    dry_run: bool
+    as_owner: bool
+    conversations: int = 0
+    items: int = 0
+    new: int = 0
+    already: int = 0
+    origins: dict[str, int] = field(default_factory=dict)
+    lines_written: int = 0
+    files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def count(self, origin: str, n: int = 1) -> None:
+        self.origins[origin] = self.origins.get(origin, 0) + n
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _source(role: str, as_owner: bool) -> Source:
+    """The provenance source of an imported item's role (fails closed to import)."""
+    if not as_owner:
+        return Source.IMPORT
+    return {
+        "person": Source.OWNER,
+        "note": Source.OWNER,
+        "assistant": Source.ASSISTANT,
+        "memory": Source.ASSISTANT,
+    }.get(role, Source.TOOL)
+
+
+def _conversations_json(path: Path) -> tuple[bytes, str]:
+    """The bytes of ``conversations.json``: the file, the one inside a folder or a zip."""
+    if path.is_dir():
+        path = path / "conversations.json"
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as zf:
+            names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
+            if not names:
+                raise ParseError("the zip holds no conversations.json", path=str(path))
+            return zf.read(names[0]), f"{path}!{names[0]}"
+    return path.read_bytes(), str(path)
+
+
+class Importer:
+    """One import run of ``fmt`` into ``engine``."""
+
+    def __init__(
+        self,
+        engine: Reverie,
+        fmt: str,
+        *,
+        as_owner: bool = False,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> None:
+        if fmt not in FORMATS:
+            raise ReverieError(f"unknown import format {fmt!r}; one of {', '.join(FORMATS)}")
+        self.engine = engine
+        self.fmt = fmt
+        self.as_owner = as_owner
+        self.dry_run = dry_run
+        self.progress = progress or (lambda done, total, what: None)
+        self.ledgers = engine.workspace.agent_dir / "integrations" / "imports" / fmt
+
+    # -- what to read ----------------------------------------------------------------
+    def _units(self, path: Path) -> Iterator[Path | Conversation]:
+        """A transcript file or a parsed conversation, for everything in ``path``."""
+        if self.fmt in ("chatgpt", "claude-ai"):
+            data, where = _conversations_json(path)
+            for conv in PARSERS[self.fmt](data, where):
+                yield conv
+            return
+        if self.fmt == "mcp-memory":
+            for conv in PARSERS["mcp-memory"](path.read_bytes(), str(path)):
+                yield conv
+            return
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        for file in files:
+            if file.name in ("CLAUDE.md", "CLAUDE.local.md") or (
+                file == path and file.suffix == ".md"
+            ):
+                for conv in PARSERS["claude-md"](file.read_bytes(), str(file)):
+                    yield conv
+            elif file.suffix == ".jsonl" and file.is_file() and self._is_transcript(file):
+                yield file
+
+    @staticmethod
+    def _is_transcript(file: Path) -> bool:
+        """A Claude Code transcript (not ``history.jsonl`` or another JSONL beside it)."""
+        with file.open("rb") as fh:
+            return is_claude_code_record(fh.readline())
+
+    def run(self, path: Path) -> ImportReport:
+        self.engine.workspace.require()
+        if not path.exists():
+            raise ReverieError(f"{path}: no such file or folder")
+        report = ImportReport(self.fmt, str(path), self.dry_run, self.as_owner)
+        units = list(self._units(path))  # parse all first: a malformed file writes nothing
+        for done, unit in enumerate(units, start=1):
+            if isinstance(unit, Path):
+                self._transcript(unit, report)
+                label = unit.name
+            elif unit.kind == "facts":
+                self._facts(unit, report)
+                label = unit.title
+            else:
+                self._conversation(unit, report)
+                label = unit.title
+            report.conversations += 1
+            self.progress(done, len(units), label)
+        report.files = sorted(set(report.files))
+        return report
+
+    # -- ledgers -----------------------------------------------------------------------
+    def _ledger_path(self, unit_id: str) -> Path:
+        return self.ledgers / f"{digest(unit_id)}.json"
+
+    def _done(self, unit_id: str) -> set[str]:
+        path = self._ledger_path(unit_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return set()
+        except ValueError:
+            raise ReverieError(
+                f"{path}: not an import ledger (delete it to import again)"
+            ) from None
+        return set(data.get("keys", [])) if isinstance(data, dict) else set()
+
+    def _save(self, unit_id: str, keys: set[str]) -> None:
+        self.ledgers.mkdir(parents=True, exist_ok=True)
+        body = {"id": unit_id, "format": self.fmt, "as_owner": self.as_owner, "keys": sorted(keys)}
+        atomic_write(self._ledger_path(unit_id), json.dumps(body, ensure_ascii=False))
+
+    # -- writers -----------------------------------------------------------------------
+    def _conversation(self, conv: Conversation, report: ImportReport) -> None:
+        done = self._done(conv.id)
+        new = [i for i in conv.items if i.key not in done]
+        report.items += len(conv.items)
+        report.already += len(conv.items) - len(new)
+        report.new += len(new)
+        if not new:
+            return
+        if self.dry_run:
+            tainted = False  # the session's taint rule, replayed without writing
+            for item in new:
+                source = _source(item.role, self.as_owner)
+                origin = Author(sender=OWNER, owner=OWNER, tainted=tainted).origin(source)
+                if source is Source.OWNER and origin in PROMOTABLE_ORIGINS:
+                    tainted = False
+                elif source in EXTERNAL or origin is Origin.UNTRUSTED:
+                    tainted = True
+                report.count(origin.value)
+            return
+        who = OWNER if self.as_owner else None
+        session = self.engine.open_session(
+            session_id=f"imp-{self.fmt}-{'o' if self.as_owner else 'u'}-{digest(conv.id)[:16]}",
+            sender=who,
+            owner=who,
+        )
+        for item in new:
+            rec = session.record(item.text, source=_source(item.role, self.as_owner))
+            report.count(rec.origin.value)
+            done.add(item.key)
+        self._save(conv.id, done)
+        result = self.engine.ingest(session.path)
+        report.lines_written += result.lines_written
+        report.files += result.files
+        report.warnings += result.warnings
+
+    def _facts(self, conv: Conversation, report: ImportReport) -> None:
+        done = self._done(conv.id)
+        by_source: dict[Source, list[str]] = {}
+        report.items += len(conv.items)
+        for item in conv.items:
+            if item.key in done:
+                report.already += 1
+                continue
+            by_source.setdefault(_source(item.role, self.as_owner), []).append(item.text)
+            report.new += 1
+        role = "vouched" if self.as_owner else "import"
+        for source, texts in by_source.items():
+            origin = OWNER_AT_CLI.origin(source)
+            if self.dry_run:
+                report.count(origin.value, len(texts))
+                continue
+            info = {"role": role, "anchor": f"import:{self.fmt}:{digest(conv.id)[:12]}"}
+            appended = self.engine.write(
+                "\n".join(texts), source=source, author=OWNER_AT_CLI, info=info
+            )
+            report.count(appended.origin.value, len(appended.lines))
+            report.lines_written += len(appended.lines)
+            report.files.append(appended.path)
+            report.warnings += list(appended.warnings)
+        if not self.dry_run and by_source:
+            self._save(conv.id, done | {i.key for i in conv.items})
+
+    def _transcript(self, file: Path, report: ImportReport) -> None:
+        data = file.read_bytes()
+        parsed = parse_transcript(data, path=str(file))  # malformed: the file and line
+        sid = parsed.session_id or file.stem
+        report.items += len(parsed.turns)
+        if not parsed.turns:
+            return
+        if self.dry_run:
+            report.new += len(parsed.turns)
+            return
+        result = Mirror(self.engine, sid, owner=self.as_owner).sync(file, end=True)
+        report.new += result.recorded
+        report.already += len(parsed.turns) - result.recorded - result.scaffold
+        for origin, n in result.origins.items():
+            report.count(origin, n)
+        report.lines_written += result.lines_written
+        report.warnings += result.warnings
+
+
+__all__ = ["FORMATS", "ImportReport", "Importer"]

@@ -1,0 +1,59 @@
+"""One row of the settings table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of the settings table: name, default, help, type and bounds."""
+
+    name: str
+    default: Any
+    help: str
+    type: type = str
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def env(self) -> str:
+        return "REVERIE_" + self.name.upper()
+
+    def coerce(self, raw: Any, where: str) -> Any:
+        try:
+            if self.type is bool:
+                if isinstance(raw, bool):
+                    value: Any = raw
+                elif str(raw).strip().lower() in ("1", "true", "yes", "on"):
+                    value = True
+                elif str(raw).strip().lower() in ("0", "false", "no", "off"):
+                    value = False
+                else:
+                    raise ValueError(raw)
+            elif self.type is int:
+                if isinstance(raw, bool):
+                    raise ValueError(raw)
+                value = int(raw)
+            elif self.type is float:
+                value = float(raw)
+            else:
+                value = str(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"{where}: {self.name} must be {self.type.__name__}, got {raw!r}"
+            ) from None
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"{where}: {self.name} must be one of {', '.join(self.choices)}")
+        if self.minimum is not None and value < self.minimum:
+            raise ConfigError(f"{where}: {self.name} must be >= {self.minimum}, got {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise ConfigError(f"{where}: {self.name} must be <= {self.maximum}, got {value}")
+        return value
+
+
+__all__ = ["Setting"]
