@@ -385,3 +385,37 @@ def test_a_poisoned_tool_result_is_never_promoted(
     assert "bind the widgets gateway to loopback" in memory or "gateway stays on loopback" in memory
     rejected = [c for c in report.candidates if "paste" in c.snippet or POISON in c.snippet]
     assert rejected and all("provenance" in c.reason for c in rejected)
+
+
+def test_user_prompt_submit_fires_a_project_trigger_only_inside_its_repository(
+    ws: Paths, env: dict[str, str], run_cli: RunCli, tmp_path: Path
+) -> None:
+    from reverie.scope import project_key
+    from test_scope import repo
+
+    alpha = repo(tmp_path / "alpha", "git@github.com:Acme/Alpha.git")
+    beta = repo(tmp_path / "beta", "https://github.com/acme/beta")
+    key = project_key(alpha)
+    memory = ws.workspace / "MEMORY.md"
+    memory.write_text(
+        memory.read_text(encoding="utf-8")
+        + f"- Alpha release builds need the turbo flag. <!-- trigger: release build -->"
+        f" <!-- project: {key} -->\n",
+        encoding="utf-8",
+    )
+    run_cli("index")
+    ask = "How do I run the release build?"
+
+    def said(cwd: Path) -> str:
+        proc = hook(
+            ws,
+            env,
+            "user-prompt-submit",
+            json.dumps(payload("user_prompt_submit.json", prompt=ask, cwd=str(cwd))),
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.decode("utf-8")
+
+    assert "turbo flag" in said(alpha / ".")  # Claude Code's cwd inside repository A
+    assert "turbo flag" not in said(beta)
+    assert "turbo flag" not in said(tmp_path)

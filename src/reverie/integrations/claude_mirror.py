@@ -94,13 +94,19 @@ class Mirror:
         self.dir = checkpoint_dir(engine)
         self._main: Session | None = None
         self._side: Session | None = None
+        self._cwd: str | None = None  # where the session works: its project (R-SCOPE-1)
 
     @property
     def main(self) -> Session:
         if self._main is None:
             who = OWNER if self.owner else None
             self._main = self.engine.open_session(
-                session_id=self.key, kind="interactive", channel="direct", sender=who, owner=who
+                session_id=self.key,
+                kind="interactive",
+                channel="direct",
+                sender=who,
+                owner=who,
+                cwd=self._cwd,
             )
         return self._main
 
@@ -108,7 +114,7 @@ class Mirror:
     def side(self) -> Session:
         if self._side is None:
             self._side = self.engine.open_session(
-                session_id=f"{self.key}-sub", kind="subagent", channel="direct"
+                session_id=f"{self.key}-sub", kind="subagent", channel="direct", cwd=self._cwd
             )
         return self._side
 
@@ -150,6 +156,7 @@ class Mirror:
                     fh.seek(start)
                     data = fh.read()
             parsed = parse(data, first_line=line, path=str(transcript))
+            self._cwd = cwd or parsed.cwd or state.get("cwd")
             for turn in parsed.turns:
                 self._record(turn, result)
             result.lines_read = parsed.lines

@@ -119,7 +119,11 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
         if not isinstance(prompt, str):
             raise HookInputError("prompt is missing or not a string")
         engine = open_engine()
-        ctx = engine.context(prompt)
+        from ..scope import project_key  # light: reads .git, never spawns git
+
+        cwd = payload.get("cwd")
+        here = project_key(cwd) if isinstance(cwd, str) and cwd else None
+        ctx = engine.context(prompt, active_projects=(here,) if here else ())
         blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
         run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
         run.detail = {"degraded": list(ctx.degraded)}
