@@ -94,6 +94,14 @@ def _seed(paths: Paths, env: dict[str, str]) -> None:
     assert mf.replace_if_unchanged(sha(old), old + "- A line added later.\n")
     e.index()
     e.curation.pending.request("forget", "green tea", by="test agent")
+    e.intents.add(
+        "when Bob mentions the audit, ask about the auditor's report",
+        proposer="agent",
+        proposed_by="mcp",
+    )
+    e.intents.add(
+        "remind me to water the ficus", proposer="owner", proposed_by="cli", at="tomorrow 9am"
+    )
     e.close()
 
 
@@ -224,3 +232,24 @@ def test_a_post_without_the_tokens_is_refused(review: Review) -> None:
     assert stranger.request.get(f"{review.base}/").status == 403
     stranger.close()
     assert review.memory() == before
+
+
+def test_confirm_and_cancel_standing_intents(
+    review: Review, paths: Paths, env: dict[str, str]
+) -> None:
+    page = review.page
+    page.goto(f"{review.base}/intents")
+    proposed = page.locator("tr", has_text="auditor's report")
+    assert "pending" in proposed.inner_text()
+    proposed.locator("button", has_text="confirm").click()
+    assert "confirmed" in page.locator(".flash").inner_text()
+    assert "armed" in page.locator("tr", has_text="auditor's report").inner_text()
+    page.locator("tr", has_text="water the ficus").locator("button", has_text="cancel").click()
+    assert "cancelled" in page.locator(".flash").inner_text()
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
+    try:
+        status = {i.text: i.status.value for i in e.intents.listing(all=True)}
+    finally:
+        e.close()
+    assert status["when Bob mentions the audit, ask about the auditor's report"] == "armed"
+    assert status["remind me to water the ficus"] == "cancelled"

@@ -46,6 +46,7 @@ NAV = (
     ("/dream", "Dream candidates"),
     ("/history", "History"),
     ("/pending", "Pending"),
+    ("/intents", "Intents"),
     ("/search", "Search"),
 )
 
@@ -66,6 +67,7 @@ class ReviewApp:
             Route("/dream", self.page(self._dream)),
             Route("/history", self.page(self._history)),
             Route("/pending", self.page(self._pending)),
+            Route("/intents", self.page(self._intents)),
             Route("/search", self.page(self._search)),
             Route("/forget", self.action(self._forget), methods=["POST"]),
             Route("/dream/promote", self.action(self._promote), methods=["POST"]),
@@ -73,6 +75,8 @@ class ReviewApp:
             Route("/history/restore", self.action(self._restore), methods=["POST"]),
             Route("/pending/confirm", self.action(self._confirm), methods=["POST"]),
             Route("/pending/reject", self.action(self._reject_request), methods=["POST"]),
+            Route("/intents/confirm", self.action(self._confirm_intent), methods=["POST"]),
+            Route("/intents/cancel", self.action(self._cancel_intent), methods=["POST"]),
         ]
         self.app = Starlette(routes=routes)
 
@@ -159,6 +163,9 @@ class ReviewApp:
     def _pending(self, _r: Request) -> tuple[str, dict[str, Any]]:
         return "pending", {"requests": self.engine.curation.pending.requests()}
 
+    def _intents(self, _r: Request) -> tuple[str, dict[str, Any]]:
+        return "intents", {"intents": [i.as_dict() for i in self.engine.intents.listing(all=True)]}
+
     def _search(self, r: Request) -> tuple[str, dict[str, Any]]:
         q = r.query_params.get("q", "")
         return "search", {"q": q, "hits": views.search(self.engine, q)}
@@ -191,6 +198,14 @@ class ReviewApp:
     def _reject_request(self, form: dict[str, str]) -> tuple[str, str]:
         self.engine.curation.pending.reject(form.get("id", ""))
         return "/pending", f"request {form.get('id')} rejected"
+
+    def _confirm_intent(self, form: dict[str, str]) -> tuple[str, str]:
+        done = self.engine.intents.confirm(form.get("id", ""))
+        return "/intents", f"intent {done.id} confirmed: it is armed now"
+
+    def _cancel_intent(self, form: dict[str, str]) -> tuple[str, str]:
+        done = self.engine.intents.cancel(form.get("id", ""))
+        return "/intents", f"intent {done.id} cancelled"
 
 
 __all__ = ["COOKIE", "ReviewApp"]

@@ -98,6 +98,14 @@ PENDING = """{% extends "base" %}{% from "form" import post with context %}{% bl
 <td>{{ post('/pending/confirm', 'confirm', {'id': r.id}) }} {{ post('/pending/reject', 'reject', {'id': r.id}) }}</td></tr>
 {% else %}<tr><td colspan="6" class="muted">no pending requests</td></tr>{% endfor %}</table>{% endblock %}"""
 
+INTENTS = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+<h2>Standing intents</h2><p class="muted">A pending intent was proposed by an agent: it never fires until you confirm it.</p>
+<table><tr><th>id</th><th>status</th><th>kind</th><th>when</th><th>text</th><th>fired</th><th>proposed by</th><th></th></tr>
+{% for i in intents %}<tr><td>{{ i.id }}</td><td>{{ i.status }}</td><td>{{ i.kind }}</td><td>{{ i.when }}</td>
+<td>{{ i.text }}</td><td>{{ i.fired }}</td><td>{{ i.proposed_by }}</td>
+<td>{% if i.status == 'pending' %}{{ post('/intents/confirm', 'confirm', {'id': i.id}) }} {% endif %}{% if i.status in ('pending', 'armed') %}{{ post('/intents/cancel', 'cancel', {'id': i.id}) }}{% endif %}</td></tr>
+{% else %}<tr><td colspan="8" class="muted">no standing intents</td></tr>{% endfor %}</table>{% endblock %}"""
+
 SEARCH = """{% extends "base" %}{% from "form" import badge with context %}{% block body %}
 <form method="get" action="/search"><input name="q" value="{{ q }}" size="60" aria-label="query"> <button>search</button></form>
 {% for h in hits %}<h3>{{ h.source }} {{ badge(h.origin) }} <span class="muted">{{ h.kind }} · score {{ h.score }}</span></h3>
@@ -117,6 +125,7 @@ ENV = Environment(
             "dream": DREAM,
             "history": HISTORY,
             "pending": PENDING,
+            "intents": INTENTS,
             "search": SEARCH,
         }
     ),
