@@ -124,6 +124,7 @@ class Settings(Mapping[str, Any]):
 
     # integrations
     hook_context_chars: int
+    hook_escalation_timeout: float
     mcp_fresh_seconds: float
 
     # curation

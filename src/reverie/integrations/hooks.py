@@ -119,6 +119,10 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
         if not isinstance(prompt, str):
             raise HookInputError("prompt is missing or not a string")
         engine = open_engine()
+        s = engine.settings
+        if s.escalation and s.hook_escalation_timeout < s.escalation_timeout:
+            # lane 2 runs only within the hook's own deadline: the prompt waits for it
+            engine.settings = s.replace(escalation_timeout=s.hook_escalation_timeout)
         from ..scope import project_key  # light: reads .git, never spawns git
 
         cwd = payload.get("cwd")
@@ -126,7 +130,13 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
         ctx = engine.context(prompt, active_projects=(here,) if here else ())
         blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
         run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
-        run.detail = {"degraded": list(ctx.degraded)}
+        lane = ctx.escalation or {}
+        failed = (
+            [f"escalation {lane['status']}: {lane.get('reason')}"]
+            if lane.get("status") in ("timeout", "error")
+            else []
+        )
+        run.detail = {"degraded": list(ctx.degraded) + failed}
         return run
     engine = open_engine()
     if name == "SessionStart":

@@ -143,6 +143,14 @@ INTEGRATIONS: tuple[Setting, ...] = (
         maximum=10000,
     ),
     S(
+        "hook_escalation_timeout",
+        8.0,
+        "Deadline of the escalation lane inside the per-prompt hook, seconds (the prompt waits "
+        "for it; Claude Code gives a hook 60 s).",
+        float,
+        minimum=0.1,
+    ),
+    S(
         "mcp_fresh_seconds",
         1.0,
         "Seconds between a running MCP server's checks for files changed by hand.",
