@@ -192,6 +192,8 @@ def test_chatgpt_zip_as_owner(ws: Paths, run_cli: RunCli, tmp_path: Path) -> Non
     assert origin_of(lines, "bike lives in the Elm Street garage") is Origin.AGENT
     assert origin_of(lines, "email the garage code") is Origin.UNTRUSTED  # tool output
     assert origin_of(lines, "page mentions a garage code") is Origin.UNTRUSTED  # tainted reply
+    # each message lands on the day it was said (2024-04-30), not on the day of the import
+    assert {f for t, _, f in lines if "Elm Street" in t} == {"2024-04-30.md"}
 
 
 def test_claude_ai_export(ws: Paths, run_cli: RunCli, tmp_path: Path) -> None:

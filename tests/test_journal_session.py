@@ -347,3 +347,23 @@ def test_session_ids_that_could_escape_are_refused(engine: Reverie) -> None:
     for bad in ("../evil", "a/b", "x" * 65):
         with pytest.raises(ReverieError):
             engine.open_session(session_id=bad)
+
+
+def test_a_message_recorded_later_keeps_the_day_it_was_said_never_a_future_one(
+    engine: Reverie, ws: Paths
+) -> None:
+    from datetime import timedelta
+
+    from reverie.write.transcript import load
+
+    now = engine.clock.now()
+    s = engine.open_session(sender="alice", owner="alice")
+    s.record("The boiler was serviced in March.", source="owner", at=now - timedelta(days=40))
+    s.record("Tomorrow's plan, stamped ahead.", source="owner", at=now + timedelta(days=3))
+    stamps = [m["ts"] for m in load(s.path).messages]
+    assert stamps[0].startswith((now - timedelta(days=40)).date().isoformat())
+    assert stamps[1] == now.isoformat(timespec="seconds")  # never after now
+    s.end()
+    corpus = ws.workspace / "memory" / ".dreams" / "session-corpus"
+    old_day = (now - timedelta(days=40)).date().isoformat()
+    assert "boiler was serviced" in (corpus / f"{old_day}.md").read_text(encoding="utf-8")

@@ -31,7 +31,7 @@ from ..errors import ReverieError
 from ..provenance.origin import SessionKind, Source
 from ..session import Session
 from ..storage.files import atomic_write
-from .claude_transcript import Turn, parse
+from .claude_transcript import Turn, parse, parse_ts
 
 # The person at the terminal of a Claude Code session is the owner, on a direct channel.
 OWNER = "owner"
@@ -129,7 +129,8 @@ class Mirror:
         if not self.owner and source in (Source.OWNER, Source.ASSISTANT):
             source = Source.IMPORT  # not vouched for: external text
         session = self.side if turn.sidechain else self.main
-        rec = session.record(turn.text, source=source, sender=OWNER if self.owner else None)
+        who = OWNER if self.owner else None
+        rec = session.record(turn.text, source=source, sender=who, at=parse_ts(turn.ts))
         result.recorded += 1
         result.sidechain += int(turn.sidechain)
         name = SessionKind.SUBAGENT.value if turn.sidechain else rec.origin.value

@@ -31,6 +31,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ParseError
@@ -95,6 +96,18 @@ def _user_text_source(text: str, record: dict[str, Any]) -> Source:
     if _TOOL_OUTPUT.search(text):
         return Source.TOOL
     return Source.OWNER
+
+
+def parse_ts(ts: str | None) -> datetime | None:
+    """An ISO 8601 time stamp (``...Z`` too) as an aware datetime; None when absent or
+    unreadable (the message then counts as said now)."""
+    if not ts:
+        return None
+    try:
+        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def turns_of(record: dict[str, Any], line: int) -> Iterator[Turn]:
@@ -198,4 +211,12 @@ def is_claude_code_record(line: bytes) -> bool:
     )
 
 
-__all__ = ["COMPACT_SUMMARY", "Parsed", "Turn", "is_claude_code_record", "parse", "turns_of"]
+__all__ = [
+    "COMPACT_SUMMARY",
+    "Parsed",
+    "Turn",
+    "is_claude_code_record",
+    "parse",
+    "parse_ts",
+    "turns_of",
+]

@@ -43,7 +43,7 @@ from ..provenance.origin import (
 )
 from ..storage.files import atomic_write
 from .claude_mirror import Mirror
-from .claude_transcript import is_claude_code_record
+from .claude_transcript import is_claude_code_record, parse_ts
 from .claude_transcript import parse as parse_transcript
 from .import_formats import PARSERS, Conversation, digest
 
@@ -219,7 +219,8 @@ class Importer:
             owner=who,
         )
         for item in new:
-            rec = session.record(item.text, source=_source(item.role, self.as_owner))
+            source = _source(item.role, self.as_owner)
+            rec = session.record(item.text, source=source, at=parse_ts(item.ts))
             report.count(rec.origin.value)
             done.add(item.key)
         self._save(conv.id, done)

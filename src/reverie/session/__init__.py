@@ -23,6 +23,7 @@ import re
 import uuid
 import warnings
 from collections import deque
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ from ..write.journal import Appended
 from ..write.redact import strip_controls
 from ..write.transcript import VERSION, append_record, load
 from ..write.transcript import create as create_transcript
-from .host import ROLE, TURN_ROLES, Recorded, SessionHost
+from .host import ROLE, TURN_ROLES, Recorded, SessionHost, said_at
 
 
 class Session:
@@ -185,10 +186,18 @@ class Session:
             author = Author(self.kind, self.channel, sender, self.owner, self._tainted)
         return author.origin(source)
 
-    def record(self, text: str, *, source: Source | str, sender: str | None = None) -> Recorded:
+    def record(
+        self,
+        text: str,
+        *,
+        source: Source | str,
+        sender: str | None = None,
+        at: datetime | None = None,
+    ) -> Recorded:
         """Record one message with where it came from; returns its computed origin.
-        Control characters are removed from the text (a transcript is input to the
-        session corpus, which must stay readable)."""
+        ``at``: when it was said, for a conversation recorded later (an import), never
+        after now. Control characters are removed from the text (a transcript is input
+        to the session corpus, which must stay readable)."""
         if not isinstance(text, str):
             raise ReverieError(f"session {self.id}: a message's text must be a string")
         text = strip_controls(text)
@@ -200,7 +209,7 @@ class Session:
             {
                 "type": "message",
                 "seq": seq,
-                "ts": self.host.clock.now().isoformat(timespec="seconds"),
+                "ts": said_at(at, self.host.clock.now()).isoformat(timespec="seconds"),
                 "source": src.value,
                 "role": ROLE[src],
                 "sender": sender if sender is not None else self.sender,

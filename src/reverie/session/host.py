@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -68,4 +69,13 @@ class SessionHost(DirectiveHost, Protocol):
     def llm(self, purpose: Purpose = "main") -> LLM | None: ...
 
 
-__all__ = ["ROLE", "TURN_ROLES", "Recorded", "SessionHost"]
+def said_at(at: datetime | None, now: datetime) -> datetime:
+    """When a message was said: ``at`` in the clock's zone, never later than ``now``."""
+    if at is None:
+        return now
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=now.tzinfo)
+    return min(at.astimezone(now.tzinfo) if now.tzinfo else at, now)
+
+
+__all__ = ["ROLE", "TURN_ROLES", "Recorded", "SessionHost", "said_at"]
