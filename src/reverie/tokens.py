@@ -27,6 +27,7 @@ _CJK_CLASS = (
     "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in _CJK_RANGES if b < 0x10000)
     + "\U00020000-\U0002fa1f"
 )
+CJK_CLASS = _CJK_CLASS  # for a regex character class: every CJK character
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]")
 _CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
 # a "word": letters/digits that are not CJK
@@ -151,6 +152,7 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 __all__ = [
+    "CJK_CLASS",
     "count_tokens",
     "fts_query",
     "is_cjk",

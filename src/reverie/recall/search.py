@@ -21,7 +21,8 @@ from ..provenance.paths import SourceKind, classify
 from ..storage.embedders.base import Embedder
 from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
-from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
+from ..storage.index.keyword import KeywordIndex
+from ..storage.index.query import PathLane, VectorLane, fetch_candidates, path_chunks
 from ..storage.workspace import Workspace
 from ..tokens import count_tokens
 from .ranking import RankConfig, Scored, rank
@@ -136,6 +137,7 @@ class Searcher:
         self.settings = settings
         self.embedder = embedder
         self.vectors = VectorLane()
+        self.keywords = KeywordIndex()
         self.paths = PathLane()
         self.reranker = (
             Reranker(
@@ -219,7 +221,7 @@ class Searcher:
             else self._query_vector(conn, query)
         )
         cosines = self.vectors.top(conn, qvec, k) if qvec is not None else {}
-        bm25 = keyword_lane(conn, query, k) if lanes != "vector" else {}
+        bm25 = self.keywords.top(conn, query, k) if lanes != "vector" else {}
         tiers = path_chunks(conn, self.paths.match(conn, query), k) if lanes == "hybrid" else {}
         keyword_only = qvec is None
         mode = (
