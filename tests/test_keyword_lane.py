@@ -189,3 +189,43 @@ def test_untrusted_lines_stay_findable_and_framed_in_a_warm_process(
     assert {h.key: h.untrusted for h in hits} == cold
     [bad] = [h for h in hits if h.untrusted]
     assert "password hint" in bad.snippet and bad.framed != bad.snippet  # framed for the model
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.lists(text, min_size=1, max_size=4)), min_size=8, max_size=16
+    )
+)
+def test_the_warm_lane_stays_equal_through_many_small_changes(
+    steps: list[tuple[bool, list[str]]],
+) -> None:
+    """Many syncs of a few rows (segments merged, deleted rows compacted away)."""
+    from reverie.storage.index.db import set_meta
+
+    conn = _table(["seed row about memory 记忆"])
+    warm = KeywordIndex()
+    warm.load(conn)
+    next_id = 2
+    for version, (delete, bodies) in enumerate(steps, start=2):
+        with transaction(conn):
+            if delete:  # drop the oldest rows (the way a file's chunks are replaced)
+                for (cid,) in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT 2").fetchall():  # type: ignore[attr-defined]
+                    conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (cid,))  # type: ignore[attr-defined]
+                    conn.execute("DELETE FROM chunks WHERE id = ?", (cid,))  # type: ignore[attr-defined]
+            for body in bodies:
+                conn.execute(  # type: ignore[attr-defined]
+                    "INSERT INTO chunks(id, path, start_line, end_line, part, text, text_hash, kind) "
+                    "VALUES (?, 'memory/x.md', ?, ?, 0, ?, ?, 'journal')",
+                    (next_id, next_id, next_id, body, hashlib.sha256(body.encode()).hexdigest()),
+                )
+                conn.execute(
+                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (next_id, segment(body))
+                )  # type: ignore[attr-defined]
+                next_id += 1
+            set_meta(conn, "index_version", version)  # type: ignore[arg-type]
+        for q in ("memory", "记忆", "café data", "的 是", bodies[0]):
+            fts = keyword_lane(conn, q, 24)  # type: ignore[arg-type]
+            mem = warm.top(conn, q, 24)  # type: ignore[arg-type]
+            assert list(mem) == list(fts), q
+            assert all(abs(mem[c] - r) <= 1e-9 * max(1.0, abs(r)) for c, r in fts.items())
