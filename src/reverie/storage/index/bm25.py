@@ -269,5 +269,18 @@ class Bm25Index:
         order = sorted(range(len(nums)), key=lambda i: (-score[i], self._where[nums[i]]))[:k]
         return {self._ids[nums[i]]: -float(score[i]) for i in order}
 
+    def ranks(self, query: str, chunk_ids: Iterable[int]) -> dict[int, float]:
+        """chunk id -> FTS5 rank for those of ``chunk_ids`` that match ``query``."""
+        nums, score = self.scores(query_phrases(query))
+        if not len(nums):
+            return {}
+        by_num = dict(zip(nums.tolist(), score.tolist(), strict=True))
+        out: dict[int, float] = {}
+        for cid in chunk_ids:
+            entry = self.known.get(cid)
+            if entry is not None and entry[0] in by_num:
+                out[cid] = -by_num[entry[0]]
+        return out
+
 
 __all__ = ["Bm25Index", "Doc", "doc_tokens", "query_phrases"]

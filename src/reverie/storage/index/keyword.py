@@ -15,7 +15,7 @@ import threading
 import sqlean as sqlite3
 
 from .bm25 import Bm25Index, Doc
-from .query import index_version, keyword_lane
+from .query import index_version, keyword_lane, keyword_ranks
 
 _MARKS = 900
 COMPACT_AT = 0.3  # rebuild once this share of the loaded rows was deleted
@@ -74,6 +74,13 @@ class KeywordIndex:
                 self._refresh(conn)
             assert self._bm25 is not None
             return self._bm25.top(query, k)
+
+    def ranks(self, conn: sqlite3.Connection, query: str, ids: list[int]) -> dict[int, float]:
+        """chunk id -> FTS5 rank for those of ``ids`` matching ``query`` (call after ``top``)."""
+        if self._bm25 is None:
+            return keyword_ranks(conn, query, ids)
+        with self._lock:
+            return self._bm25.ranks(query, ids)
 
 
 __all__ = ["KeywordIndex"]
