@@ -177,6 +177,12 @@ CORE: tuple[Setting, ...] = (
         "Every candidate gets both lanes' scores, not only the lane whose top k found it.",
         bool,
     ),
+    S(
+        "search_stop_words",
+        True,
+        "The keyword lane leaves out English stop words (what, did, the...) of a query.",
+        bool,
+    ),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
     # bootstrap and triggers

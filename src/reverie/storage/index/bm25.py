@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...tokens import CJK_CLASS, is_cjk, terms
+from ...tokens import CJK_CLASS, is_cjk, query_terms
 
 K1 = 1.2  # FTS5 bm25() defaults
 B = 0.75
@@ -70,11 +70,11 @@ def doc_tokens(text: str) -> list[str]:
     return [_fold(t) for t in _TOKEN_RE.findall(text.lower())]
 
 
-def query_phrases(query: str) -> list[tuple[str, ...]]:
+def query_phrases(query: str, drop: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
     """The phrases of :func:`reverie.tokens.fts_query` (OR-ed), each as its tokens: a
     Latin word is one token, a run of CJK characters a phrase of single characters."""
     out: list[tuple[str, ...]] = []
-    for term in terms(query):
+    for term in query_terms(query, drop):
         phrase = tuple(doc_tokens(" ".join(term) if is_cjk(term[0]) else term))
         if phrase and phrase not in out:
             out.append(phrase)
@@ -256,10 +256,10 @@ class Bm25Index:
         nums = np.nonzero(hit)[0]
         return nums, acc[nums]
 
-    def top(self, query: str, k: int) -> dict[int, float]:
+    def top(self, query: str, k: int, drop: frozenset[str] = frozenset()) -> dict[int, float]:
         """chunk id -> FTS5 rank (the negated score), best first, equal scores in
         content order: what the FTS5 keyword lane returns for ``query``."""
-        nums, score = self.scores(query_phrases(query))
+        nums, score = self.scores(query_phrases(query, drop))
         if not len(nums) or k < 1:
             return {}
         if len(nums) > k:
@@ -269,9 +269,11 @@ class Bm25Index:
         order = sorted(range(len(nums)), key=lambda i: (-score[i], self._where[nums[i]]))[:k]
         return {self._ids[nums[i]]: -float(score[i]) for i in order}
 
-    def ranks(self, query: str, chunk_ids: Iterable[int]) -> dict[int, float]:
+    def ranks(
+        self, query: str, chunk_ids: Iterable[int], drop: frozenset[str] = frozenset()
+    ) -> dict[int, float]:
         """chunk id -> FTS5 rank for those of ``chunk_ids`` that match ``query``."""
-        nums, score = self.scores(query_phrases(query))
+        nums, score = self.scores(query_phrases(query, drop))
         if not len(nums):
             return {}
         by_num = dict(zip(nums.tolist(), score.tolist(), strict=True))

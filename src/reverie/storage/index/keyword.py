@@ -64,23 +64,31 @@ class KeywordIndex:
         bm25.add(docs)
         self._bm25, self._version = bm25, version
 
-    def top(self, conn: sqlite3.Connection, query: str, k: int) -> dict[int, float]:
+    def top(
+        self, conn: sqlite3.Connection, query: str, k: int, drop: frozenset[str] = frozenset()
+    ) -> dict[int, float]:
         """chunk id -> FTS5 rank (negative), best first, equal ranks in content order:
         from memory once loaded, else the FTS5 query itself (a one-shot call)."""
         if self._bm25 is None:
-            return keyword_lane(conn, query, k)
+            return keyword_lane(conn, query, k, drop)
         with self._lock:
             if index_version(conn) != self._version:
                 self._refresh(conn)
             assert self._bm25 is not None
-            return self._bm25.top(query, k)
+            return self._bm25.top(query, k, drop)
 
-    def ranks(self, conn: sqlite3.Connection, query: str, ids: list[int]) -> dict[int, float]:
+    def ranks(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        ids: list[int],
+        drop: frozenset[str] = frozenset(),
+    ) -> dict[int, float]:
         """chunk id -> FTS5 rank for those of ``ids`` matching ``query`` (call after ``top``)."""
         if self._bm25 is None:
-            return keyword_ranks(conn, query, ids)
+            return keyword_ranks(conn, query, ids, drop)
         with self._lock:
-            return self._bm25.ranks(query, ids)
+            return self._bm25.ranks(query, ids, drop)
 
 
 __all__ = ["KeywordIndex"]
