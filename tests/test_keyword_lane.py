@@ -5,6 +5,7 @@ every index change at once, and leaves untrusted rows findable as they were."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +18,7 @@ from reverie.storage.index.bm25 import doc_tokens, query_phrases
 from reverie.storage.index.db import connect, ensure_schema, transaction
 from reverie.storage.index.keyword import KeywordIndex
 from reverie.storage.index.query import keyword_lane
-from reverie.tokens import segment
+from reverie.tokens import QUERY_STOP_WORDS, segment
 
 WORDS = [
     *[
@@ -79,10 +80,10 @@ def test_the_warm_lane_finds_and_scores_what_fts5_does(docs: list[str], queries:
     conn = _table(docs)
     warm = KeywordIndex()
     warm.load(conn)
-    for q in queries:
+    for q, drop in itertools.product(queries, (frozenset(), QUERY_STOP_WORDS)):
         for k in (3, 24):
-            fts = keyword_lane(conn, q, k)  # type: ignore[arg-type]
-            mem = warm.top(conn, q, k)  # type: ignore[arg-type]
+            fts = keyword_lane(conn, q, k, drop)  # type: ignore[arg-type]
+            mem = warm.top(conn, q, k, drop)  # type: ignore[arg-type]
             assert list(mem) == list(fts), q  # the same rows in the same order
             for cid, rank in fts.items():
                 assert abs(mem[cid] - rank) <= 1e-9 * max(1.0, abs(rank)), q
@@ -229,3 +230,28 @@ def test_the_warm_lane_stays_equal_through_many_small_changes(
             mem = warm.top(conn, q, 24)  # type: ignore[arg-type]
             assert list(mem) == list(fts), q
             assert all(abs(mem[c] - r) <= 1e-9 * max(1.0, abs(r)) for c, r in fts.items())
+
+
+def test_question_words_do_not_outrank_the_words_a_question_is_about(
+    paths: Paths, engine_factory: Callable[..., Reverie]
+) -> None:
+    """Stop words (what, did, the...) are left out of the keyword lane's query: a line
+    sharing only them with the question no longer beats the line it is about."""
+    engine = engine_factory(embedder="none")
+    engine.init()
+    paths.write(
+        "memory/2026-04-02.md",
+        "# 2026-04-02\n\n- What did you do? What did it look like? What was the plan?\n"
+        "- Zqmira researched zqadoption agencies for weeks before she called.\n",
+    )
+    engine.index()
+    for warm in (False, True):
+        if warm:
+            engine.warm()
+        hits = engine.search("What did Zqmira research about zqadoption?", record=False).hits
+        assert [h.start_line for h in hits] == [4], warm  # the question-word line is not a hit
+        # a query of stop words only still searches them
+        assert engine.search("what did it look like", record=False).hits
+    off = engine_factory(embedder="none", search_stop_words="false")
+    hits = off.search("What did Zqmira research about zqadoption?", record=False).hits
+    assert 3 in [h.start_line for h in hits]  # without the stop list it matched
