@@ -183,6 +183,12 @@ CORE: tuple[Setting, ...] = (
         "The keyword lane leaves out English stop words (what, did, the...) of a query.",
         bool,
     ),
+    S(
+        "search_embed_content_words",
+        False,
+        "The vector lane embeds the query's content words only (stop words left out).",
+        bool,
+    ),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
     # bootstrap and triggers

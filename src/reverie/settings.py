@@ -64,6 +64,7 @@ class Settings(Mapping[str, Any]):
     search_budget_min_score: float
     search_fill_lanes: bool
     search_stop_words: bool
+    search_embed_content_words: bool
     recall_evidence_min: float
     get_max_lines: int
     get_max_chars: int

@@ -24,7 +24,7 @@ from ..storage.index.db import get_meta
 from ..storage.index.keyword import KeywordIndex
 from ..storage.index.query import PathLane, VectorLane, fetch_candidates, path_chunks
 from ..storage.workspace import Workspace
-from ..tokens import QUERY_STOP_WORDS, count_tokens
+from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
 from .hits import Hit, SearchResponse
 from .ranking import RankConfig, Scored, rank
 from .rerank import Reranker, reorder
@@ -94,6 +94,8 @@ class Searcher:
                 f"{label}; run `reverie index` to re-embed"
             )
         try:
+            if self.settings.search_embed_content_words:  # not the question's form
+                query = " ".join(query_terms(query, QUERY_STOP_WORDS)) or query
             return self.embedder.embed_query(query), None
         except ProviderError as exc:
             if exc.transient:

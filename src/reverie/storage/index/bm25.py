@@ -137,6 +137,7 @@ class Bm25Index:
         self.known: dict[int, tuple[int, str]] = {}  # chunk id -> (doc number, fingerprint)
         self._total = 0.0
         self._count = 0
+        self._last: tuple[tuple[tuple[str, ...], ...], np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -144,6 +145,7 @@ class Bm25Index:
     def add(self, docs: Iterable[Doc]) -> None:
         """Index ``docs`` (a chunk id already present is replaced)."""
         batch = list(docs)
+        self._last = None
         self.remove(d.chunk_id for d in batch if d.chunk_id in self.known)
         if not batch:
             return
@@ -170,6 +172,7 @@ class Bm25Index:
             self._merge_small()
 
     def remove(self, chunk_ids: Iterable[int]) -> None:
+        self._last = None
         for cid in list(chunk_ids):
             entry = self.known.pop(cid, None)
             if entry is None:
@@ -231,7 +234,16 @@ class Bm25Index:
         return np.asarray(found, np.int64), np.asarray(freq, np.float64)
 
     def scores(self, phrases: Sequence[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
-        """(doc numbers, positive BM25 score) of every live doc matching a phrase."""
+        """(doc numbers, positive BM25 score) of every live doc matching a phrase; the
+        last query's are kept (``top`` then ``ranks`` for one search score once)."""
+        key = tuple(phrases)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1], self._last[2]
+        nums, score = self._scores(phrases)
+        self._last = (key, nums, score)
+        return nums, score
+
+    def _scores(self, phrases: Sequence[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
         if not phrases or not self._count:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         n_rows = float(self._count)
