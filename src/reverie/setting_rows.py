@@ -169,14 +169,6 @@ CORE: tuple[Setting, ...] = (
         int,
         minimum=1,
     ),
-    # a candidate past one lane's top k still has a value in that lane: measured on the
-    # LoCoMo dev split (bench/README.md), missing values counted as 0 buried evidence
-    S(
-        "search_fill_lanes",
-        True,
-        "Every candidate gets both lanes' scores, not only the lane whose top k found it.",
-        bool,
-    ),
     S(
         "search_stop_words",
         True,

@@ -62,7 +62,6 @@ class Settings(Mapping[str, Any]):
     rerank_top: int
     search_budget_candidates: int
     search_budget_min_score: float
-    search_fill_lanes: bool
     search_stop_words: bool
     search_embed_content_words: bool
     recall_evidence_min: float

@@ -129,10 +129,6 @@ class Searcher:
         cosines = self.vectors.top(conn, qvec, k) if qvec is not None else {}
         drop = QUERY_STOP_WORDS if s.search_stop_words else frozenset()
         bm25 = self.keywords.top(conn, query, k, drop) if lanes != "vector" else {}
-        if lanes == "hybrid" and qvec is not None and s.search_fill_lanes:
-            # past one lane's top k a chunk still has a value there: not 0
-            cosines |= self.vectors.cosines(conn, qvec, [i for i in bm25 if i not in cosines])
-            bm25 |= self.keywords.ranks(conn, query, [i for i in cosines if i not in bm25], drop)
         tiers = path_chunks(conn, self.paths.match(conn, query), k) if lanes == "hybrid" else {}
         keyword_only = qvec is None
         mode = (

@@ -137,7 +137,6 @@ class Bm25Index:
         self.known: dict[int, tuple[int, str]] = {}  # chunk id -> (doc number, fingerprint)
         self._total = 0.0
         self._count = 0
-        self._last: tuple[tuple[tuple[str, ...], ...], np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -145,7 +144,6 @@ class Bm25Index:
     def add(self, docs: Iterable[Doc]) -> None:
         """Index ``docs`` (a chunk id already present is replaced)."""
         batch = list(docs)
-        self._last = None
         self.remove(d.chunk_id for d in batch if d.chunk_id in self.known)
         if not batch:
             return
@@ -172,7 +170,6 @@ class Bm25Index:
             self._merge_small()
 
     def remove(self, chunk_ids: Iterable[int]) -> None:
-        self._last = None
         for cid in list(chunk_ids):
             entry = self.known.pop(cid, None)
             if entry is None:
@@ -234,16 +231,7 @@ class Bm25Index:
         return np.asarray(found, np.int64), np.asarray(freq, np.float64)
 
     def scores(self, phrases: Sequence[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
-        """(doc numbers, positive BM25 score) of every live doc matching a phrase; the
-        last query's are kept (``top`` then ``ranks`` for one search score once)."""
-        key = tuple(phrases)
-        if self._last is not None and self._last[0] == key:
-            return self._last[1], self._last[2]
-        nums, score = self._scores(phrases)
-        self._last = (key, nums, score)
-        return nums, score
-
-    def _scores(self, phrases: Sequence[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        """(doc numbers, positive BM25 score) of every live doc matching a phrase."""
         if not phrases or not self._count:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         n_rows = float(self._count)
@@ -280,21 +268,6 @@ class Bm25Index:
             nums, score = nums[keep], score[keep]
         order = sorted(range(len(nums)), key=lambda i: (-score[i], self._where[nums[i]]))[:k]
         return {self._ids[nums[i]]: -float(score[i]) for i in order}
-
-    def ranks(
-        self, query: str, chunk_ids: Iterable[int], drop: frozenset[str] = frozenset()
-    ) -> dict[int, float]:
-        """chunk id -> FTS5 rank for those of ``chunk_ids`` that match ``query``."""
-        nums, score = self.scores(query_phrases(query, drop))
-        if not len(nums):
-            return {}
-        by_num = dict(zip(nums.tolist(), score.tolist(), strict=True))
-        out: dict[int, float] = {}
-        for cid in chunk_ids:
-            entry = self.known.get(cid)
-            if entry is not None and entry[0] in by_num:
-                out[cid] = -by_num[entry[0]]
-        return out
 
 
 __all__ = ["Bm25Index", "Doc", "doc_tokens", "query_phrases"]

@@ -15,7 +15,7 @@ import threading
 import sqlean as sqlite3
 
 from .bm25 import Bm25Index, Doc
-from .query import index_version, keyword_lane, keyword_ranks
+from .query import index_version, keyword_lane
 
 _MARKS = 900
 COMPACT_AT = 0.3  # rebuild once this share of the loaded rows was deleted
@@ -76,19 +76,6 @@ class KeywordIndex:
                 self._refresh(conn)
             assert self._bm25 is not None
             return self._bm25.top(query, k, drop)
-
-    def ranks(
-        self,
-        conn: sqlite3.Connection,
-        query: str,
-        ids: list[int],
-        drop: frozenset[str] = frozenset(),
-    ) -> dict[int, float]:
-        """chunk id -> FTS5 rank for those of ``ids`` matching ``query`` (call after ``top``)."""
-        if self._bm25 is None:
-            return keyword_ranks(conn, query, ids, drop)
-        with self._lock:
-            return self._bm25.ranks(query, ids, drop)
 
 
 __all__ = ["KeywordIndex"]

@@ -71,30 +71,6 @@ def keyword_lane(
     return {int(r[0]): float(r[1]) for r in rows}
 
 
-def keyword_ranks(
-    conn: sqlite3.Connection, text: str, ids: Iterable[int], drop: frozenset[str] = frozenset()
-) -> dict[int, float]:
-    """chunk id -> FTS5 bm25 rank for those of ``ids`` that match ``text`` (the lane's
-    value for candidates past its top k)."""
-    match = fts_query(text, drop=drop)
-    id_list = list(ids)
-    out: dict[int, float] = {}
-    if match is None:
-        return out
-    for i in range(0, len(id_list), _MARKS):
-        part = id_list[i : i + _MARKS]
-        try:
-            rows = conn.execute(
-                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                f"AND rowid IN ({','.join('?' * len(part))})",
-                (match, *part),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return out
-        out.update((int(r[0]), float(r[1])) for r in rows)
-    return out
-
-
 class VectorLane:
     """Top-k cosine. vec0 KNN needs no loading (best for a one-shot CLI call); a warm
     process loads the vectors once into a numpy matrix (reloaded when the index
@@ -106,7 +82,6 @@ class VectorLane:
         self._ids: np.ndarray | None = None
         self._matrix: np.ndarray | None = None
         self._where: np.ndarray | None = None  # each vector's rank in content order
-        self._row: dict[int, int] | None = None  # chunk id -> matrix row (made on demand)
 
     @property
     def warm(self) -> bool:
@@ -139,7 +114,7 @@ class VectorLane:
             where = np.fromiter(
                 (rank.get(int(i), len(rank)) for i in ids), dtype=np.int64, count=len(ids)
             )
-            self._ids, self._matrix, self._where, self._row = ids, matrix, where, None
+            self._ids, self._matrix, self._where = ids, matrix, where
             self._version = version
 
     def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
@@ -165,30 +140,6 @@ class VectorLane:
                 break
             fetch = min(fetch * 2, VEC_K_MAX)
         return top_by_location(conn, sims, k)
-
-    def cosines(
-        self, conn: sqlite3.Connection, qvec: np.ndarray, ids: Iterable[int]
-    ) -> dict[int, float]:
-        """chunk id -> cosine for those of ``ids`` that have a vector (call after ``top``)."""
-        id_list = list(ids)
-        q = np.asarray(qvec, np.float32)
-        if self._matrix is not None and self._ids is not None:
-            if self._row is None:
-                self._row = {int(cid): n for n, cid in enumerate(self._ids)}
-            rows = [(cid, self._row[cid]) for cid in id_list if cid in self._row]
-            if not rows:
-                return {}
-            sims = self._matrix[[r for _, r in rows]] @ q
-            return {cid: float(v) for (cid, _), v in zip(rows, sims.tolist(), strict=True)}
-        out: dict[int, float] = {}
-        for i in range(0, len(id_list), _MARKS):
-            part = id_list[i : i + _MARKS]
-            for cid, blob in conn.execute(
-                f"SELECT rowid, embedding FROM vec_chunks WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
-            ):
-                out[int(cid)] = float(np.frombuffer(blob, np.float32) @ q)
-        return out
 
     def _top_numpy(self, qvec: np.ndarray, k: int) -> dict[int, float]:
         assert self._matrix is not None and self._ids is not None and self._where is not None
@@ -379,7 +330,6 @@ __all__ = [
     "index_version",
     "is_dirty",
     "keyword_lane",
-    "keyword_ranks",
     "path_chunks",
     "top_by_location",
     "trigger_rows",
