@@ -115,11 +115,12 @@ CORE: tuple[Setting, ...] = (
         minimum=0,
     ),
     S("search_candidates", 24, "Candidates per lane.", int, minimum=1),
-    # 0.6 / 0.4 with "relative" scaling, stop words out of the keyword query and the
-    # query's content words embedded: measured on the LoCoMo development split as what
-    # the model reads within a token budget (bench/README.md; 0.5 / 0.5 read less)
-    S("search_vector_weight", 0.6, "Weight of the vector lane.", float, minimum=0, maximum=1),
-    S("search_text_weight", 0.4, "Weight of the keyword lane.", float, minimum=0, maximum=1),
+    # 0.5 / 0.5 with "relative" scaling: measured on the LoCoMo development split as what
+    # the model reads within a token budget (bench/README.md). 0.6 / 0.4 read 0.01 more
+    # but moved keyword-matched hits under recall_evidence_min (the relevance scale), so
+    # the poisoning suite's farmed lines no longer reached the provenance gate
+    S("search_vector_weight", 0.5, "Weight of the vector lane.", float, minimum=0, maximum=1),
+    S("search_text_weight", 0.5, "Weight of the keyword lane.", float, minimum=0, maximum=1),
     # 0.8: with the query's content words embedded, less diversity read more evidence
     # on the LoCoMo dev split (0.772 -> 0.775, temporal 0.869 -> 0.881; bench/README.md)
     S(
