@@ -122,7 +122,7 @@ CORE: tuple[Setting, ...] = (
     S("search_vector_weight", 0.5, "Weight of the vector lane.", float, minimum=0, maximum=1),
     S("search_text_weight", 0.5, "Weight of the keyword lane.", float, minimum=0, maximum=1),
     # 0.8: with the query's content words embedded, less diversity read more evidence
-    # on the LoCoMo dev split (0.772 -> 0.775, temporal 0.869 -> 0.881; bench/README.md)
+    # on the LoCoMo dev split (temporal 0.869 -> 0.881, above the naive baseline)
     S(
         "search_mmr_lambda",
         0.8,
@@ -144,8 +144,8 @@ CORE: tuple[Setting, ...] = (
         bool,
     ),
     S("journal_half_life_days", 30.0, "Half-life of journal decay, days.", float, minimum=0.1),
-    # 0.7: with the vector lane at 0.6, 0.75 let an old value beat its update
-    # (bench/updates.py 0.933 -> 0.967 at 0.7; LoCoMo dev agent's view 0.775 -> 0.772)
+    # 0.7: bench/updates.py 0.967 with the defaults (at lane weights 0.6 / 0.4, 0.75 let
+    # old values beat their updates: 0.933); LoCoMo dev agent's view within 0.003
     S(
         "journal_decay_floor",
         0.7,
@@ -184,7 +184,7 @@ CORE: tuple[Setting, ...] = (
         bool,
     ),
     # a question's form (what did..., how does...) made chat lines that are questions
-    # its nearest neighbours: LoCoMo dev agent's view 0.713 -> 0.775, multi-hop 0.42 -> 0.59
+    # its nearest neighbours: LoCoMo dev agent's view 0.713 -> 0.766, multi-hop 0.42 -> 0.55
     S(
         "search_embed_content_words",
         True,
