@@ -218,7 +218,7 @@ def run_conversation(
         question = str(qa["question"])
         tally.views[("ours", cat)].append(agent_view(engine, question, texts, BUDGET))
         tally.views[("naive", cat)].append(naive.view(question, texts, BUDGET))
-        for lane in LANES:
+        for lane in args.lanes.split(","):
             for decay in (True, False):
                 t = time.perf_counter()
                 resp = engine.search(
@@ -375,6 +375,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="A setting override passed to Reverie.open (repeatable).",
     )
     ap.add_argument("--depth", type=int, default=24, help="max_results asked per search [24].")
+    ap.add_argument(
+        "--lanes",
+        default=",".join(LANES),
+        help="Lanes asked (comma-separated) [hybrid,keyword,vector]; hybrid alone is faster.",
+    )
     ap.add_argument(
         "--keep", type=Path, help="Build the workspaces here (kept) instead of a temp dir."
     )

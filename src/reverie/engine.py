@@ -83,8 +83,9 @@ class Reverie(Adapters):
 
     # -- recall, lane 1 ---------------------------------------------------------------
     def warm(self) -> None:
-        """Load the vectors into memory (long-running processes: MCP server, daemon)."""
+        """Load both search lanes into memory (long-running processes: MCP server, daemon)."""
         self.searcher.vectors.load(self.conn)
+        self.searcher.keywords.load(self.conn)  # BM25 in memory, equal to FTS5's
         self._triggers.refresh(TriggerRows(self.conn), precompile=True)
 
     def search(

@@ -62,6 +62,8 @@ class Settings(Mapping[str, Any]):
     rerank_top: int
     search_budget_candidates: int
     search_budget_min_score: float
+    search_stop_words: bool
+    search_embed_content_words: bool
     recall_evidence_min: float
     get_max_lines: int
     get_max_chars: int

@@ -27,6 +27,7 @@ _CJK_CLASS = (
     "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in _CJK_RANGES if b < 0x10000)
     + "\U00020000-\U0002fa1f"
 )
+CJK_CLASS = _CJK_CLASS  # for a regex character class: every CJK character
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]")
 _CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
 # a "word": letters/digits that are not CJK
@@ -71,13 +72,20 @@ def _phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def fts_query(text: str, *, mode: str = "OR") -> str | None:
-    """A safe FTS5 MATCH expression for free text, or None when it has no terms.
+def query_terms(text: str, drop: frozenset[str] = frozenset()) -> list[str]:
+    """:func:`terms` without those in ``drop`` (stop words), unless that leaves none."""
+    found = terms(text)
+    return [t for t in found if t not in drop] or found
+
+
+def fts_query(text: str, *, mode: str = "OR", drop: frozenset[str] = frozenset()) -> str | None:
+    """A safe FTS5 MATCH expression for free text, or None when it has no terms
+    (``drop``: terms left out, unless no other term is left).
 
     Every term is quoted, so FTS5 syntax in the input (quotes, ``*``, ``:``, ``-``,
     ``NEAR``, parentheses) is matched as text and never raises.
     """
-    parts = [_phrase(t) for t in terms(text)]
+    parts = [_phrase(t) for t in query_terms(text, drop)]
     if not parts:
         return None
     return f" {mode} ".join(parts)
@@ -120,6 +128,22 @@ _STOP = frozenset(
 )
 
 
+# words that say what kind of question it is, not what it is about: left out of the
+# keyword lane's query (NLTK's English stop-word list, lower case, apostrophes dropped
+# the way ``terms`` splits them)
+QUERY_STOP_WORDS = frozenset(
+    """i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what
+    which who whom this that these those am is are was were be been being have has had
+    having do does did doing a an the and but if or because as until while of at by for
+    with about against between into through during before after above below to from up
+    down in out on off over under again further then once here there when where why how
+    all any both each few more most other some such no nor not only own same so than too
+    very s t can will just don should now d ll m o re ve y ain aren couldn didn doesn
+    hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn""".split()  # noqa: SIM905
+)
+
+
 @lru_cache(maxsize=65536)
 def token_set(text: str) -> frozenset[str]:
     """ASCII words plus CJK unigrams and bigrams: for Jaccard similarity (MMR, dedup)."""
@@ -151,10 +175,13 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 __all__ = [
+    "CJK_CLASS",
+    "QUERY_STOP_WORDS",
     "count_tokens",
     "fts_query",
     "is_cjk",
     "jaccard",
+    "query_terms",
     "scripts",
     "segment",
     "terms",

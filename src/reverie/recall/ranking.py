@@ -50,7 +50,7 @@ class RankConfig:
     w_vec: float = 0.4
     w_text: float = 0.6
     half_life_days: float = 30.0
-    decay_floor: float = 0.0  # the least decay can scale a hit by (settings: 0.75)
+    decay_floor: float = 0.0  # the least decay can scale a hit by (settings: 0.7)
     mmr_lambda: float = 0.7
     scaling: str = "spread"  # spread | minmax | raw (both lanes)
     min_before_decay: bool = True  # the min score judges relevance; decay only orders

@@ -7,126 +7,30 @@ Orchestrates the adapters in :mod:`reverie.index.query` and the pure ranking in
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
 
 import sqlean as sqlite3
 
 from ..errors import ProviderError, ReverieError, WorkspaceError
-from ..provenance.frames import frame_for, frame_lines
+from ..provenance.frames import frame_lines
 from ..provenance.markers import resolve
-from ..provenance.origin import Origin, SessionKind, lowest
-from ..provenance.paths import SourceKind
+from ..provenance.origin import Origin, lowest
 from ..storage.embedders.base import Embedder
 from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
-from ..storage.index.query import PathLane, VectorLane, fetch_candidates, keyword_lane, path_chunks
+from ..storage.index.keyword import KeywordIndex
+from ..storage.index.query import PathLane, VectorLane, fetch_candidates, path_chunks
 from ..storage.workspace import Workspace
-from ..tokens import count_tokens
+from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
+from .hits import Hit, SearchResponse
 from .ranking import RankConfig, Scored, rank
 from .rerank import Reranker, reorder
-from .snippets import focus, pack
+from .snippets import focus, pack_grouped
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: exact lines of a file, the snippet, score, origin and day."""
-
-    path: str
-    start_line: int
-    end_line: int
-    snippet: str
-    score: float
-    origin: Origin
-    kind: SourceKind
-    explain: dict[str, Any]
-    session_kind: SessionKind | None = None
-    day: date | None = None
-    text: str = ""  # the whole chunk (the snippet shows its best lines)
-    chunk_start: int = 0  # the chunk's first line (``text`` starts there)
-
-    @property
-    def key(self) -> str:
-        return f"{self.path}:{self.start_line}:{self.end_line}"
-
-    @property
-    def relevance(self) -> float:
-        """The score before journal decay (what the min score judges)."""
-        return float(self.explain.get("relevance", self.score))
-
-    @property
-    def untrusted(self) -> bool:
-        return self.origin is Origin.UNTRUSTED
-
-    @property
-    def lines(self) -> range:
-        """The line numbers shown."""
-        return range(self.start_line, self.end_line + 1)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "source": f"{self.path}#L{self.start_line}-L{self.end_line}",
-            "snippet": self.framed,
-            "score": round(self.score, 4),
-            "origin": self.origin.value,
-            "untrusted": self.untrusted,
-            "kind": self.kind.value,
-            "day": self.day.isoformat() if self.day else None,
-            "explain": self.explain,
-        }
-
-    @property
-    def framed(self) -> str:
-        """The snippet as a model may read it: defused, and framed when its origin is
-        untrusted or system (R-RECALL-6), in text and JSON alike."""
-        return frame_for(
-            self.origin, self.snippet, f"{self.path}#L{self.start_line}-L{self.end_line}"
-        )
-
-    def render(self, explain: bool = False) -> str:
-        where = f"{self.path}#L{self.start_line}-L{self.end_line}"
-        # compact: every token of the head is a token of the budget not spent on evidence
-        day = f" {self.day.isoformat()}" if self.day else ""
-        head = f"{where}{day} {self.origin} {self.score:.2f}"
-        out = f"{head}\n{self.framed}"
-        if explain:
-            out += "\n  " + ", ".join(f"{k}={v}" for k, v in self.explain.items())
-        return out
-
-
-@dataclass
-class SearchResponse:
-    """The hits of one search, its mode (hybrid, keyword-only...) and notes."""
-
-    query: str
-    hits: list[Hit]
-    mode: str  # hybrid | keyword-only | vector-only
-    degraded: str | None = None  # why the vector lane was not used
-    notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "degraded": self.degraded,
-            "notes": self.notes,
-            "hits": [h.as_dict() for h in self.hits],
-        }
-
-    def render(self, explain: bool = False) -> str:
-        lines = [
-            f"{len(self.hits)} result(s), {self.mode}"
-            + (f" ({self.degraded})" if self.degraded else "")
-        ]
-        lines += [h.render(explain) for h in self.hits]
-        return "\n\n".join(lines)
 
 
 class Searcher:
@@ -136,6 +40,7 @@ class Searcher:
         self.settings = settings
         self.embedder = embedder
         self.vectors = VectorLane()
+        self.keywords = KeywordIndex()
         self.paths = PathLane()
         self.reranker = (
             Reranker(
@@ -188,6 +93,8 @@ class Searcher:
                 f"{label}; run `reverie index` to re-embed"
             )
         try:
+            if self.settings.search_embed_content_words:  # not the question's form
+                query = " ".join(query_terms(query, QUERY_STOP_WORDS)) or query
             return self.embedder.embed_query(query), None
         except ProviderError as exc:
             if exc.transient:
@@ -219,7 +126,8 @@ class Searcher:
             else self._query_vector(conn, query)
         )
         cosines = self.vectors.top(conn, qvec, k) if qvec is not None else {}
-        bm25 = keyword_lane(conn, query, k) if lanes != "vector" else {}
+        drop = QUERY_STOP_WORDS if s.search_stop_words else frozenset()
+        bm25 = self.keywords.top(conn, query, k, drop) if lanes != "vector" else {}
         tiers = path_chunks(conn, self.paths.match(conn, query), k) if lanes == "hybrid" else {}
         keyword_only = qvec is None
         mode = (
@@ -246,9 +154,15 @@ class Searcher:
             hits[i].explain["rerank"] = round(score, 4)
         if budget_tokens:
             costs = [
-                (count_tokens(h.render()), frozenset((h.path, n) for n in h.lines)) for h in hits
+                (
+                    count_tokens(h.piece(under_head=False)),
+                    count_tokens(h.piece(under_head=True)),
+                    h.group,
+                    frozenset((h.path, n) for n in h.lines),
+                )
+                for h in hits
             ]
-            hits = [hits[i] for i in pack(costs, budget_tokens)]
+            hits = [hits[i] for i in pack_grouped(costs, budget_tokens)]
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)

@@ -9,7 +9,7 @@ context on each side, contiguous and never cut mid-line; the hit's ``start_line`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..tokens import count_tokens, token_set
@@ -81,4 +81,39 @@ def pack(costs: Iterable[tuple[int, frozenset[tuple[str, int]]]], budget: int) -
     return chosen
 
 
-__all__ = ["Focus", "focus", "line_scores", "pack"]
+def pack_grouped(
+    items: Iterable[tuple[int, int, Hashable, frozenset[tuple[str, int]]]], budget: int
+) -> list[int]:
+    """:func:`pack` for hits rendered by group (:func:`grouped`): each item is (cost
+    with its head, cost under the head of a chosen item of the same group, group,
+    lines); an item costs the second once its group has a chosen item."""
+    chosen: list[int] = []
+    used = 0
+    shown: set[tuple[str, int]] = set()
+    groups: set[Hashable] = set()
+    for i, (full, under, group, lines) in enumerate(items):
+        cost = under if group in groups else full
+        if used + cost > budget or lines & shown:
+            continue
+        chosen.append(i)
+        used += cost
+        shown |= lines
+        groups.add(group)
+    return chosen
+
+
+def grouped(keys: Sequence[Hashable]) -> list[tuple[int, bool]]:
+    """The order to render items in, grouped by key: groups in the order of their
+    first item, items in their own order within a group; each with whether it
+    continues its group (shown under the group's first item's head)."""
+    slot: dict[Hashable, int] = {}
+    groups: list[list[int]] = []
+    for i, key in enumerate(keys):
+        if key not in slot:
+            slot[key] = len(groups)
+            groups.append([])
+        groups[slot[key]].append(i)
+    return [(i, j > 0) for g in groups for j, i in enumerate(g)]
+
+
+__all__ = ["Focus", "focus", "grouped", "line_scores", "pack", "pack_grouped"]

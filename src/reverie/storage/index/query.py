@@ -55,10 +55,12 @@ def index_version(conn: sqlite3.Connection) -> str:
     return get_meta(conn, "index_version", "0") or "0"
 
 
-def keyword_lane(conn: sqlite3.Connection, text: str, k: int) -> dict[int, float]:
+def keyword_lane(
+    conn: sqlite3.Connection, text: str, k: int, drop: frozenset[str] = frozenset()
+) -> dict[int, float]:
     """chunk id -> FTS5 bm25 rank (negative), best first, equal ranks in content order;
-    never raises on syntax."""
-    match = fts_query(text)
+    never raises on syntax. ``drop``: query terms left out (stop words)."""
+    match = fts_query(text, drop=drop)
     if match is None:
         return {}
     try:

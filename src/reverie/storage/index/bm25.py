@@ -1,0 +1,273 @@
+"""An in-memory BM25 index that scores exactly as the index's FTS5 keyword lane does.
+Pure code (numpy), no I/O: :mod:`reverie.storage.index.keyword` feeds it rows.
+
+Why not FTS5 in a warm process: at 100,000 chunks one FTS5 ``MATCH ... ORDER BY
+bm25`` takes 50-130 ms (it scores every row that holds a common word, through the
+virtual-table interface), several times the numpy cosine lane. Postings in numpy
+arrays answer the same query in a few milliseconds.
+
+Why not ``bm25s`` (used as the speed reference in ``bench/search.py``): results must
+mean what the FTS5 lane's mean, to the score: the ranking reads the BM25 magnitude
+(``relative`` scaling keeps a weak best match weak, the min score depends on it),
+Chinese terms are phrase queries over single characters, and the index changes a few
+chunks at a time. bm25s scores with other IDF variants, has no phrases and rebuilds
+to change. So this module is FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF
+``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, phrase frequency for phrases),
+over the tokens FTS5's ``unicode61 remove_diacritics 2`` tokenizer sees in the
+segmented text (:func:`doc_tokens`), with the query's phrases built the way
+:func:`reverie.tokens.fts_query` builds them (:func:`query_phrases`).
+
+Layout: immutable segments of postings (term -> sorted doc numbers and term
+frequencies), a liveness mask for deleted chunks, and a merge of the small segments
+when they pile up: adding or removing a file's chunks costs that file, not the index.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...tokens import CJK_CLASS, is_cjk, query_terms
+
+K1 = 1.2  # FTS5 bm25() defaults
+B = 0.75
+IDF_FLOOR = 1e-6
+_SEP = "\x1f"
+# a run of letters/digits (with combining marks) outside CJK, or one CJK letter/digit
+_TOKEN_RE = re.compile(rf"(?:[^\W_{CJK_CLASS}]|[\u0300-\u036f])+|[^\W_]")
+# the same for ASCII text (most of it), faster: letters and digits kept (lower-cased)
+_ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() else " " for i in range(128)})
+_LATIN_MARKED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
+MERGE_AT = 6  # small segments merged into one past this many
+
+
+def _fold(token: str) -> str:
+    """Diacritics off Latin letters (FTS5's remove_diacritics 2; other scripts keep them)."""
+    if token.isascii() or not _LATIN_MARKED.search(token):
+        return token
+    out = []
+    for ch in token:
+        if "\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff":
+            base = unicodedata.normalize("NFD", ch)
+            out.append("".join(c for c in base if not unicodedata.combining(c)) or ch)
+        elif not ("\u0300" <= ch <= "\u036f"):
+            out.append(ch)
+    return "".join(out)
+
+
+def doc_tokens(text: str) -> list[str]:
+    """The tokens FTS5 indexes for ``segment(text)``: lower-cased words, every CJK
+    letter on its own, punctuation dropped, Latin diacritics removed."""
+    if text.isascii():
+        return text.translate(_ASCII_WORDS).split()
+    return [_fold(t) for t in _TOKEN_RE.findall(text.lower())]
+
+
+def query_phrases(query: str, drop: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
+    """The phrases of :func:`reverie.tokens.fts_query` (OR-ed), each as its tokens: a
+    Latin word is one token, a run of CJK characters a phrase of single characters."""
+    out: list[tuple[str, ...]] = []
+    for term in query_terms(query, drop):
+        phrase = tuple(doc_tokens(" ".join(term) if is_cjk(term[0]) else term))
+        if phrase and phrase not in out:
+            out.append(phrase)
+    return out
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One row to index: its id, a content fingerprint, the text and its sort key."""
+
+    chunk_id: int
+    fingerprint: str
+    text: str
+    location: tuple[str, int, int]  # (path, start_line, part): FTS5 lane tie order
+
+
+class _Segment:
+    """Postings of some documents: for term t, ``docs[ptr[t]:ptr[t+1]]`` and ``tf``."""
+
+    def __init__(self, term_ids: np.ndarray, doc_nums: np.ndarray, n_terms: int) -> None:
+        if len(term_ids):
+            width = np.int64(int(doc_nums.max()) + 1)
+            keys, tf = np.unique(term_ids.astype(np.int64) * width + doc_nums, return_counts=True)
+            terms_of = keys // width
+            self.docs = (keys % width).astype(np.int64)
+            self.tf = tf.astype(np.float64)
+        else:
+            terms_of = np.zeros(0, np.int64)
+            self.docs, self.tf = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        self.ptr = np.zeros(n_terms + 1, np.int64)
+        np.cumsum(np.bincount(terms_of, minlength=n_terms), out=self.ptr[1:])
+
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        if term + 1 >= len(self.ptr):
+            return self.docs[:0], self.tf[:0]
+        a, b = self.ptr[term], self.ptr[term + 1]
+        return self.docs[a:b], self.tf[a:b]
+
+    @property
+    def size(self) -> int:
+        return len(self.docs)
+
+    def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        terms_of = np.repeat(np.arange(len(self.ptr) - 1), np.diff(self.ptr))
+        return terms_of, self.docs, self.tf
+
+
+class Bm25Index:
+    """Documents in, FTS5-equal BM25 scores out; ``add`` and ``remove`` by chunk id."""
+
+    def __init__(self) -> None:
+        self.vocab: defaultdict[str, int] = defaultdict()
+        self.vocab.default_factory = self.vocab.__len__  # a new term gets the next id
+        self._segments: list[_Segment] = []
+        self._ids: list[int] = []  # doc number -> chunk id
+        self._where: list[tuple[str, int, int]] = []
+        self._len = np.zeros(0, np.float64)
+        self._alive = np.zeros(0, bool)
+        self._seqs: dict[int, str] = {}  # doc number -> token sequence (docs with non-ASCII)
+        self.known: dict[int, tuple[int, str]] = {}  # chunk id -> (doc number, fingerprint)
+        self._total = 0.0
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, docs: Iterable[Doc]) -> None:
+        """Index ``docs`` (a chunk id already present is replaced)."""
+        batch = list(docs)
+        self.remove(d.chunk_id for d in batch if d.chunk_id in self.known)
+        if not batch:
+            return
+        first = len(self._ids)
+        tokens = [doc_tokens(d.text) for d in batch]
+        term_ids = np.fromiter(
+            map(self.vocab.__getitem__, itertools.chain.from_iterable(tokens)), np.int64
+        )
+        lengths = np.fromiter(map(len, tokens), np.int64, count=len(batch))
+        doc_nums = np.repeat(np.arange(first, first + len(batch), dtype=np.int64), lengths)
+        for i, (d, toks) in enumerate(zip(batch, tokens, strict=True)):
+            n = first + i
+            if not d.text.isascii() and not all(t.isascii() for t in toks):
+                self._seqs[n] = _SEP + _SEP.join(toks) + _SEP
+            self._ids.append(d.chunk_id)
+            self._where.append(d.location)
+            self.known[d.chunk_id] = (n, d.fingerprint)
+        self._len = np.concatenate([self._len, lengths.astype(np.float64)])
+        self._alive = np.concatenate([self._alive, np.ones(len(batch), bool)])
+        self._total += float(lengths.sum())
+        self._count += len(batch)
+        self._segments.append(_Segment(term_ids, doc_nums, len(self.vocab)))
+        if len(self._segments) > MERGE_AT:
+            self._merge_small()
+
+    def remove(self, chunk_ids: Iterable[int]) -> None:
+        for cid in list(chunk_ids):
+            entry = self.known.pop(cid, None)
+            if entry is None:
+                continue
+            n = entry[0]
+            self._alive[n] = False
+            self._total -= float(self._len[n])
+            self._count -= 1
+            self._seqs.pop(n, None)
+
+    @property
+    def dead_share(self) -> float:
+        return 1.0 - self._count / len(self._ids) if self._ids else 0.0
+
+    def _merge_small(self) -> None:
+        """Every segment but the largest into one (their postings, dead docs dropped)."""
+        big = max(range(len(self._segments)), key=lambda i: self._segments[i].size)
+        small = [s for i, s in enumerate(self._segments) if i != big]
+        parts = [s.triples() for s in small]
+        t = np.concatenate([p[0] for p in parts])
+        d = np.concatenate([p[1] for p in parts])
+        f = np.concatenate([p[2] for p in parts]).astype(np.int64)
+        keep = self._alive[d]
+        t, d = np.repeat(t[keep], f[keep]), np.repeat(d[keep], f[keep])
+        self._segments = [self._segments[big], _Segment(t, d, len(self.vocab))]
+
+    def _postings(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """Live docs holding ``token`` (ascending) and its frequency in each."""
+        tid = self.vocab.get(token)  # .get: a query never adds terms
+        if tid is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        parts = [s.postings(tid) for s in self._segments]
+        docs = np.concatenate([p[0] for p in parts])
+        tf = np.concatenate([p[1] for p in parts])
+        keep = self._alive[docs]
+        return docs[keep], tf[keep]
+
+    def _phrase(self, phrase: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        if len(phrase) == 1:
+            return self._postings(phrase[0])
+        docs: np.ndarray | None = None
+        for tok in dict.fromkeys(phrase):
+            d = self._postings(tok)[0]
+            docs = d if docs is None else np.intersect1d(docs, d, assume_unique=True)
+            if not len(docs):
+                break
+        assert docs is not None
+        needle = _SEP + _SEP.join(phrase) + _SEP
+        found, freq = [], []
+        for n in docs.tolist():
+            seq = self._seqs.get(n, "")
+            count, at = 0, seq.find(needle)
+            while at >= 0:  # every start position counts, overlapping ones too
+                count += 1
+                at = seq.find(needle, at + 1)
+            if count:
+                found.append(n)
+                freq.append(count)
+        return np.asarray(found, np.int64), np.asarray(freq, np.float64)
+
+    def scores(self, phrases: Sequence[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        """(doc numbers, positive BM25 score) of every live doc matching a phrase."""
+        if not phrases or not self._count:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        n_rows = float(self._count)
+        avgdl = self._total / n_rows
+        acc: np.ndarray | None = None
+        hit: np.ndarray | None = None
+        for phrase in phrases:
+            docs, tf = self._phrase(phrase)
+            if not len(docs):
+                continue
+            if acc is None or hit is None:
+                acc, hit = np.zeros(len(self._ids)), np.zeros(len(self._ids), bool)
+            n_hit = float(len(docs))
+            idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+            if idf <= 0.0:
+                idf = IDF_FLOOR
+            # the same operations in the same order as fts5Bm25Function: equal doubles
+            acc[docs] += idf * (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * self._len[docs] / avgdl))
+            hit[docs] = True
+        if acc is None or hit is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        nums = np.nonzero(hit)[0]
+        return nums, acc[nums]
+
+    def top(self, query: str, k: int, drop: frozenset[str] = frozenset()) -> dict[int, float]:
+        """chunk id -> FTS5 rank (the negated score), best first, equal scores in
+        content order: what the FTS5 keyword lane returns for ``query``."""
+        nums, score = self.scores(query_phrases(query, drop))
+        if not len(nums) or k < 1:
+            return {}
+        if len(nums) > k:
+            kth = np.partition(score, len(score) - k)[len(score) - k]
+            keep = score >= kth
+            nums, score = nums[keep], score[keep]
+        order = sorted(range(len(nums)), key=lambda i: (-score[i], self._where[nums[i]]))[:k]
+        return {self._ids[nums[i]]: -float(score[i]) for i in order}
+
+
+__all__ = ["Bm25Index", "Doc", "doc_tokens", "query_phrases"]

@@ -1,0 +1,81 @@
+"""The keyword lane of a warm process: an in-memory BM25 index kept equal to the
+index's FTS5 table (:mod:`reverie.storage.index.bm25` scores as FTS5's ``bm25()``
+does), several times faster than an FTS5 query at 100,000 chunks.
+
+Never stale: every search first compares the index version (bumped by every sync
+that changes a row) with the one loaded; on a change only the rows that changed are
+read (chunk ids with their text hash: an id SQLite reuses for other text counts as
+changed) and applied. A one-shot process never loads it and keeps querying FTS5.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import sqlean as sqlite3
+
+from .bm25 import Bm25Index, Doc
+from .query import index_version, keyword_lane
+
+_MARKS = 900
+COMPACT_AT = 0.3  # rebuild once this share of the loaded rows was deleted
+
+
+class KeywordIndex:
+    """``load`` once (warm processes), then ``top`` answers as ``keyword_lane`` would."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._bm25: Bm25Index | None = None
+
+    @property
+    def warm(self) -> bool:
+        return self._bm25 is not None
+
+    def load(self, conn: sqlite3.Connection) -> None:
+        """Load every row, or bring a loaded index up to the index's version."""
+        with self._lock:
+            self._refresh(conn)
+
+    def _refresh(self, conn: sqlite3.Connection) -> None:
+        version = index_version(conn)
+        if self._bm25 is not None and version == self._version:
+            return
+        bm25 = self._bm25
+        if bm25 is None or bm25.dead_share > COMPACT_AT:
+            bm25 = Bm25Index()
+        now = {int(r[0]): str(r[1]) for r in conn.execute("SELECT id, text_hash FROM chunks")}
+        gone = [cid for cid, (_, h) in bm25.known.items() if now.get(cid) != h]
+        bm25.remove(gone)
+        new = [cid for cid, h in now.items() if cid not in bm25.known]
+        docs: list[Doc] = []
+        for i in range(0, len(new), _MARKS):
+            part = new[i : i + _MARKS]
+            rows = conn.execute(
+                "SELECT id, text_hash, text, path, start_line, part FROM chunks "
+                f"WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            docs += [
+                Doc(int(r[0]), str(r[1]), str(r[2]), (str(r[3]), int(r[4]), int(r[5])))
+                for r in rows
+            ]
+        bm25.add(docs)
+        self._bm25, self._version = bm25, version
+
+    def top(
+        self, conn: sqlite3.Connection, query: str, k: int, drop: frozenset[str] = frozenset()
+    ) -> dict[int, float]:
+        """chunk id -> FTS5 rank (negative), best first, equal ranks in content order:
+        from memory once loaded, else the FTS5 query itself (a one-shot call)."""
+        if self._bm25 is None:
+            return keyword_lane(conn, query, k, drop)
+        with self._lock:
+            if index_version(conn) != self._version:
+                self._refresh(conn)
+            assert self._bm25 is not None
+            return self._bm25.top(query, k, drop)
+
+
+__all__ = ["KeywordIndex"]
