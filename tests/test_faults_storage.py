@@ -302,8 +302,12 @@ def test_kill_9_at_random_moments_never_leaves_a_stale_index_marked_clean(
     t0 = time.monotonic()
     assert _start_sync(paths, env, delay=0.15).wait(timeout=120) == 0
     budget = time.monotonic() - t0  # one whole process: start-up and sync
-    trials, started, partial, clean_stale, diverged = 20, 0, 0, 0, 0
-    for trial in range(2, trials + 2):
+    # at least 20 kills, and more (up to 40) until 5 landed mid-sync: a loaded machine
+    # shifts when a sync gets going, and the window follows what the kills saw
+    trials, started, partial, clean_stale, diverged = 0, 0, 0, 0, 0
+    while trials < 40 and (trials < 20 or partial < 5):
+        trials += 1
+        trial = trials + 1
         before = _registry(paths)
         _write_corpus(paths, trial, rng)
         proc = _start_sync(paths, env, delay=0.15)
@@ -313,7 +317,10 @@ def test_kill_9_at_random_moments_never_leaves_a_stale_index_marked_clean(
         after = _registry(paths)
         touched = after != before  # the sync began: it wrote the flag or a file
         started += touched
-        partial += after[0] != before[0] and _stale(paths)  # some files, not all
+        mid = after[0] != before[0] and _stale(paths)  # some files, not all
+        partial += mid
+        if not touched:  # killed before the sync began: aim later next time
+            budget *= 1.25
         with Reverie.open(
             paths.workspace, paths.state, environ=env, use_embedder=FakeEmbedder()
         ) as e:
@@ -325,7 +332,7 @@ def test_kill_9_at_random_moments_never_leaves_a_stale_index_marked_clean(
         f"the files in {partial}; stale but marked clean: {clean_stale}; "
         f"not converging to --force: {diverged}"
     )
-    assert partial >= trials // 4  # many kills really landed mid-sync
+    assert partial >= 5  # many kills really landed mid-sync
     assert clean_stale == 0 and diverged == 0
 
 
