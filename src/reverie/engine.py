@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
-from .curation.service import Curation
 from .dreaming.report import DreamReport
-from .dreaming.runner import Dreamer
 from .errors import ProviderError, ReverieError
 from .intents import Intents, add_intents
 from .llm.base import LLM
@@ -24,7 +22,6 @@ from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
 from .recall.escalation import EscalationLane, Target
 from .recall.search import GetResult, Lanes, SearchResponse, memory_get
-from .session import Session
 from .settings import Settings, load_settings
 from .storage.embedders.base import Embedder
 from .storage.index.query import TriggerRows, index_counts
@@ -36,6 +33,11 @@ from .write.ingest import IngestResult, ingest
 from .write.journal import Appended
 from .write.journal import append as journal_append
 from .write.transcript import is_sealed
+
+if TYPE_CHECKING:  # built on first use: one-shot commands never import them
+    from .curation.service import Curation
+    from .dreaming.runner import Dreamer
+    from .session import Session
 
 
 class Reverie(Adapters):
@@ -208,6 +210,8 @@ class Reverie(Adapters):
     ) -> Session:
         """Open (or reopen) a session; its transcript is persisted as JSONL. None: the
         default (interactive, direct) for a new session, the recorded value on reopen."""
+        from .session import Session
+
         self.workspace.require()
         return Session.create(
             self,
@@ -234,6 +238,8 @@ class Reverie(Adapters):
     @property
     def curation(self) -> Curation:
         """The owner's hand: forget, pending agent requests, trusted folders."""
+        from .curation.service import Curation
+
         ws, agent = self.workspace, CONNECTED_AGENT
         return Curation(
             workspace=ws,
@@ -250,6 +256,8 @@ class Reverie(Adapters):
     @property
     def dreamer(self) -> Dreamer:
         """The dreamer, wired with explicit collaborators (never this facade)."""
+        from .dreaming.runner import Dreamer
+
         return Dreamer(
             workspace=self.workspace,
             settings=self.settings,

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -30,13 +31,20 @@ from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from ..storage.workspace import Workspace
 from .armed import Armed
-from .compile import compile_text, next_slot
 from .grounding import grounded
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .store import Store
 from .view import ViewWriter
 
 Proposer = Literal["owner", "agent"]
+
+
+def _compile() -> ModuleType:
+    """The parser (dateparser, jionlp, croniter): loaded when an intent is added or a
+    recurring one comes due, never on the per-message path of a one-shot process."""
+    from . import compile
+
+    return compile
 
 
 class Intents:
@@ -117,7 +125,7 @@ class Intents:
         """Compile and store one intent: armed for the owner, pending for anyone else."""
         now = self.now()
         s = self.settings
-        spec = spec or compile_text(
+        spec = spec or _compile().compile_text(
             text,
             now,
             at=at,
@@ -177,7 +185,7 @@ class Intents:
         when there is none) is what it is made of (:func:`grounded`); pending otherwise."""
         now = self.now()
         days = int(self.settings.intent_wish_review_days)
-        spec = compile_text(text, now, wish_days=days, **how)
+        spec = _compile().compile_text(text, now, wish_days=days, **how)
         if said is not None and grounded(said, spec):
             return self.add(text, proposer="owner", proposed_by=where, spec=spec)
         return self.add(text, proposer="agent", proposed_by=where.split("#")[0], spec=spec)
@@ -191,7 +199,7 @@ class Intents:
             raise ReverieError(f"{cap} event intents are armed already: cancel one first")
         nxt: datetime | None = None
         if intent.kind is Kind.TIME:
-            nxt = next_slot(intent.cron, now, self.zone) if intent.cron else intent.at
+            nxt = _compile().next_slot(intent.cron, now, self.zone) if intent.cron else intent.at
         elif intent.kind is Kind.WISH:
             nxt = intent.review_by
         expires = None
@@ -299,7 +307,7 @@ class Intents:
                 if i.next_turn is None or i.next_turn > now:
                     continue
                 slot = i.next_turn
-                nxt = next_slot(i.cron, now, self.zone) if i.cron else None
+                nxt = _compile().next_slot(i.cron, now, self.zone) if i.cron else None
                 status: Status = i.status
                 if i.kind is Kind.TIME and not i.cron:  # shown: done (a notification due
                     status, ended = Status.DONE, True  # still goes out, see below)
@@ -356,7 +364,7 @@ class Intents:
             return []
         with self.store.transaction() as conn:
             for i in self.store.select(where, (_u(now),)):
-                nxt = next_slot(i.cron, now, self.zone) if i.cron else None
+                nxt = _compile().next_slot(i.cron, now, self.zone) if i.cron else None
                 Store.update(conn, replace(i, next_notify=nxt))
                 Store.fired(conn, i.id, now, "notify", f"slot {_local(i.next_notify, self.zone)}")
                 out.append(i)

@@ -14,14 +14,17 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..settings import Settings
 from ..storage.embedders.base import Embedder
 from .directives import parse
 from .restate import Similarity, render_block, select
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..storage.lazy import numpy as np  # loaded only when an embedder matches
 
 MAX_FILE_CHARS = 200_000
 _VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()

@@ -11,11 +11,14 @@ changed) and applied. A one-shot process never loads it and keeps querying FTS5.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
-from .bm25 import Bm25Index, Doc
 from .query import index_version, keyword_lane
+
+if TYPE_CHECKING:  # numpy loads with the warm lane, never on a one-shot call's path
+    from .bm25 import Bm25Index
 
 _MARKS = 900
 COMPACT_AT = 0.3  # rebuild once this share of the loaded rows was deleted
@@ -39,6 +42,8 @@ class KeywordIndex:
             self._refresh(conn)
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
+        from .bm25 import Bm25Index, Doc
+
         version = index_version(conn)
         if self._bm25 is not None and version == self._version:
             return
