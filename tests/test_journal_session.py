@@ -14,12 +14,14 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 import sqlean
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXED_NOW, Paths
 from reverie.cli.app import cli
@@ -352,7 +354,6 @@ def test_session_ids_that_could_escape_are_refused(engine: Reverie) -> None:
 def test_a_message_recorded_later_keeps_the_day_it_was_said_never_a_future_one(
     engine: Reverie, ws: Paths
 ) -> None:
-    from datetime import timedelta
 
     from reverie.write.transcript import load
 
@@ -367,3 +368,24 @@ def test_a_message_recorded_later_keeps_the_day_it_was_said_never_a_future_one(
     corpus = ws.workspace / "memory" / ".dreams" / "session-corpus"
     old_day = (now - timedelta(days=40)).date().isoformat()
     assert "boiler was serviced" in (corpus / f"{old_day}.md").read_text(encoding="utf-8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    at=st.datetimes(
+        min_value=datetime(1971, 1, 2),
+        max_value=datetime(2100, 1, 1),
+        timezones=st.sampled_from([UTC, timezone(timedelta(hours=8))]),
+    ),
+    naive_clock=st.booleans(),
+)
+def test_said_at_is_never_after_now_and_keeps_a_past_time(at: datetime, naive_clock: bool) -> None:
+    from reverie.session.host import said_at
+
+    now = datetime(2026, 5, 1, 9, tzinfo=UTC)
+    if naive_clock:
+        now = now.astimezone().replace(tzinfo=None)
+        at = at.astimezone().replace(tzinfo=None)
+    got = said_at(at, now)
+    assert got <= now
+    assert got == min(at, now)

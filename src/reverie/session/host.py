@@ -73,9 +73,11 @@ def said_at(at: datetime | None, now: datetime) -> datetime:
     """When a message was said: ``at`` in the clock's zone, never later than ``now``."""
     if at is None:
         return now
+    if now.tzinfo is None:  # a naive clock: compare as naive local times
+        return min(at.astimezone().replace(tzinfo=None) if at.tzinfo else at, now)
     if at.tzinfo is None:
         at = at.replace(tzinfo=now.tzinfo)
-    return min(at.astimezone(now.tzinfo) if now.tzinfo else at, now)
+    return min(at.astimezone(now.tzinfo), now)
 
 
 __all__ = ["ROLE", "TURN_ROLES", "Recorded", "SessionHost", "said_at"]
