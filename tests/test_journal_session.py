@@ -354,7 +354,6 @@ def test_session_ids_that_could_escape_are_refused(engine: Reverie) -> None:
 def test_a_message_recorded_later_keeps_the_day_it_was_said_never_a_future_one(
     engine: Reverie, ws: Paths
 ) -> None:
-
     from reverie.write.transcript import load
 
     now = engine.clock.now()
