@@ -256,3 +256,8 @@ def test_a_repository_created_later_is_seen(tmp_path: Path) -> None:
     assert keys.key(where) is None
     repo(where, "https://github.com/me/later")
     assert keys.key(where) == "github.com/me/later"
+
+
+@pytest.mark.parametrize("bad", ["/nonexistent/deeper", "bad\x00name", "/proc/1/root/x"])
+def test_an_unreadable_or_unnameable_directory_has_no_project(bad: str) -> None:
+    assert ProjectKeys().key(bad) is None  # fails closed: no project, no exception

@@ -127,8 +127,13 @@ class ProjectKeys:
         return found
 
     def key(self, directory: str | Path) -> str | None:
-        """The project key of the repository ``directory`` lies in; None outside one."""
-        return self._key(directory, depth=0)
+        """The project key of the repository ``directory`` lies in; None outside one, and
+        None for a directory that cannot be read or named (scope fails closed: no
+        project, never a reply blocked by a bad ``cwd``)."""
+        try:
+            return self._key(directory, depth=0)
+        except (OSError, ValueError):
+            return None
 
     def _key(self, directory: str | Path, depth: int) -> str | None:
         repo = self.repo(directory)
