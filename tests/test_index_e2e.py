@@ -27,7 +27,7 @@ from reverie.provenance.origin import Origin
 from reverie.storage.embedders.fake import ENV_DOWN, ENV_FAIL_AFTER, FakeEmbedder
 from reverie.storage.index.db import connect, ensure_schema
 from reverie.storage.workspace import Workspace
-from reverie.tokens import fts_query, segment
+from reverie.tokens import fts_query, keyword_body
 
 CliJson = Callable[..., Any]
 OpenIndex = Callable[[], sqlite3.Connection]
@@ -538,7 +538,7 @@ def fts_conn() -> Iterator[sqlite3.Connection]:
     for i, text in enumerate(
         ["我每天早上喝咖啡", "NEAR the body: AND/OR", 'quote " star * caret ^'], 1
     ):
-        conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (i, segment(text)))
+        conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (i, keyword_body(text)))
     yield conn
     conn.close()
 

@@ -18,7 +18,7 @@ from reverie.storage.index.bm25 import doc_tokens, query_phrases
 from reverie.storage.index.db import connect, ensure_schema, transaction
 from reverie.storage.index.keyword import KeywordIndex
 from reverie.storage.index.query import keyword_lane
-from reverie.tokens import QUERY_STOP_WORDS, segment
+from reverie.tokens import QUERY_STOP_WORDS, fts_tokens, keyword_body, segment
 
 WORDS = [
     *[
@@ -70,7 +70,7 @@ def _table(docs: list[str]) -> object:
                 "VALUES (?, ?, ?, ?, 0, ?, ?, 'journal')",
                 (i, f"memory/{i % 3}.md", i, i, body, hashlib.sha256(body.encode()).hexdigest()),
             )
-            conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (i, segment(body)))
+            conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (i, keyword_body(body)))
     return conn
 
 
@@ -99,8 +99,35 @@ def test_tokens_are_the_ones_fts5_indexes(body: str) -> None:
     assert doc_tokens(body) == fts
 
 
+@given(st.lists(word, min_size=1, max_size=12).map(" ".join))
+def test_the_tokenizer_is_fts5s_own(body: str) -> None:
+    """fts_tokens mirrors FTS5's unicode61 tokenizer on segmented raw text (what the
+    stems are made from)."""
+    conn = connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO t(rowid, body) VALUES (1, ?)", (segment(body),))
+    conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, t, 'instance')")
+    fts = [r[0] for r in conn.execute("SELECT term FROM temp.v ORDER BY offset")]
+    assert fts_tokens(body) == fts
+
+
+def test_word_forms_meet_in_both_lanes() -> None:
+    """A query word finds the other forms of that word ("camped" -> "camping"), through
+    FTS5 and the warm lane alike; Chinese is untouched."""
+    conn = _table(
+        ["We went camping at the beach", "She camps every summer", "A quiet day at home", "去东京"]
+    )
+    warm = KeywordIndex()
+    warm.load(conn)
+    for query in ("where has she camped?", "CAMPING"):
+        fts = keyword_lane(conn, query, 10)  # type: ignore[arg-type]
+        assert set(fts) == {1, 2}, query
+        assert list(warm.top(conn, query, 10)) == list(fts)  # type: ignore[arg-type]
+    assert list(keyword_lane(conn, "东京", 10)) == [4]  # type: ignore[arg-type]
+
+
 def test_chinese_terms_are_phrases_of_characters() -> None:
-    assert query_phrases("东京的记忆 memory") == [("东", "京", "的", "记", "忆"), ("memory",)]
+    assert query_phrases("东京的记忆 memory") == [("东", "京", "的", "记", "忆"), ("memori",)]
     conn = _table(["我在东京有记忆", "京东的记录", "东方的北京 memory"])
     warm = KeywordIndex()
     warm.load(conn)
@@ -221,7 +248,7 @@ def test_the_warm_lane_stays_equal_through_many_small_changes(
                     (next_id, next_id, next_id, body, hashlib.sha256(body.encode()).hexdigest()),
                 )
                 conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (next_id, segment(body))
+                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (next_id, keyword_body(body))
                 )  # type: ignore[attr-defined]
                 next_id += 1
             set_meta(conn, "index_version", version)  # type: ignore[arg-type]

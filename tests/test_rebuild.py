@@ -53,3 +53,46 @@ def test_deleted_index_rebuilds_to_identical_search_results(tmp_path: Path) -> N
     after = _results(ws, st)
     assert any(before), "the queries must find something for the comparison to mean anything"
     assert after == before
+
+
+def test_a_schema_3_index_is_restemmed_in_place_to_the_rebuilds_results(tmp_path: Path) -> None:
+    """Schema 4 stores stems in the keyword entry. An index of schema 3 (words as
+    written) is migrated on open in one transaction: vectors kept (nothing re-embedded),
+    and searches equal those of a fresh rebuild; "camped" now finds "camping"."""
+    from reverie.storage.index.db import connect
+    from reverie.tokens import segment
+
+    ws, st = tmp_path / "ws", tmp_path / "st"
+    e = Reverie.open(ws, st, embedder="fake", clock=Clock(NOW))
+    e.init()
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n- We went camping at the lake in June.\n- 用户喜欢深色主题。\n"
+        "- Releases go out on Tuesdays.\n",
+        encoding="utf-8",
+    )
+    e.index()
+    e.close()
+    expected = _results(ws, st)
+    db = st / "main" / "index.sqlite"
+    conn = connect(db)
+    rows = conn.execute("SELECT id, text FROM chunks").fetchall()
+    conn.execute("BEGIN")
+    conn.execute("DELETE FROM chunks_fts")
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", [(i, segment(t)) for i, t in rows]
+    )
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute("COMMIT")
+    vectors = conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
+    conn.close()
+    assert vectors > 0
+    e = Reverie.open(ws, st, embedder="fake", clock=Clock(NOW))
+    try:
+        found = e.search("where have we camped", record=False, lanes="keyword")
+        assert [h.start_line for h in found.hits] == [3]
+        assert e.conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        kept = e.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
+        assert kept == vectors
+    finally:
+        e.close()
+    assert _results(ws, st) == expected

@@ -5,13 +5,20 @@ counts as one token (SPEC section 8). For FTS5, CJK text is split into single
 characters at index and query time, and multi-character terms become phrase queries,
 so 1-, 2- and 4-character Chinese words are all found (``unicode61`` alone would
 treat a whole run of Han characters as one token).
+
+The keyword lane matches word stems: the indexed text and the query's terms both go
+through :func:`keyword_tokens` (FTS5's own ``unicode61 remove_diacritics 2`` tokens, then
+the Snowball English stemmer on ASCII words), so "camped", "camping" and "camps" meet.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
+import unicodedata
 from functools import lru_cache
+from typing import Any
 
 _CJK_RANGES = (
     (0x3000, 0x303F),  # CJK symbols and punctuation (、。「」)
@@ -51,6 +58,65 @@ def segment(text: str) -> str:
     return _CJK_RUN_RE.sub(lambda m: " " + " ".join(m.group(0)) + " ", text)
 
 
+# FTS5's unicode61 tokens: a run of letters/digits (with combining marks) outside CJK,
+# or one CJK letter/digit; for ASCII text (most of it) a faster translate + split
+_TOKEN_RE = re.compile(rf"(?:[^\W_{_CJK_CLASS}]|[\u0300-\u036f])+|[^\W_]")
+_ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() else " " for i in range(128)})
+_LATIN_MARKED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
+
+
+def _fold(token: str) -> str:
+    """Diacritics off Latin letters (FTS5's remove_diacritics 2; other scripts keep them)."""
+    if token.isascii() or not _LATIN_MARKED.search(token):
+        return token
+    out = []
+    for ch in token:
+        if "\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff":
+            base = unicodedata.normalize("NFD", ch)
+            out.append("".join(c for c in base if not unicodedata.combining(c)) or ch)
+        elif not ("\u0300" <= ch <= "\u036f"):
+            out.append(ch)
+    return "".join(out)
+
+
+def fts_tokens(text: str) -> list[str]:
+    """The tokens FTS5's ``unicode61 remove_diacritics 2`` tokenizer makes of
+    ``segment(text)``: lower-cased words, every CJK letter on its own, punctuation
+    dropped, Latin diacritics removed."""
+    if text.isascii():
+        return text.translate(_ASCII_WORDS).split()
+    return [_fold(t) for t in _TOKEN_RE.findall(text.lower())]
+
+
+_STEMMER: list[Any] = []
+_STEM_LOCK = threading.Lock()  # a PyStemmer object is not thread-safe
+
+
+@lru_cache(maxsize=1 << 17)
+def stem(token: str) -> str:
+    """The Snowball English stem of a lower-case ASCII word (Porter2, by PyStemmer);
+    any other token (digits, CJK, other scripts, words under 3 letters) unchanged."""
+    if len(token) < 3 or not (token.isascii() and token.isalpha()):
+        return token
+    with _STEM_LOCK:
+        if not _STEMMER:
+            import Stemmer  # PyStemmer: the Snowball stemmers in C
+
+            _STEMMER.append(Stemmer.Stemmer("english"))
+        return str(_STEMMER[0].stemWord(token))
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """What the keyword lane matches of ``text``: its FTS5 tokens, stemmed."""
+    return [stem(t) for t in fts_tokens(text)]
+
+
+def keyword_body(text: str) -> str:
+    """The text the keyword index (FTS5) stores for ``text``: its keyword tokens joined
+    by spaces, which FTS5 tokenizes back into exactly those tokens."""
+    return " ".join(keyword_tokens(text))
+
+
 def terms(text: str) -> list[str]:
     """Query terms: Latin words (lower-cased) and CJK runs, in order, no duplicates."""
     out: list[str] = []
@@ -66,10 +132,9 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def _phrase(term: str) -> str:
-    if _CJK_RE.match(term):
-        term = " ".join(term)
-    return '"' + term.replace('"', '""') + '"'
+def _phrase(term: str) -> str | None:
+    tokens = keyword_tokens(term)  # a CJK run: a phrase of its characters
+    return '"' + " ".join(tokens) + '"' if tokens else None
 
 
 def query_terms(text: str, drop: frozenset[str] = frozenset()) -> list[str]:
@@ -83,9 +148,10 @@ def fts_query(text: str, *, mode: str = "OR", drop: frozenset[str] = frozenset()
     (``drop``: terms left out, unless no other term is left).
 
     Every term is quoted, so FTS5 syntax in the input (quotes, ``*``, ``:``, ``-``,
-    ``NEAR``, parentheses) is matched as text and never raises.
+    ``NEAR``, parentheses) is matched as text and never raises. Terms are stemmed as
+    the indexed text is (:func:`keyword_body`).
     """
-    parts = [_phrase(t) for t in query_terms(text, drop)]
+    parts = [p for p in dict.fromkeys(_phrase(t) for t in query_terms(text, drop)) if p]
     if not parts:
         return None
     return f" {mode} ".join(parts)
@@ -158,6 +224,13 @@ def token_set(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=65536)
+def stem_set(text: str) -> frozenset[str]:
+    """:func:`token_set` with its words stemmed: which line of a hit matches a query best
+    ("camped" meets "camping", as in the keyword lane)."""
+    return frozenset(stem(t) for t in token_set(text))
+
+
+@lru_cache(maxsize=65536)
 def scripts(text: str) -> frozenset[str]:
     """The scripts the words of ``text`` are written in: ``cjk`` and/or ``latin`` (any
     other letters count as latin: what matters is whether two texts can share a word)."""
@@ -179,11 +252,16 @@ __all__ = [
     "QUERY_STOP_WORDS",
     "count_tokens",
     "fts_query",
+    "fts_tokens",
     "is_cjk",
     "jaccard",
+    "keyword_body",
+    "keyword_tokens",
     "query_terms",
     "scripts",
     "segment",
+    "stem",
+    "stem_set",
     "terms",
     "token_set",
 ]

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..settings import Settings
 from ..storage.index.memfts import MemoryFts
 from ..storage.index.rows import TriggerRow
-from ..tokens import fts_query, is_cjk, segment, terms
+from ..tokens import fts_query, is_cjk, keyword_body, terms
 from .bootstrap import Bootstrap
 from .ranking import bm25_normalise
 from .triggers import (
@@ -65,7 +65,7 @@ class TriggerIndex:
                 for t in terms(phrase):
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk
-        self._fts.replace((cid, segment(e.text)) for cid, e in entries.items())
+        self._fts.replace((cid, keyword_body(e.text)) for cid, e in entries.items())
         self._version = version
 
     def lexical(self, message: str, k: int) -> dict[int, float]:

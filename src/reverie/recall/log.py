@@ -24,7 +24,7 @@ from filelock import FileLock
 from ..provenance.origin import Origin, SessionKind
 from ..provenance.paths import SourceKind
 from ..storage.index.db import transaction
-from ..tokens import token_set
+from ..tokens import stem_set
 from .evidence import (
     MAX_CONCEPT_TAGS,
     MAX_QUERY_HASHES,
@@ -71,10 +71,10 @@ CREATE TABLE IF NOT EXISTS recall_store (
 def focus_line(text: str, start_line: int, query: str) -> tuple[int, str]:
     """The line of a chunk that best matches the query (most shared tokens, first on a
     tie): the unit dreaming can promote. Chunk text lines map 1:1 to source lines."""
-    q = token_set(query)
+    q = stem_set(query)
     best, best_i, lines = -1.0, 0, text.split("\n")
     for i, line in enumerate(lines):
-        toks = token_set(line)
+        toks = stem_set(line)
         if not toks:
             continue
         overlap = len(q & toks) / (len(toks) ** 0.5)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..tokens import count_tokens, token_set
+from ..tokens import count_tokens, stem_set
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,10 @@ class Focus:
 def line_scores(lines: Sequence[str], query: str) -> list[float]:
     """How well each line matches the query: shared tokens, damped by line length
     (a long line sharing one word is a weaker match than a short one sharing it)."""
-    q = token_set(query)
+    q = stem_set(query)
     out = []
     for line in lines:
-        toks = token_set(line)
+        toks = stem_set(line)
         out.append(len(q & toks) / (len(toks) ** 0.5) if toks and q else 0.0)
     return out
 

@@ -13,8 +13,8 @@ Chinese terms are phrase queries over single characters, and the index changes a
 chunks at a time. bm25s scores with other IDF variants, has no phrases and rebuilds
 to change. So this module is FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, IDF
 ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, phrase frequency for phrases),
-over the tokens FTS5's ``unicode61 remove_diacritics 2`` tokenizer sees in the
-segmented text (:func:`doc_tokens`), with the query's phrases built the way
+over the tokens FTS5's ``unicode61 remove_diacritics 2`` tokenizer sees in the stored
+keyword text, stemmed words (:func:`doc_tokens`), with the query's phrases built the way
 :func:`reverie.tokens.fts_query` builds them (:func:`query_phrases`).
 
 Layout: immutable segments of postings (term -> sorted doc numbers and term
@@ -26,56 +26,34 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...tokens import CJK_CLASS, is_cjk, query_terms
+from ...tokens import keyword_tokens, query_terms
 
 K1 = 1.2  # FTS5 bm25() defaults
 B = 0.75
 IDF_FLOOR = 1e-6
 _SEP = "\x1f"
-# a run of letters/digits (with combining marks) outside CJK, or one CJK letter/digit
-_TOKEN_RE = re.compile(rf"(?:[^\W_{CJK_CLASS}]|[\u0300-\u036f])+|[^\W_]")
-# the same for ASCII text (most of it), faster: letters and digits kept (lower-cased)
-_ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() else " " for i in range(128)})
-_LATIN_MARKED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
 MERGE_AT = 6  # small segments merged into one past this many
 
 
-def _fold(token: str) -> str:
-    """Diacritics off Latin letters (FTS5's remove_diacritics 2; other scripts keep them)."""
-    if token.isascii() or not _LATIN_MARKED.search(token):
-        return token
-    out = []
-    for ch in token:
-        if "\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff":
-            base = unicodedata.normalize("NFD", ch)
-            out.append("".join(c for c in base if not unicodedata.combining(c)) or ch)
-        elif not ("\u0300" <= ch <= "\u036f"):
-            out.append(ch)
-    return "".join(out)
-
-
 def doc_tokens(text: str) -> list[str]:
-    """The tokens FTS5 indexes for ``segment(text)``: lower-cased words, every CJK
-    letter on its own, punctuation dropped, Latin diacritics removed."""
-    if text.isascii():
-        return text.translate(_ASCII_WORDS).split()
-    return [_fold(t) for t in _TOKEN_RE.findall(text.lower())]
+    """The tokens the FTS5 table holds for ``text`` (:func:`reverie.tokens.keyword_body`):
+    lower-cased words, stemmed, every CJK letter on its own, punctuation dropped, Latin
+    diacritics removed."""
+    return keyword_tokens(text)
 
 
 def query_phrases(query: str, drop: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
     """The phrases of :func:`reverie.tokens.fts_query` (OR-ed), each as its tokens: a
-    Latin word is one token, a run of CJK characters a phrase of single characters."""
+    Latin word is one (stemmed) token, a run of CJK characters a phrase of characters."""
     out: list[tuple[str, ...]] = []
     for term in query_terms(query, drop):
-        phrase = tuple(doc_tokens(" ".join(term) if is_cjk(term[0]) else term))
+        phrase = tuple(keyword_tokens(term))
         if phrase and phrase not in out:
             out.append(phrase)
     return out

@@ -19,7 +19,7 @@ import sqlean as sqlite3
 
 from ...errors import IndexUnusable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 Connection = sqlite3.Connection  # the type callers hold, without importing the driver
 DatabaseError = sqlite3.DatabaseError  # what the driver raises (corrupt, full, locked)
 
@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_novec ON chunks(has_vector) WHERE has_vector = 0;
--- R-STORE-3 keyword entry: CJK split into single characters (see reverie.tokens)
+-- R-STORE-3 keyword entry: stemmed words, CJK split into single characters
+-- (reverie.tokens.keyword_body, since schema 4)
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     body, tokenize = 'unicode61 remove_diacritics 2'
 );
@@ -124,7 +125,9 @@ def ensure_schema(conn: sqlite3.Connection) -> bool:
     (another schema version): the caller then rebuilds it from the files."""
     version = user_version(conn)
     reset = False
-    if version not in (0, SCHEMA_VERSION):
+    if version == 3:  # 3 -> 4: the keyword entry holds stems; the rest is unchanged
+        _restem(conn)
+    elif version not in (0, SCHEMA_VERSION):
         reset = True
         with transaction(conn):
             tables = [
@@ -143,6 +146,24 @@ def ensure_schema(conn: sqlite3.Connection) -> bool:
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return reset
+
+
+def _restem(conn: sqlite3.Connection) -> None:
+    """Schema 3 -> 4 in one transaction: the FTS rows rewritten from the chunks' own
+    text (stemmed), vectors and everything else kept; the index version moves on so a
+    warm keyword lane reloads."""
+    from ...tokens import keyword_body
+
+    with transaction(conn):
+        rows = conn.execute("SELECT id, text FROM chunks").fetchall()
+        conn.execute("DELETE FROM chunks_fts")
+        conn.executemany(
+            "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)",
+            ((int(cid), keyword_body(str(text))) for cid, text in rows),
+        )
+        bump = int(get_meta(conn, "index_version", "0") or 0) + 1
+        set_meta(conn, "index_version", str(bump))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
-from ...tokens import segment
+from ...tokens import keyword_body
 from ..chunking import Chunk
 from .db import get_meta, set_meta, transaction
 
@@ -78,7 +78,7 @@ def write_file(
         )
         cid = cur.lastrowid
         conn.execute(
-            "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (cid, segment(chunk.text))
+            "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (cid, keyword_body(chunk.text))
         )
         if vec is not None and has_vec_table:
             conn.execute(
