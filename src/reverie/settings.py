@@ -62,6 +62,8 @@ class Settings(Mapping[str, Any]):
     rerank_top: int
     search_budget_candidates: int
     search_budget_min_score: float
+    search_context_reach: int
+    search_context_share: float
     search_stop_words: bool
     search_embed_content_words: bool
     recall_evidence_min: float

@@ -7,7 +7,7 @@ Orchestrates the adapters in :mod:`reverie.index.query` and the pure ranking in
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, Literal
 
@@ -21,10 +21,17 @@ from ..storage.embedders.base import Embedder
 from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
 from ..storage.index.keyword import KeywordIndex
-from ..storage.index.query import PathLane, VectorLane, fetch_candidates, path_chunks
+from ..storage.index.query import (
+    PathLane,
+    VectorLane,
+    entry_order,
+    fetch_candidates,
+    path_chunks,
+)
 from ..storage.workspace import Workspace
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
 from .hits import Hit, SearchResponse
+from .neighbours import neighbour_scores
 from .ranking import RankConfig, Scored, rank
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
@@ -152,6 +159,8 @@ class Searcher:
         hits = [self._hit(r, query, s.snippet_context_lines) for r in ranked]
         for i, score in reranked.items():
             hits[i].explain["rerank"] = round(score, 4)
+        if budget_tokens and s.search_context_reach:
+            hits = self._with_neighbours(conn, ranked, hits, query, keep_order=bool(reranked))
         if budget_tokens:
             costs = [
                 (
@@ -166,6 +175,65 @@ class Searcher:
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
+
+    def _with_neighbours(
+        self,
+        conn: sqlite3.Connection,
+        ranked: list[Scored],
+        hits: list[Hit],
+        query: str,
+        *,
+        keep_order: bool = False,
+    ) -> list[Hit]:
+        """The hits with the entries beside each journal hit (:mod:`reverie.recall.
+        neighbours`): context a budget reads too. Path-tier hits stay first; the rest
+        are read by score, a neighbour's being its lift (a direct hit keeps the better
+        of its own score and its lift). ``keep_order`` (a reranker ordered the hits):
+        the hits stay in their order, each neighbour right after the hit it sits by."""
+        s = self.settings
+        journal = [r.candidate for r in ranked if r.candidate.kind in ("journal", "transcript")]
+        if not journal:
+            return hits
+        lifts = neighbour_scores(
+            [(r.candidate.chunk_id, r.candidate.path, r.final) for r in ranked],
+            entry_order(conn, (c.path for c in journal)),
+            reach=s.search_context_reach,
+            share=s.search_context_share,
+        )
+        parents = {r.candidate.chunk_id: r.candidate for r in ranked}
+        tiered: list[Hit] = []
+        content: list[Hit] = []
+        for r, h in zip(ranked, hits, strict=True):
+            lift = lifts.get(r.candidate.chunk_id)
+            if r.tier:
+                tiered.append(h)
+                continue
+            if lift is not None and lift.score > h.score:
+                h = self._lifted(h, lift.score, parents[lift.parent])
+            content.append(h)
+        fresh = [cid for cid in lifts if cid not in parents]
+        extra: dict[int, list[tuple[int, Hit]]] = {}
+        for c in fetch_candidates(conn, fresh, cosines={}, bm25={}, tiers={}):
+            lift = lifts[c.chunk_id]
+            hit = self._hit(Scored(c, final=0.0), query, s.snippet_context_lines)
+            lifted = self._lifted(hit, lift.score, parents[lift.parent])
+            extra.setdefault(lift.parent, []).append((lift.distance, lifted))
+        if keep_order:
+            after = {r.candidate.chunk_id: i for i, r in enumerate(ranked)}
+            by_hit: dict[int, list[Hit]] = {}
+            for parent, near in extra.items():
+                by_hit[after[parent]] = [h for _, h in sorted(near, key=lambda p: p[0])]
+            return [x for i, h in enumerate(hits) for x in (h, *by_hit.get(i, []))]
+        content += [h for near in extra.values() for _, h in near]
+        content.sort(key=lambda h: (-h.score, h.path, h.start_line))
+        return tiered + content
+
+    @staticmethod
+    def _lifted(h: Hit, score: float, parent: Any) -> Hit:
+        """``h`` scored as the neighbour of ``parent`` (its relevance stays its own)."""
+        explain = {**h.explain, "final": round(score, 4)}
+        explain["context_of"] = f"{parent.path}#L{parent.start_line}-L{parent.end_line}"
+        return replace(h, score=score, explain=explain)
 
     def _rerank(
         self, query: str, ranked: list[Scored], notes: list[str]

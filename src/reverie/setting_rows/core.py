@@ -121,6 +121,23 @@ CORE: tuple[Setting, ...] = (
         int,
         minimum=1,
     ),
+    # a budget reads the entries next to a hit too (the reply beside the matching line):
+    # LoCoMo dev agent's view 0.785 -> 0.85 (reach 1-3, share 0.5-0.8: 0.82-0.855)
+    S(
+        "search_context_reach",
+        2,
+        "Entries either side of a journal hit that a budget search reads too (0: off).",
+        int,
+        minimum=0,
+    ),
+    S(
+        "search_context_share",
+        0.6,
+        "Share of a hit's score its neighbouring entries get in a budget search.",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
     # stop words out of the keyword query: LoCoMo dev agent's view 0.752 -> 0.775 on the
     # first two conversations (question words matched every other chat line)
     S(

@@ -252,6 +252,21 @@ def fetch_candidates(
     return out
 
 
+def entry_order(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
+    """Per journal or transcript file, its chunks in line order: (chunk id, is a
+    heading). What the neighbours of a hit are (:mod:`reverie.recall.neighbours`)."""
+    out: dict[str, list[tuple[int, bool]]] = {}
+    for path in dict.fromkeys(paths):
+        rows = conn.execute(
+            "SELECT id, substr(ltrim(text), 1, 1) = '#' FROM chunks WHERE path = ? "
+            "AND kind IN ('journal', 'transcript') ORDER BY start_line, part",
+            (path,),
+        ).fetchall()
+        if rows:
+            out[path] = [(int(r[0]), bool(r[1])) for r in rows]
+    return out
+
+
 def trigger_rows(conn: sqlite3.Connection) -> list[TriggerRow]:
     """Every curated chunk that carries a trigger trailer (the only ones that can fire)."""
     rows = conn.execute(
@@ -329,6 +344,7 @@ __all__ = [
     "PathLane",
     "TriggerRows",
     "VectorLane",
+    "entry_order",
     "fetch_candidates",
     "index_counts",
     "index_version",
