@@ -52,7 +52,7 @@ from reverie.storage.index.bm25 import doc_tokens, query_phrases
 from reverie.storage.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
 from reverie.storage.index.query import TriggerRows
 from reverie.storage.index.sync import TOKENIZER
-from reverie.tokens import fts_query, segment
+from reverie.tokens import fts_query, keyword_body
 
 K = 24
 TRIGGERS = 1000
@@ -120,7 +120,7 @@ def _insert(conn: Any, rows: Sequence[dict[str, Any]], vectors: np.ndarray | Non
     )
     conn.executemany(
         "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)",
-        [(r["id"], segment(r["text"])) for r in rows],
+        [(r["id"], keyword_body(r["text"])) for r in rows],
     )
     if vectors is not None:
         conn.executemany(
