@@ -97,7 +97,18 @@ _ANGLE_WEIGHT = {
     **dict.fromkeys("«»≪≫《》", 2),
     **dict.fromkeys("⋘⋙", 3),
 }
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_INVISIBLE = dict.fromkeys(
+    map(
+        ord,
+        "\u200b\u200c\u200d\u2060\ufeff\u00ad"  # zero-width, soft hyphen
+        "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # bidi
+        "\u2061\u2062\u2063\u2064\u180e",  # invisible operators, Mongolian vowel separator
+    )
+)
+# Unicode tag characters (U+E0000-U+E007F) spell ASCII no reader sees but a model reads
+# ("ASCII smuggling"): a run of them is replaced by a visible notice
+_TAG_RUN = re.compile("[\U000e0000-\U000e007f]+")
+HIDDEN_NOTICE = "[hidden characters removed]"
 _ANGLE_RUN = re.compile("[" + re.escape("".join(_ANGLE_WEIGHT)) + "]+")
 _FRAME_WORDS = re.compile(r"(?:end[\s_.:-]*)?(?:untrusted|system)[\s_.:-]*content", re.IGNORECASE)
 
@@ -112,7 +123,10 @@ def defuse(text: str) -> str:
     script that looks like three or more (``<<<``, ``＜＜＜``, ``‹‹‹``, ``≪<``...) becomes
     ``_`` of the same length, and the frames' own phrases ("END UNTRUSTED CONTENT"...),
     matched across widths, case and invisible characters, are bracketed as quotes.
-    Readable, never a delimiter."""
+    Invisible characters (zero-width, bidi controls) are dropped and a run of Unicode
+    tag characters becomes a visible notice: nothing a person cannot see reaches a
+    model. Readable, never a delimiter."""
+    text = _TAG_RUN.sub(HIDDEN_NOTICE, text)
     text = _ANGLE_RUN.sub(_angles, text.translate(_INVISIBLE))
     folded = unicodedata.normalize("NFKC", text)
     found = list(_FRAME_WORDS.finditer(folded))
