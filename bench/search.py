@@ -52,11 +52,13 @@ from reverie.storage.index.bm25 import doc_tokens, query_phrases
 from reverie.storage.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
 from reverie.storage.index.query import TriggerRows
 from reverie.storage.index.sync import TOKENIZER
+from reverie.storage.workspace import FileEntry, Workspace
 from reverie.tokens import fts_query, keyword_body
 
 K = 24
 TRIGGERS = 1000
 CHUNKS_PER_FILE = 20
+LAYOUT = 2  # 2: the journal files are on disk and every workspace file is registered
 VOCAB = 20000
 SEED = 1234
 TRIGGER_WORDS_FROM = 3000  # trigger phrases use vocabulary ranks from here on
@@ -144,7 +146,8 @@ def build_corpus(base: Path, size: int, identity: Any) -> dict[str, Any]:
     done = base / "built.json"
     if done.is_file():
         info = json.loads(done.read_text())
-        if info.get("size") == size and info.get("embedder") == identity.label():
+        same = info.get("size") == size and info.get("embedder") == identity.label()
+        if same and info.get("layout") == LAYOUT:
             return dict(info)
     t0 = time.perf_counter()
     rng = np.random.default_rng(SEED)
@@ -193,6 +196,10 @@ def build_corpus(base: Path, size: int, identity: Any) -> dict[str, Any]:
     with transaction(conn):
         _insert(conn, rows, vec)
     sources: list[tuple[str, int, str | None, str]] = [("MEMORY.md", len(rows), None, "curated")]
+    # the journal files are written too, with each chunk's text at its lines: a one-shot
+    # `reverie search` first checks the workspace against the registry (and syncs when
+    # it is behind), so the files must be there, as the registry says they are
+    files: dict[str, list[str]] = {}
     day0 = date(2012, 1, 1)
     batch = 5000
     for start in range(0, size, batch):
@@ -224,15 +231,32 @@ def build_corpus(base: Path, size: int, identity: Any) -> dict[str, Any]:
                 }
             )
             next_id += 1
+            lines = files.setdefault(path, [])
+            lines += [""] * (line - 1 - len(lines)) + t.split("\n")
             if j % CHUNKS_PER_FILE == 0:
                 sources.append((path, CHUNKS_PER_FILE, day, "journal"))
         with transaction(conn):
             _insert(conn, rows, vec)
+    for rel, lines in files.items():
+        (ws / rel).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    registry: list[tuple[str, str, int, int, str, str | None, int]] = []
+    for p, n, on, kind in sources:
+        data = (ws / p).read_bytes()
+        st = (ws / p).stat()
+        digest = hashlib.sha256(data).hexdigest()
+        registry.append((p, digest, st.st_size, st.st_mtime_ns, kind, on, n))
+    listed = {r[0] for r in registry}
+    for entry in Workspace(ws, state).walk():  # the skeleton (AGENTS.md, USER.md...): no chunks
+        if isinstance(entry, FileEntry) and entry.relpath not in listed:
+            data = (ws / entry.relpath).read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            what = classify(entry.relpath).kind.value
+            registry.append((entry.relpath, digest, entry.size, entry.mtime_ns, what, None, 0))
     with transaction(conn):
         conn.executemany(
             "INSERT INTO sources(path, hash, size, mtime_ns, kind, day, generation, chunks, indexed_at) "
-            "VALUES (?, '', 0, 0, ?, ?, 1, ?, '2026-01-01T00:00:00')",
-            [(p, kind, day, n) for p, n, day, kind in sources],
+            "VALUES (?, ?, ?, ?, ?, ?, 1, ?, '2026-01-01T00:00:00')",
+            registry,
         )
         set_meta(conn, "generation", 1)
         set_meta(conn, "chunking_version", CHUNKING_VERSION)
@@ -251,6 +275,7 @@ def build_corpus(base: Path, size: int, identity: Any) -> dict[str, Any]:
         "phrases": phrases,
         "vocab": vocab,
         "build_seconds": round(time.perf_counter() - t0, 1),
+        "layout": LAYOUT,
     }
     done.write_text(json.dumps(info))
     return info
