@@ -70,7 +70,9 @@ def _table(docs: list[str]) -> object:
                 "VALUES (?, ?, ?, ?, 0, ?, ?, 'journal')",
                 (i, f"memory/{i % 3}.md", i, i, body, hashlib.sha256(body.encode()).hexdigest()),
             )
-            conn.execute("INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (i, keyword_body(body)))
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (i, keyword_body(body))
+            )
     return conn
 
 
@@ -104,7 +106,9 @@ def test_the_tokenizer_is_fts5s_own(body: str) -> None:
     """fts_tokens mirrors FTS5's unicode61 tokenizer on segmented raw text (what the
     stems are made from)."""
     conn = connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
+    )
     conn.execute("INSERT INTO t(rowid, body) VALUES (1, ?)", (segment(body),))
     conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, t, 'instance')")
     fts = [r[0] for r in conn.execute("SELECT term FROM temp.v ORDER BY offset")]
@@ -126,8 +130,28 @@ def test_word_forms_meet_in_both_lanes() -> None:
     assert list(keyword_lane(conn, "东京", 10)) == [4]  # type: ignore[arg-type]
 
 
+def test_a_chinese_question_finds_the_line_that_shares_its_words() -> None:
+    """A Chinese question has no spaces; the line it asks about shares words with it,
+    not the whole run. Both lanes find it first, and score it alike."""
+    conn = _table(
+        ["我家的猫叫团子。", "今天天气很好。", "女儿的钢琴课在周四下午。", "猫粮快吃完了"]
+    )
+    warm = KeywordIndex()
+    warm.load(conn)
+    for query, first in (("我家的猫叫什么名字？", 1), ("女儿的钢琴课在什么时候？", 3)):
+        fts = keyword_lane(conn, query, 10)  # type: ignore[arg-type]
+        assert next(iter(fts)) == first, query
+        mem = warm.top(conn, query, 10)  # type: ignore[arg-type]
+        assert list(mem) == list(fts)
+        for cid, rank in fts.items():
+            assert abs(mem[cid] - rank) <= 1e-9 * max(1.0, abs(rank))
+
+
 def test_chinese_terms_are_phrases_of_characters() -> None:
-    assert query_phrases("东京的记忆 memory") == [("东", "京", "的", "记", "忆"), ("memori",)]
+    assert query_phrases("东京的记 memory") == [("东", "京", "的", "记"), ("memori",)]
+    # a run longer than a word is a sentence: its character pairs, each a phrase
+    pairs = [("我", "家"), ("家", "的"), ("的", "猫"), ("猫", "叫"), ("叫", "团"), ("团", "子")]
+    assert query_phrases("我家的猫叫团子") == pairs
     conn = _table(["我在东京有记忆", "京东的记录", "东方的北京 memory"])
     warm = KeywordIndex()
     warm.load(conn)
@@ -248,7 +272,8 @@ def test_the_warm_lane_stays_equal_through_many_small_changes(
                     (next_id, next_id, next_id, body, hashlib.sha256(body.encode()).hexdigest()),
                 )
                 conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)", (next_id, keyword_body(body))
+                    "INSERT INTO chunks_fts(rowid, body) VALUES (?, ?)",
+                    (next_id, keyword_body(body)),
                 )  # type: ignore[attr-defined]
                 next_id += 1
             set_meta(conn, "index_version", version)  # type: ignore[arg-type]

@@ -132,9 +132,25 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def _phrase(term: str) -> str | None:
-    tokens = keyword_tokens(term)  # a CJK run: a phrase of its characters
-    return '"' + " ".join(tokens) + '"' if tokens else None
+CJK_WORD_MAX = 4  # Chinese words are 1-4 characters; a longer run is a phrase of words
+
+
+def keyword_phrases(text: str, drop: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
+    """The phrases the keyword lane ORs for a query, each as its keyword tokens, no
+    duplicates: a Latin word is one stemmed token; a CJK run of up to four characters
+    (a word: 猫, 咖啡, 人工智能) is a phrase of its characters; a longer run is several
+    words (Chinese writes a question without spaces: 我家的猫叫什么名字) and becomes its
+    overlapping character pairs, so a line that shares a word of it matches (the whole
+    run as one phrase would match only itself)."""
+    out: list[tuple[str, ...]] = []
+    for term in query_terms(text, drop):
+        tokens = keyword_tokens(term)
+        if len(tokens) > CJK_WORD_MAX and _CJK_RE.match(term):
+            found = [tuple(tokens[i : i + 2]) for i in range(len(tokens) - 1)]
+        else:
+            found = [tuple(tokens)] if tokens else []
+        out += [p for p in found if p not in out]
+    return out
 
 
 def query_terms(text: str, drop: frozenset[str] = frozenset()) -> list[str]:
@@ -151,7 +167,7 @@ def fts_query(text: str, *, mode: str = "OR", drop: frozenset[str] = frozenset()
     ``NEAR``, parentheses) is matched as text and never raises. Terms are stemmed as
     the indexed text is (:func:`keyword_body`).
     """
-    parts = [p for p in dict.fromkeys(_phrase(t) for t in query_terms(text, drop)) if p]
+    parts = ['"' + " ".join(p) + '"' for p in keyword_phrases(text, drop)]
     if not parts:
         return None
     return f" {mode} ".join(parts)
@@ -256,6 +272,7 @@ __all__ = [
     "is_cjk",
     "jaccard",
     "keyword_body",
+    "keyword_phrases",
     "keyword_tokens",
     "query_terms",
     "scripts",

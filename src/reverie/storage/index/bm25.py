@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...tokens import keyword_tokens, query_terms
+from ...tokens import keyword_phrases, keyword_tokens
 
 K1 = 1.2  # FTS5 bm25() defaults
 B = 0.75
@@ -49,14 +49,9 @@ def doc_tokens(text: str) -> list[str]:
 
 
 def query_phrases(query: str, drop: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
-    """The phrases of :func:`reverie.tokens.fts_query` (OR-ed), each as its tokens: a
-    Latin word is one (stemmed) token, a run of CJK characters a phrase of characters."""
-    out: list[tuple[str, ...]] = []
-    for term in query_terms(query, drop):
-        phrase = tuple(keyword_tokens(term))
-        if phrase and phrase not in out:
-            out.append(phrase)
-    return out
+    """The phrases of :func:`reverie.tokens.fts_query` (OR-ed), each as its tokens
+    (:func:`reverie.tokens.keyword_phrases`)."""
+    return keyword_phrases(query, drop)
 
 
 @dataclass(frozen=True)

@@ -252,7 +252,9 @@ def fetch_candidates(
     return out
 
 
-def entry_order(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
+def entry_order(
+    conn: sqlite3.Connection, paths: Iterable[str]
+) -> dict[str, list[tuple[int, bool]]]:
     """Per journal or transcript file, its chunks in line order: (chunk id, is a
     heading). What the neighbours of a hit are (:mod:`reverie.recall.neighbours`)."""
     out: dict[str, list[tuple[int, bool]]] = {}
