@@ -13,31 +13,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
-from .dreaming.report import DreamReport
+from .dreaming.report import DreamReport  # the facade's annotations name real classes
 from .errors import ProviderError, ReverieError
 from .intents import Intents, add_intents
-from .llm.base import LLM
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
 from .recall.escalation import EscalationLane, Target
-from .recall.search import GetResult, Lanes, SearchResponse, memory_get
 from .settings import Settings, load_settings
-from .storage.embedders.base import Embedder
 from .storage.index.query import TriggerRows, index_counts
-from .storage.locks import held
 from .user.turn import add_directives
 from .wiring import UNSET, Adapters, Projects, Unset
-from .write.after import after_write
-from .write.ingest import IngestResult, ingest
-from .write.journal import Appended
-from .write.journal import append as journal_append
-from .write.transcript import is_sealed
 
-if TYPE_CHECKING:  # built on first use: one-shot commands never import them
+if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
     from .dreaming.runner import Dreamer
+    from .llm.base import LLM
+    from .recall.search import GetResult, Lanes, SearchResponse
     from .session import Session
+    from .storage.embedders.base import Embedder
+    from .write.ingest import IngestResult
+    from .write.journal import Appended
+
+
+def _sealed(header: Mapping[str, Any], key: bytes) -> bool:
+    """:func:`reverie.write.transcript.is_sealed`, imported when lane 2 first reads a
+    transcript (the write flow is not on the per-prompt path)."""
+    from .write.transcript import is_sealed
+
+    return is_sealed(header, key)
 
 
 class Reverie(Adapters):
@@ -58,7 +62,7 @@ class Reverie(Adapters):
         super().__init__(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
         self._triggers = TriggerIndex()
-        self.escalation = EscalationLane(self, sealed=is_sealed)  # lane 2, wired with ports
+        self.escalation = EscalationLane(self, sealed=_sealed)  # lane 2, wired with ports
         self.intents = Intents(self.workspace, settings, lambda: self.clock)  # R-INTENT-1..3
 
     def close(self) -> None:
@@ -132,6 +136,8 @@ class Reverie(Adapters):
 
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """memory_get: lines of a workspace file (never outside the workspace)."""
+        from .recall.search import memory_get
+
         self.workspace.require()
         return memory_get(
             self.workspace,
@@ -182,6 +188,8 @@ class Reverie(Adapters):
         ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
         text is refused. A line that landed is never reported as failed: a sync that
         fails afterwards leaves the index dirty and adds a warning (``project``: R-SCOPE-1)."""
+        from .write.journal import append as journal_append
+
         self.workspace.require()
         origin, now = author.origin(source, lower_to=lower_to), self.clock.now()
         kw: dict[str, Any] = {"session": author.session_kind, "info": info, "project": project}
@@ -192,6 +200,8 @@ class Reverie(Adapters):
         return replace(appended, warnings=appended.warnings + tuple(warnings))
 
     def _after_write(self, *, sync: bool, path: str = "") -> list[str]:
+        from .write.after import after_write
+
         return after_write(self.mark_dirty, self.index, sync=sync, path=path)
 
     @property
@@ -228,6 +238,8 @@ class Reverie(Adapters):
         self, transcript: Path, *, session_kind: SessionKind | None = None, trust: bool = False
     ) -> IngestResult:
         """A finished transcript becomes evidence (R-WRITE-3); ``trust``: the owner vouches."""
+        from .write.ingest import ingest
+
         self.workspace.require()
         now, kind = self.clock.now(), session_kind
         result = ingest(self.workspace, transcript, now=now, session_kind=kind, trust=trust)
@@ -271,6 +283,8 @@ class Reverie(Adapters):
     def dream(self, *, dry_run: bool = False) -> DreamReport:
         """Run light, REM and deep sleep now (``dry_run``: preview, write nothing)."""
         self.workspace.require()
+        from .storage.locks import held
+
         if dry_run:
             return self.dreamer.run(dry_run=True)
         with held(self.workspace.dream_lock, wait=600, busy="another dream is still running"):

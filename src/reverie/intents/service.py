@@ -23,7 +23,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..clock import Clock, local_zone
@@ -31,10 +31,11 @@ from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from ..storage.workspace import Workspace
 from .armed import Armed
-from .grounding import grounded
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .store import Store
-from .view import ViewWriter
+
+if TYPE_CHECKING:  # built on the first change: firing on a prompt never writes the view
+    from .view import ViewWriter
 
 Proposer = Literal["owner", "agent"]
 
@@ -61,7 +62,7 @@ class Intents:
         self._armed: Armed | None = None
         self._version = -1
         self._swept = -float("inf")
-        self.view = ViewWriter(workspace)
+        self._view: ViewWriter | None = None
 
     # -- plumbing ------------------------------------------------------------------
     @property
@@ -71,6 +72,15 @@ class Intents:
     @clock.setter
     def clock(self, clock: Clock) -> None:
         self._clock = lambda: clock
+
+    @property
+    def view(self) -> ViewWriter:
+        """``INTENTS.md``, the generated view of the table."""
+        if self._view is None:
+            from .view import ViewWriter
+
+            self._view = ViewWriter(self.workspace)
+        return self._view
 
     @property
     def db_path(self) -> Path:
@@ -186,6 +196,8 @@ class Intents:
         now = self.now()
         days = int(self.settings.intent_wish_review_days)
         spec = _compile().compile_text(text, now, wish_days=days, **how)
+        from .grounding import grounded
+
         if said is not None and grounded(said, spec):
             return self.add(text, proposer="owner", proposed_by=where, spec=spec)
         return self.add(text, proposer="agent", proposed_by=where.split("#")[0], spec=spec)
