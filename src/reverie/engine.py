@@ -61,13 +61,15 @@ class Reverie(Adapters):
     ) -> None:
         super().__init__(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
-        self._triggers = TriggerIndex()
+        # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
+        self._triggers = TriggerIndex(self.workspace.agent_dir / "triggers.sqlite")
         self.escalation = EscalationLane(self, sealed=_sealed)  # lane 2, wired with ports
         self.intents = Intents(self.workspace, settings, lambda: self.clock)  # R-INTENT-1..3
 
     def close(self) -> None:
         super().close()
         self.intents.close()
+        self._triggers.close()
 
     @classmethod
     def open(

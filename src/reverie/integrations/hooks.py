@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -184,6 +183,8 @@ def log_line(state_dir: Path, event: str, message: str) -> None:
 
 def log_failure(state_dir: Path, event: str, exc: BaseException) -> None:
     """Log one failure with where it was raised."""
+    import traceback  # only when something failed
+
     where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
     log_line(state_dir, event, f"{type(exc).__name__}: {exc}{at}")

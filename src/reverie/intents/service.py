@@ -17,7 +17,6 @@ scope, expiry, cooldown and budget, and records each firing, at most
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
@@ -74,8 +73,7 @@ class Intents:
         self._clock = lambda: clock
 
     @property
-    def view(self) -> ViewWriter:
-        """``INTENTS.md``, the generated view of the table."""
+    def view(self) -> ViewWriter:  # INTENTS.md
         if self._view is None:
             from .view import ViewWriter
 
@@ -133,6 +131,8 @@ class Intents:
         spec: Spec | None = None,
     ) -> Intent:
         """Compile and store one intent: armed for the owner, pending for anyone else."""
+        import uuid  # (it imports platform: not on the firing path)
+
         now = self.now()
         s = self.settings
         spec = spec or _compile().compile_text(
