@@ -198,9 +198,10 @@ class TriggerSnapshot:
             )
             os.close(fd)
             fts.save(tmp)
-            conn = sqlite3.connect(tmp)
-            try:
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:  # one transaction, unsynced: the file is synced once, whole, below
                 conn.executescript(
+                    "PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF; BEGIN;"
                     "CREATE TABLE words(term TEXT, cid INTEGER);"
                     "CREATE TABLE cjk(term TEXT, cid INTEGER);"
                     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
@@ -213,9 +214,14 @@ class TriggerSnapshot:
                 conn.execute("CREATE INDEX words_term ON words(term)")
                 conn.execute("CREATE INDEX cjk_term ON cjk(term)")
                 conn.execute("INSERT INTO meta VALUES ('key', ?)", (key_of(raw),))
-                conn.commit()
+                conn.execute("COMMIT")
             finally:
                 conn.close()
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # whole on disk before it takes the name
+            finally:
+                os.close(fd)
             os.replace(tmp, self.path)
             tmp = ""
         except Exception:

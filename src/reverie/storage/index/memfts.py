@@ -42,6 +42,7 @@ class MemoryFts:
         same rows, so the same ranks; a one-shot process reads it with :meth:`attach`)."""
         with self._lock:
             self._conn.commit()  # VACUUM runs outside a transaction
+            self._conn.execute("PRAGMA synchronous = OFF")  # the caller syncs the copy once
             self._conn.execute("VACUUM INTO ?", (path,))
 
     @classmethod
