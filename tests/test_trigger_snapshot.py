@@ -153,7 +153,7 @@ def test_a_broken_or_foreign_snapshot_is_rebuilt(
     snapshot.write_bytes(good)
     conn = stdlib_sqlite3.connect(snapshot)
     conn.execute("UPDATE words SET cid = -1")
-    conn.execute("UPDATE meta SET value = 'other code' WHERE key = 'key'")
+    conn.execute("UPDATE meta SET value = 'other code' WHERE key = 'recipe'")
     conn.commit()
     conn.close()
     assert _hits(one_shot(indexed, "Rollback STAGING please, zq5 and zq7")) == expected

@@ -23,7 +23,6 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..clock import Clock, local_zone
 from ..errors import ConfigError, ReverieError
@@ -102,6 +101,8 @@ class Intents:
 
     @property
     def zone(self) -> tzinfo:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
         name = str(self.settings.intent_timezone).strip()
         if not name:
             return local_zone()

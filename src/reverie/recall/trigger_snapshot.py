@@ -10,7 +10,7 @@ table (``VACUUM INTO``: the same rows, hence the same BM25 ranks) and the word i
 two tables. The next one-shot process answers from that file, paying per prompt only
 for the trigger rows it reads anyway and a few look-ups.
 
-The snapshot is keyed on a digest of the trigger rows themselves (not on the index's
+The snapshot is keyed on the trigger rows themselves (not on the index's
 version counter, which starts again when the index is rebuilt, and which moves on for
 every journal line while the triggers stay as they were) and on the code that derives
 it: the source files of :data:`RECIPE`, the Python and SQLite versions. A snapshot
@@ -23,7 +23,6 @@ in-memory build (P5).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import json
 import marshal
@@ -67,10 +66,10 @@ def recipe() -> str:
     return _RECIPE[0]
 
 
-def key_of(raw: list[Raw]) -> str:
-    """The snapshot's key for these trigger rows (in their order) and this code."""
-    digest = hashlib.blake2b(marshal.dumps(raw, 2), digest_size=20).hexdigest()
-    return f"{digest} {recipe()}"
+def key_of(raw: list[Raw]) -> tuple[str, bytes]:
+    """The snapshot's key: this code, and these trigger rows in their order (whole,
+    not a digest: compared byte for byte, no collision can pass)."""
+    return recipe(), marshal.dumps(raw, 2)  # version 2: no back-references, one encoding
 
 
 class Entries(Mapping[int, TriggerEntry]):
@@ -159,8 +158,8 @@ class TriggerSnapshot:
             return None
         conn = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
         try:
-            found = conn.execute("SELECT value FROM meta WHERE key = 'key'").fetchone()
-            if found is not None and found[0] == key_of(raw):
+            found = dict(conn.execute("SELECT key, value FROM meta"))
+            if (found.get("recipe"), found.get("rows")) == key_of(raw):
                 return conn
         except Exception:
             pass
@@ -204,7 +203,7 @@ class TriggerSnapshot:
                     "PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF; BEGIN;"
                     "CREATE TABLE words(term TEXT, cid INTEGER);"
                     "CREATE TABLE cjk(term TEXT, cid INTEGER);"
-                    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+                    "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
                 )
                 for table, terms in (("words", words), ("cjk", cjk)):
                     conn.executemany(
@@ -213,7 +212,9 @@ class TriggerSnapshot:
                     )
                 conn.execute("CREATE INDEX words_term ON words(term)")
                 conn.execute("CREATE INDEX cjk_term ON cjk(term)")
-                conn.execute("INSERT INTO meta VALUES ('key', ?)", (key_of(raw),))
+                recipe_text, rows_blob = key_of(raw)
+                conn.execute("INSERT INTO meta VALUES ('recipe', ?)", (recipe_text,))
+                conn.execute("INSERT INTO meta VALUES ('rows', ?)", (rows_blob,))
                 conn.execute("COMMIT")
             finally:
                 conn.close()

@@ -20,7 +20,6 @@ Lines of USER.md that are no list item (headings, prose) are left as they are.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import date
@@ -158,7 +157,11 @@ def auto_key(text: str) -> str:
     words = [t for t in terms(text) if t not in _KEY_STOP and not t.isdigit()][:3]
     slug = "-".join(words)[:40].strip("-.")
     key = normalise_key(f"auto.{slug}") if slug else None
-    return key or "auto." + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    if key:
+        return key
+    import hashlib  # (OpenSSL: only for a directive with no words to name it)
+
+    return "auto." + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
 def is_imperative(text: str) -> bool:
