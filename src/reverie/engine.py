@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .clock import Clock
 from .dreaming.report import DreamReport  # the facade's annotations name real classes
 from .errors import ProviderError, ReverieError
-from .intents import Intents, add_intents
+from .intents import DB_NAME as INTENTS_DB
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
@@ -28,6 +28,7 @@ from .wiring import UNSET, Adapters, Projects, Unset
 if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
     from .dreaming.runner import Dreamer
+    from .intents import Intents
     from .llm.base import LLM
     from .recall.search import GetResult, Lanes, SearchResponse
     from .session import Session
@@ -64,11 +65,13 @@ class Reverie(Adapters):
         # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
         self._triggers = TriggerIndex(self.workspace.agent_dir / "triggers.sqlite")
         self.escalation = EscalationLane(self, sealed=_sealed)  # lane 2, wired with ports
-        self.intents = Intents(self.workspace, settings, lambda: self.clock)  # R-INTENT-1..3
+        self._intents: Intents | None = None  # R-INTENT-1..3, built on first use
+        self._intents_settings = settings
 
     def close(self) -> None:
         super().close()
-        self.intents.close()
+        if self._intents is not None:
+            self._intents.close()
         self._triggers.close()
 
     @classmethod
@@ -88,6 +91,15 @@ class Reverie(Adapters):
         flags = {**flags, **{k: str(v) for k, v in where.items() if v is not None}}
         settings = load_settings(flags, environ=environ)
         return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
+
+    @property
+    def intents(self) -> Intents:
+        """The standing intents (R-INTENT-1..3)."""
+        if self._intents is None:
+            from .intents.service import Intents
+
+            self._intents = Intents(self.workspace, self._intents_settings, lambda: self.clock)
+        return self._intents
 
     # -- recall, lane 1 ---------------------------------------------------------------
     def warm(self) -> None:
@@ -168,7 +180,10 @@ class Reverie(Adapters):
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
-        add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
+        if self._intents is not None or (self.workspace.agent_dir / INTENTS_DB).exists():
+            from .intents.turn import add_intents  # (no table: no intent was ever added)
+
+            add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
         self.escalation.fill(ctx, target)  # lane 2: own deadline, never raises (P5), no lock held
         add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
         return ctx
