@@ -19,7 +19,6 @@ from .intents import DB_NAME as INTENTS_DB
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
-from .recall.escalation import EscalationLane, Target
 from .settings import Settings, load_settings
 from .storage.index.query import TriggerRows, index_counts
 from .user.turn import add_directives
@@ -30,6 +29,7 @@ if TYPE_CHECKING:  # built or imported on first use: one-shot commands never imp
     from .dreaming.runner import Dreamer
     from .intents import Intents
     from .llm.base import LLM
+    from .recall.escalation import EscalationLane, Target
     from .recall.search import GetResult, Lanes, SearchResponse
     from .session import Session
     from .storage.embedders.base import Embedder
@@ -64,7 +64,7 @@ class Reverie(Adapters):
         self._bootstrapper = Bootstrapper(self.workspace.root)
         # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
         self._triggers = TriggerIndex(self.workspace.agent_dir / "triggers.sqlite")
-        self.escalation = EscalationLane(self, sealed=_sealed)  # lane 2, wired with ports
+        self._lane: EscalationLane | None = None
         self._intents: Intents | None = None  # R-INTENT-1..3, built on first use
         self._intents_settings = settings
 
@@ -91,6 +91,15 @@ class Reverie(Adapters):
         flags = {**flags, **{k: str(v) for k, v in where.items() if v is not None}}
         settings = load_settings(flags, environ=environ)
         return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
+
+    @property
+    def escalation(self) -> EscalationLane:
+        """Lane 2, wired with ports (R-LANE2-1..3)."""
+        if self._lane is None:
+            from .recall.escalation import EscalationLane
+
+            self._lane = EscalationLane(self, sealed=_sealed)
+        return self._lane
 
     @property
     def intents(self) -> Intents:
@@ -167,11 +176,18 @@ class Reverie(Adapters):
         return self._bootstrapper.load_with(self.settings)
 
     def context(
-        self, message: str, *, active_projects: Projects = (), target: Target | None = None
+        self,
+        message: str,
+        *,
+        active_projects: Projects = (),
+        target: Target | None = None,
+        explain_lane: bool = True,
     ) -> TurnContext:
         """What to inject for one message: bootstrap, triggers, fired intents, lane 2's
         summary for ``target`` (None: the caller, a direct talk) and the USER.md directives
-        that bear on it. Never raises for a memory failure (P5)."""
+        that bear on it. Never raises for a memory failure (P5). ``explain_lane=False``:
+        with lane 2 off, its gates are not decided (``ctx.escalation`` stays None), for
+        a caller that only injects (the per-prompt hook)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
         try:
@@ -184,7 +200,10 @@ class Reverie(Adapters):
             from .intents.turn import add_intents  # (no table: no intent was ever added)
 
             add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
-        self.escalation.fill(ctx, target)  # lane 2: own deadline, never raises (P5), no lock held
+        if explain_lane or self.settings.escalation:
+            self.escalation.fill(
+                ctx, target
+            )  # lane 2: own deadline, never raises (P5), no lock held
         add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
         return ctx
 

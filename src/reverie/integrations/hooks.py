@@ -126,7 +126,8 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
 
         cwd = payload.get("cwd")
         here = project_key(cwd) if isinstance(cwd, str) and cwd else None
-        ctx = engine.context(prompt, active_projects=(here,) if here else ())
+        projects = (here,) if here else ()  # lane 2 off: nothing of it is injected
+        ctx = engine.context(prompt, active_projects=projects, explain_lane=False)
         blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
         run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
         lane = ctx.escalation or {}
