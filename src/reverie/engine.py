@@ -45,6 +45,14 @@ def _sealed(header: Mapping[str, Any], key: bytes) -> bool:
     return is_sealed(header, key)
 
 
+def _may_exist(path: Path) -> bool:
+    """False only when ``path`` is surely absent (a failing look-up is left to the step)."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
+
+
 class Reverie(Adapters):
     """Memory for one agent: a workspace of Markdown files plus its derived index.
 
@@ -196,14 +204,13 @@ class Reverie(Adapters):
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
-        if self._intents is not None or (self.workspace.agent_dir / INTENTS_DB).exists():
+        if self._intents is not None or _may_exist(self.workspace.agent_dir / INTENTS_DB):
             from .intents.turn import add_intents  # (no table: no intent was ever added)
 
             add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
         if explain_lane or self.settings.escalation:
-            self.escalation.fill(
-                ctx, target
-            )  # lane 2: own deadline, never raises (P5), no lock held
+            # lane 2: own deadline, never raises (P5), no lock held
+            self.escalation.fill(ctx, target)
         add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
         return ctx
 

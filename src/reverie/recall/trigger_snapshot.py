@@ -42,13 +42,17 @@ from .triggers import TriggerEntry
 
 FORMAT = "reverie-trigger-snapshot 1"
 # the modules whose code decides what the snapshot holds (the phrases' words, the FTS
-# body text and table): a change to any of their files makes every snapshot stale
+# body text and table) or which rows it was built from (the query, their parsing): a
+# change to any of their files makes every snapshot stale. Add a module here when the
+# trigger index starts to depend on it (a stemmer, say).
 RECIPE = (
     "reverie.tokens",
     "reverie.recall.context",
     "reverie.recall.triggers",
     "reverie.recall.trigger_snapshot",
     "reverie.storage.index.memfts",
+    "reverie.storage.index.query",
+    "reverie.storage.index.rows",
 )
 _RECIPE: list[str] = []
 
