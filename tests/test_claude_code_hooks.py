@@ -111,6 +111,16 @@ def test_user_prompt_submit_gives_the_trigger_block_only(ws: Paths, env: dict[st
     assert "<workspace-file" not in text  # the bootstrap came at session start
 
 
+def test_user_prompt_submit_fires_an_armed_intent(
+    ws: Paths, env: dict[str, str], run_cli: RunCli
+) -> None:
+    assert not (ws.state / "main" / "intents.sqlite").exists()  # none yet: nothing loads
+    run_cli("intent", "add", "ask about the rollback plan", "--on", "rollback")
+    asked = payload("user_prompt_submit.json", prompt="Is the rollback done?")
+    text = context_of(hook(ws, env, "user-prompt-submit", json.dumps(asked)), "UserPromptSubmit")
+    assert '<standing-intents hidden="true">' in text and "ask about the rollback plan" in text
+
+
 def test_user_prompt_submit_without_a_match_prints_nothing(ws: Paths, env: dict[str, str]) -> None:
     quiet = payload("user_prompt_submit.json", prompt="What is the capital of Peru?")
     proc = hook(ws, env, "user-prompt-submit", json.dumps(quiet))

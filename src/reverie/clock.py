@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 
@@ -68,6 +67,8 @@ def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:
     ``/etc/localtime`` link, then ``/etc/timezone``. If none names a known zone (some
     containers, Windows without tzdata) fall back to the current fixed offset.
     """
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # (only when a zone is asked for)
+
     env = os.environ if environ is None else environ
     tz = env.get("TZ", "").strip().lstrip(":")
     names = [tz] if tz else _system_zone_names()  # a TZ the C library obeys wins

@@ -13,31 +13,44 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
-from .dreaming.report import DreamReport
+from .dreaming.report import DreamReport  # the facade's annotations name real classes
 from .errors import ProviderError, ReverieError
-from .intents import Intents, add_intents
-from .llm.base import LLM
+from .intents import DB_NAME as INTENTS_DB
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
-from .recall.escalation import EscalationLane, Target
-from .recall.search import GetResult, Lanes, SearchResponse, memory_get
 from .settings import Settings, load_settings
-from .storage.embedders.base import Embedder
 from .storage.index.query import TriggerRows, index_counts
-from .storage.locks import held
 from .user.turn import add_directives
 from .wiring import UNSET, Adapters, Projects, Unset
-from .write.after import after_write
-from .write.ingest import IngestResult, ingest
-from .write.journal import Appended
-from .write.journal import append as journal_append
-from .write.transcript import is_sealed
 
-if TYPE_CHECKING:  # built on first use: one-shot commands never import them
+if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
     from .dreaming.runner import Dreamer
+    from .intents import Intents
+    from .llm.base import LLM
+    from .recall.escalation import EscalationLane, Target
+    from .recall.search import GetResult, Lanes, SearchResponse
     from .session import Session
+    from .storage.embedders.base import Embedder
+    from .write.ingest import IngestResult
+    from .write.journal import Appended
+
+
+def _sealed(header: Mapping[str, Any], key: bytes) -> bool:
+    """:func:`reverie.write.transcript.is_sealed`, imported when lane 2 first reads a
+    transcript (the write flow is not on the per-prompt path)."""
+    from .write.transcript import is_sealed
+
+    return is_sealed(header, key)
+
+
+def _may_exist(path: Path) -> bool:
+    """False only when ``path`` is surely absent (a failing look-up is left to the step)."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
 
 
 class Reverie(Adapters):
@@ -57,13 +70,17 @@ class Reverie(Adapters):
     ) -> None:
         super().__init__(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
-        self._triggers = TriggerIndex()
-        self.escalation = EscalationLane(self, sealed=is_sealed)  # lane 2, wired with ports
-        self.intents = Intents(self.workspace, settings, lambda: self.clock)  # R-INTENT-1..3
+        # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
+        self._triggers = TriggerIndex(self.workspace.agent_dir / "triggers.sqlite")
+        self._lane: EscalationLane | None = None
+        self._intents: Intents | None = None  # R-INTENT-1..3, built on first use
+        self._intents_settings = settings
 
     def close(self) -> None:
         super().close()
-        self.intents.close()
+        if self._intents is not None:
+            self._intents.close()
+        self._triggers.close()
 
     @classmethod
     def open(
@@ -82,6 +99,24 @@ class Reverie(Adapters):
         flags = {**flags, **{k: str(v) for k, v in where.items() if v is not None}}
         settings = load_settings(flags, environ=environ)
         return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
+
+    @property
+    def escalation(self) -> EscalationLane:
+        """Lane 2, wired with ports (R-LANE2-1..3)."""
+        if self._lane is None:
+            from .recall.escalation import EscalationLane
+
+            self._lane = EscalationLane(self, sealed=_sealed)
+        return self._lane
+
+    @property
+    def intents(self) -> Intents:
+        """The standing intents (R-INTENT-1..3)."""
+        if self._intents is None:
+            from .intents.service import Intents
+
+            self._intents = Intents(self.workspace, self._intents_settings, lambda: self.clock)
+        return self._intents
 
     # -- recall, lane 1 ---------------------------------------------------------------
     def warm(self) -> None:
@@ -132,6 +167,8 @@ class Reverie(Adapters):
 
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """memory_get: lines of a workspace file (never outside the workspace)."""
+        from .recall.search import memory_get
+
         self.workspace.require()
         return memory_get(
             self.workspace,
@@ -147,11 +184,18 @@ class Reverie(Adapters):
         return self._bootstrapper.load_with(self.settings)
 
     def context(
-        self, message: str, *, active_projects: Projects = (), target: Target | None = None
+        self,
+        message: str,
+        *,
+        active_projects: Projects = (),
+        target: Target | None = None,
+        explain_lane: bool = True,
     ) -> TurnContext:
         """What to inject for one message: bootstrap, triggers, fired intents, lane 2's
         summary for ``target`` (None: the caller, a direct talk) and the USER.md directives
-        that bear on it. Never raises for a memory failure (P5)."""
+        that bear on it. Never raises for a memory failure (P5). ``explain_lane=False``:
+        with lane 2 off, its gates are not decided (``ctx.escalation`` stays None), for
+        a caller that only injects (the per-prompt hook)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
         try:
@@ -160,8 +204,13 @@ class Reverie(Adapters):
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
-        add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
-        self.escalation.fill(ctx, target)  # lane 2: own deadline, never raises (P5), no lock held
+        if self._intents is not None or _may_exist(self.workspace.agent_dir / INTENTS_DB):
+            from .intents.turn import add_intents  # (no table: no intent was ever added)
+
+            add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
+        if explain_lane or self.settings.escalation:
+            # lane 2: own deadline, never raises (P5), no lock held
+            self.escalation.fill(ctx, target)
         add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
         return ctx
 
@@ -182,6 +231,8 @@ class Reverie(Adapters):
         ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
         text is refused. A line that landed is never reported as failed: a sync that
         fails afterwards leaves the index dirty and adds a warning (``project``: R-SCOPE-1)."""
+        from .write.journal import append as journal_append
+
         self.workspace.require()
         origin, now = author.origin(source, lower_to=lower_to), self.clock.now()
         kw: dict[str, Any] = {"session": author.session_kind, "info": info, "project": project}
@@ -192,6 +243,8 @@ class Reverie(Adapters):
         return replace(appended, warnings=appended.warnings + tuple(warnings))
 
     def _after_write(self, *, sync: bool, path: str = "") -> list[str]:
+        from .write.after import after_write
+
         return after_write(self.mark_dirty, self.index, sync=sync, path=path)
 
     @property
@@ -228,6 +281,8 @@ class Reverie(Adapters):
         self, transcript: Path, *, session_kind: SessionKind | None = None, trust: bool = False
     ) -> IngestResult:
         """A finished transcript becomes evidence (R-WRITE-3); ``trust``: the owner vouches."""
+        from .write.ingest import ingest
+
         self.workspace.require()
         now, kind = self.clock.now(), session_kind
         result = ingest(self.workspace, transcript, now=now, session_kind=kind, trust=trust)
@@ -271,6 +326,8 @@ class Reverie(Adapters):
     def dream(self, *, dry_run: bool = False) -> DreamReport:
         """Run light, REM and deep sleep now (``dry_run``: preview, write nothing)."""
         self.workspace.require()
+        from .storage.locks import held
+
         if dry_run:
             return self.dreamer.run(dry_run=True)
         with held(self.workspace.dream_lock, wait=600, busy="another dream is still running"):

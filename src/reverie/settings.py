@@ -8,7 +8,6 @@ the setting names as keys, e.g. ``search_max_results = 8``.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -180,6 +179,8 @@ def load_settings(
     sources = {s.name: "default" for s in SETTINGS}
     path = config_file or config_path(env)
     if path.is_file():
+        import tomllib  # only when there is a file to read (a hook runs on every prompt)
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -11,22 +11,22 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from .clock import Clock
 from .errors import WorkspaceError
-from .llm.base import LLM
+from .llm.base import LLM  # the facade's annotations name real classes
 from .llm.factory import Purpose, make_llm
-from .recall.log import RecallLog
-from .recall.search import Searcher
 from .settings import Settings
-from .storage.embedders.base import Embedder
-from .storage.embedders.factory import make_embedder
 from .storage.index.db import Connection, connect, ensure_schema
 from .storage.index.query import is_dirty
-from .storage.index.sync import Progress, Syncer, SyncStats, mark_dirty
-from .storage.locks import held
 from .storage.workspace import Workspace
+
+if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
+    from .recall.log import RecallLog
+    from .recall.search import Searcher
+    from .storage.embedders.base import Embedder
+    from .storage.index.sync import Progress, SyncStats
 
 
 class Unset:
@@ -65,6 +65,8 @@ class Adapters:
     @property
     def embedder(self) -> Embedder | None:
         if isinstance(self._embedder, Unset):
+            from .storage.embedders.factory import make_embedder
+
             self._embedder = make_embedder(self.settings, models_dir=self.workspace.models_dir)
         return self._embedder
 
@@ -80,6 +82,8 @@ class Adapters:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
+            from .recall.search import Searcher
+
             self._searcher = Searcher(self.settings, self.embedder)
         return self._searcher
 
@@ -87,6 +91,8 @@ class Adapters:
     def recall_log(self) -> RecallLog:
         with self._lock:
             if self._recall_log is None:
+                from .recall.log import RecallLog
+
                 self._recall_log = RecallLog(self.workspace.recall_log_path)
             return self._recall_log
 
@@ -134,6 +140,9 @@ class Adapters:
         """Bring the index up to date with the files (``force``: rebuild them all).
         ``wait``: seconds to wait for another process's sync (default: as long as it
         takes); past it, :class:`ReverieError` says a sync is already running."""
+        from .storage.index.sync import Syncer
+        from .storage.locks import held
+
         self.workspace.require()
         busy = "another sync of this index is running; try again later"
         with held(self.workspace.sync_lock, wait=wait, busy=busy), self._lock:
@@ -144,6 +153,8 @@ class Adapters:
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
+        from .storage.index.sync import mark_dirty
+
         mark_dirty(self.conn)
 
     def _reindex(self) -> None:

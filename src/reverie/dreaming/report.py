@@ -3,7 +3,6 @@ and the per-night phase report. Pure: text in, text out."""
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -50,6 +49,8 @@ class DreamReport:
 
 def change_summary(report: DreamReport, old: str, new: str) -> str:
     """The DREAMS.md entry of one rewrite: counts, why, a short diff, rejections."""
+    import difflib  # (this module is imported by the facade, on every one-shot command)
+
     c = report.counts
     lines = [
         f"## {report.at} · {report.mode}",

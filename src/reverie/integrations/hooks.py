@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -127,7 +126,8 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
 
         cwd = payload.get("cwd")
         here = project_key(cwd) if isinstance(cwd, str) and cwd else None
-        ctx = engine.context(prompt, active_projects=(here,) if here else ())
+        projects = (here,) if here else ()  # lane 2 off: nothing of it is injected
+        ctx = engine.context(prompt, active_projects=projects, explain_lane=False)
         blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
         run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
         lane = ctx.escalation or {}
@@ -184,6 +184,8 @@ def log_line(state_dir: Path, event: str, message: str) -> None:
 
 def log_failure(state_dir: Path, event: str, exc: BaseException) -> None:
     """Log one failure with where it was raised."""
+    import traceback  # only when something failed
+
     where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
     log_line(state_dir, event, f"{type(exc).__name__}: {exc}{at}")

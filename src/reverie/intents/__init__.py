@@ -1,7 +1,27 @@
-"""Standing intents (R-INTENT-1..3): "remember to do" compiled out of the model."""
+"""Standing intents (R-INTENT-1..3): "remember to do" compiled out of the model.
 
-from .model import Fired, Intent
-from .service import Intents
-from .turn import add_intents
+The service loads on first use: a one-shot hook where no intent was ever added (no
+``DB_NAME`` table in the agent's state dir) has nothing to fire and never imports it.
+"""
 
-__all__ = ["Fired", "Intent", "Intents", "add_intents"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .model import Fired, Intent
+    from .service import Intents
+    from .turn import add_intents
+
+DB_NAME = "intents.sqlite"  # in <state dir>/<agent>/
+_HOME = {"Fired": ".model", "Intent": ".model", "Intents": ".service", "add_intents": ".turn"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["DB_NAME", "Fired", "Intent", "Intents", "add_intents"]

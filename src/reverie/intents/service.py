@@ -17,24 +17,24 @@ scope, expiry, cooldown and budget, and records each firing, at most
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..clock import Clock, local_zone
 from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from ..storage.workspace import Workspace
+from . import DB_NAME
 from .armed import Armed
-from .grounding import grounded
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .store import Store
-from .view import ViewWriter
+
+if TYPE_CHECKING:  # built on the first change: firing on a prompt never writes the view
+    from .view import ViewWriter
 
 Proposer = Literal["owner", "agent"]
 
@@ -61,7 +61,7 @@ class Intents:
         self._armed: Armed | None = None
         self._version = -1
         self._swept = -float("inf")
-        self.view = ViewWriter(workspace)
+        self._view: ViewWriter | None = None
 
     # -- plumbing ------------------------------------------------------------------
     @property
@@ -73,8 +73,16 @@ class Intents:
         self._clock = lambda: clock
 
     @property
+    def view(self) -> ViewWriter:  # INTENTS.md
+        if self._view is None:
+            from .view import ViewWriter
+
+            self._view = ViewWriter(self.workspace)
+        return self._view
+
+    @property
     def db_path(self) -> Path:
-        return self.workspace.agent_dir / "intents.sqlite"
+        return self.workspace.agent_dir / DB_NAME
 
     def _absent(self) -> bool:
         """No intent was ever added (no table): nothing to fire, and nothing is created
@@ -94,6 +102,8 @@ class Intents:
 
     @property
     def zone(self) -> tzinfo:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
         name = str(self.settings.intent_timezone).strip()
         if not name:
             return local_zone()
@@ -123,6 +133,8 @@ class Intents:
         spec: Spec | None = None,
     ) -> Intent:
         """Compile and store one intent: armed for the owner, pending for anyone else."""
+        import uuid  # (it imports platform: not on the firing path)
+
         now = self.now()
         s = self.settings
         spec = spec or _compile().compile_text(
@@ -186,6 +198,8 @@ class Intents:
         now = self.now()
         days = int(self.settings.intent_wish_review_days)
         spec = _compile().compile_text(text, now, wish_days=days, **how)
+        from .grounding import grounded
+
         if said is not None and grounded(said, spec):
             return self.add(text, proposer="owner", proposed_by=where, spec=spec)
         return self.add(text, proposer="agent", proposed_by=where.split("#")[0], spec=spec)

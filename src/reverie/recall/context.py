@@ -7,8 +7,10 @@ word index, so each message costs one FTS query plus a few dictionary look-ups.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from ..settings import Settings
 from ..storage.index.memfts import MemoryFts
@@ -16,6 +18,7 @@ from ..storage.index.rows import TriggerRow
 from ..tokens import fts_query, is_cjk, keyword_body, terms
 from .bootstrap import Bootstrap
 from .ranking import bm25_normalise
+from .trigger_snapshot import Raw, Snapshot, TriggerSnapshot
 from .triggers import (
     Message,
     TriggerEntry,
@@ -36,27 +39,65 @@ class TriggerSource(Protocol):
     def rows(self) -> list[TriggerRow]: ...
 
 
+@runtime_checkable
+class RawTriggerSource(TriggerSource, Protocol):
+    """A source that also gives its rows unparsed (what a snapshot is keyed on)."""
+
+    def raw(self) -> list[Raw]: ...
+
+    def row(self, raw: Raw) -> TriggerRow: ...
+
+
 class TriggerIndex:
     """Trigger-carrying curated entries, kept in memory per index version, with a word
     index for the prefilter and a small in-memory FTS5 table for the lexical relevance:
     only these entries can ever fire, so searching the whole index for every inbound
-    message would be wasted work."""
+    message would be wasted work.
 
-    def __init__(self) -> None:
+    With a ``snapshot`` path, a build is also written there, and a one-shot process
+    (no ``precompile``) reads the parts from that file instead of building them when it
+    holds these very rows (:mod:`reverie.recall.trigger_snapshot`): the same entries,
+    words and FTS5 table, so the same hits."""
+
+    def __init__(self, snapshot: Path | None = None) -> None:
         self._version: str | None = None
-        self.entries: dict[int, TriggerEntry] = {}
-        self._by_word: dict[str, list[int]] = defaultdict(list)
-        self._cjk_terms: dict[str, list[int]] = defaultdict(list)
+        self.entries: Mapping[int, TriggerEntry] = {}
+        self._by_word: Mapping[str, Sequence[int]] = defaultdict(list)
+        self._cjk_terms: Mapping[str, Sequence[int]] = defaultdict(list)
         self._fts = MemoryFts()
+        self._disk = TriggerSnapshot(snapshot) if snapshot is not None else None
+        self._open: Snapshot | None = None
 
     def refresh(self, source: TriggerSource, *, precompile: bool = False) -> None:
         version = source.version()
         if version == self._version:
             return
+        if self._disk is None or not isinstance(source, RawTriggerSource):
+            self._build(source.rows(), precompile=precompile)
+            self._version = version
+            return
+        raw = source.raw()
+        found = None if precompile else self._disk.open(raw, source.row)
+        self.close()
+        if found is not None:  # a one-shot process: the build, read from the file
+            self.entries, self._by_word, self._cjk_terms = found.entries, found.words, found.cjk
+            self._open, self._fts, self._version = found, found.fts, version
+            return
+        self._build([source.row(r) for r in raw], precompile=precompile)
+        self._version = version
+        self._disk.save(raw, self._fts, self._by_word, self._cjk_terms)
+
+    def close(self) -> None:
+        """Let go of the snapshot file, if one is open."""
+        if self._open is not None:
+            self._open.close()
+            self._open, self._fts, self._version = None, MemoryFts(), None
+
+    def _build(self, rows: Sequence[TriggerRow], *, precompile: bool) -> None:
         entries: dict[int, TriggerEntry] = {}
         by_word: dict[str, list[int]] = defaultdict(list)
         cjk: dict[str, list[int]] = defaultdict(list)
-        for r in source.rows():
+        for r in rows:
             entry = TriggerEntry(**vars(r))  # the same fields, as trigger scoring sees them
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
@@ -66,7 +107,6 @@ class TriggerIndex:
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk
         self._fts.replace((cid, keyword_body(e.text)) for cid, e in entries.items())
-        self._version = version
 
     def lexical(self, message: str, k: int) -> dict[int, float]:
         """Lexical-only relevance (vectors off) of trigger entries to ``message``."""

@@ -20,7 +20,6 @@ into a trailer reads back as itself.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
@@ -82,16 +81,22 @@ def remote_key(remote: Remote) -> str | None:
     key = f"{host}/{path}"
     if not is_valid_key(key):
         # legal for git, not for a trailer: a stable key from the whole name instead
-        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+        digest = _sha256(key.encode("utf-8"))
         key = f"{_SAFE.sub('-', host).strip('-.') or 'remote'}/{digest}"
     return key if is_valid_key(key) else None
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib  # (OpenSSL: loaded only for a key that needs a digest)
+
+    return hashlib.sha256(data).hexdigest()[:12]
 
 
 def local_key(root: str) -> str:
     """A stable key for a repository without a (usable) remote, from its root path."""
     name = root.rstrip("/").rsplit("/", 1)[-1].lower().removesuffix(".git")
     name = _SAFE.sub("-", name).strip("-.")[:40] or "repo"
-    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest = _sha256(root.encode("utf-8", "surrogateescape"))
     key = f"local/{name}-{digest}"
     return key if is_valid_key(key) else f"local/{digest}"
 

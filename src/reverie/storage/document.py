@@ -10,21 +10,8 @@ from ..provenance.markers import LineOrigin, resolve
 from ..provenance.origin import cap, lowest
 from ..provenance.paths import PathClass, SourceKind
 from .chunking import Chunk, Line, chunk_lines
+from .file_warning import FileWarning
 from .trailers import INVALID_PROJECT, Trailers, normalise_project, parse_line
-
-
-@dataclass(frozen=True)
-class FileWarning:
-    """A problem with one file (or one line of it) that does not stop the rest."""
-
-    path: str
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
 
 # C0 controls but tab and CR, and DEL: never text a person wrote (a NUL run is a torn write)
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

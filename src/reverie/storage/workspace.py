@@ -9,11 +9,9 @@ Layout (SPEC section 1)::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import secrets
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -22,7 +20,7 @@ from pathlib import Path
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.origin import lowest
 from ..provenance.paths import SESSION_CORPUS, PathClass, classify
-from .document import FileWarning
+from .file_warning import FileWarning
 from .files import atomic_write, file_kind, read_regular, write_if_absent
 from .trusted import load_trusted
 
@@ -59,6 +57,8 @@ _SIG_RE = re.compile(rb"<!--[^<>]*\bsig\s*:\s*[0-9a-fA-F]{8}")
 
 
 def _fingerprint(key: bytes) -> str:
+    import hashlib  # (OpenSSL: not on a one-shot hook's path)
+
     return hashlib.sha256(key).hexdigest()[:16]
 
 
@@ -255,7 +255,7 @@ class Workspace:
         except ValueError:
             raise WorkspaceError(f"{path}: corrupt origin key") from None
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_bytes(32)
+        key = os.urandom(32)  # what secrets.token_bytes gives
         if write_if_absent(path, key.hex() + "\n"):
             os.chmod(path, 0o600)
             self._note_new_key(key)

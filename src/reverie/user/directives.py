@@ -20,10 +20,10 @@ Lines of USER.md that are no list item (headings, prose) are left as they are.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import cache
 
 from ..results import Accepted, Rejected
 from ..tokens import terms
@@ -50,16 +50,31 @@ _EN_LEADS = _split(
 _ZH_LEADS = _split(
     "总是|始终|永远不要|永远|绝不|绝对不要|从不|不要|别|优先|尽量|务必|必须|一律|默认|记得|用|使用|回复|回答|叫我|称呼我"
 )
-_PLEASE_RE = re.compile(r"^(?:please[,\s]+|pls[,\s]+|kindly\s+|请(?:你|您)?)", re.IGNORECASE)
-# first-person preferences a journal line may hold, and the directive each becomes
-_FIRST_PERSON = (
-    (re.compile(r"^i\s+(?:always|do always)\s+(?:want|like)\s+(?:you\s+)?to\s+", re.I), "Always "),
-    (re.compile(r"^i\s+(?:always\s+)?prefer\s+", re.I), "Prefer "),
-    (re.compile(r"^i\s+never\s+want\s+(?:you\s+)?to\s+", re.I), "Never "),
-    (re.compile(r"^i\s+(?:don't|do not)\s+want\s+(?:you\s+)?to\s+", re.I), "Never "),
-    (re.compile(r"^(?:the\s+)?user\s+prefers\s+", re.I), "Prefer "),
-    (re.compile(r"^我(?:更)?(?:喜欢|偏好|希望你)(?:总是)?"), "优先"),
-)
+
+
+# compiled on first use: only writing a directive asks (restating them on every prompt
+# never does, and a one-shot hook should not pay for these patterns)
+@cache
+def _please_re() -> re.Pattern[str]:
+    return re.compile(r"^(?:please[,\s]+|pls[,\s]+|kindly\s+|请(?:你|您)?)", re.IGNORECASE)
+
+
+@cache
+def _first_person() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """First-person preferences a journal line may hold, and the directive each becomes."""
+    return (
+        (
+            re.compile(r"^i\s+(?:always|do always)\s+(?:want|like)\s+(?:you\s+)?to\s+", re.I),
+            "Always ",
+        ),
+        (re.compile(r"^i\s+(?:always\s+)?prefer\s+", re.I), "Prefer "),
+        (re.compile(r"^i\s+never\s+want\s+(?:you\s+)?to\s+", re.I), "Never "),
+        (re.compile(r"^i\s+(?:don't|do not)\s+want\s+(?:you\s+)?to\s+", re.I), "Never "),
+        (re.compile(r"^(?:the\s+)?user\s+prefers\s+", re.I), "Prefer "),
+        (re.compile(r"^我(?:更)?(?:喜欢|偏好|希望你)(?:总是)?"), "优先"),
+    )
+
+
 _KEY_STOP = frozenset(
     _split(
         "always|never|prefer|please|use|do|don't|dont|not|avoid|keep|only|make|"
@@ -158,17 +173,21 @@ def auto_key(text: str) -> str:
     words = [t for t in terms(text) if t not in _KEY_STOP and not t.isdigit()][:3]
     slug = "-".join(words)[:40].strip("-.")
     key = normalise_key(f"auto.{slug}") if slug else None
-    return key or "auto." + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    if key:
+        return key
+    import hashlib  # (OpenSSL: only for a directive with no words to name it)
+
+    return "auto." + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
 def is_imperative(text: str) -> bool:
     """Does ``text`` read as a directive ("Always...", "Never...", "总是...", ...)?"""
-    body = _PLEASE_RE.sub("", text.strip()).strip()
+    body = _please_re().sub("", text.strip()).strip()
     low = body.lower()
     if any(low.startswith(lead) and _word_end(low, len(lead)) for lead in _EN_LEADS):
         return True
     return any(body.startswith(lead) for lead in _ZH_LEADS) or (
-        _PLEASE_RE.match(text.strip()) is not None and text.strip().startswith("请")
+        _please_re().match(text.strip()) is not None and text.strip().startswith("请")
     )
 
 
@@ -184,7 +203,7 @@ def as_directive(text: str) -> str | None:
         return None
     if is_imperative(t):
         return t[0].upper() + t[1:]
-    for pattern, lead in _FIRST_PERSON:
+    for pattern, lead in _first_person():
         m = pattern.match(t)
         if m and t[m.end() :].strip():
             rest = t[m.end() :].strip()

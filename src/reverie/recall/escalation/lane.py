@@ -18,31 +18,23 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import ProviderError, ProviderTimeout
-from ...llm.base import LLM, Message
-from ...llm.factory import Purpose
 from ...settings import Settings
-from ...storage.workspace import Workspace
-from ..context import TurnContext
-from ..search import SearchResponse
 from .gates import Gate, no_strong_hit, recall_intent
 from .privacy import Target, Turn, target_gate
-from .protocol import (
-    STEP_SCHEMA,
-    SYSTEM,
-    Answer,
-    Seen,
-    check_answer,
-    first_prompt,
-    render_block,
-    render_results,
-    steps_note,
-    validate_step,
-)
 from .report import Report
-from .sources import SearchUnavailable, Sources
+
+if TYPE_CHECKING:  # the worker's side loads them when a lane first runs: a one-shot
+    # hook with the lane off (the default) only decides the gates
+    from ...llm.base import LLM
+    from ...llm.factory import Purpose
+    from ...storage.workspace import Workspace
+    from ..context import TurnContext
+    from ..search import SearchResponse
+    from .protocol import Answer
+    from .sources import Sources
 
 MAX_RUNNING = 4
 RESULT_CHARS = 4000  # what one step shows the model
@@ -97,6 +89,8 @@ class EscalationLane:
         return self.host.llm("main")
 
     def _sources(self, skip: frozenset[str] = frozenset()) -> Sources:
+        from .sources import Sources
+
         ws = self.host.workspace
         key = ws.origin_key()
         return Sources(
@@ -214,6 +208,8 @@ class EscalationLane:
         deadline: float,
         start: float,
     ) -> None:
+        from .sources import SearchUnavailable
+
         report = Report("error", "the lane did not finish", gates=list(gates))
         sources: Sources | None = None
         try:
@@ -245,6 +241,18 @@ class EscalationLane:
         target: Target,
         deadline: float,
     ) -> None:
+        from ...llm.base import Message
+        from .protocol import (
+            STEP_SCHEMA,
+            SYSTEM,
+            Seen,
+            check_answer,
+            first_prompt,
+            render_results,
+            steps_note,
+            validate_step,
+        )
+
         s = self.settings
         segments, response = sources.search(message)
         best = max((h.relevance for h in response.hits), default=0.0)
@@ -300,6 +308,8 @@ class EscalationLane:
 
     @staticmethod
     def _answer(report: Report, answer: Answer) -> None:
+        from .protocol import render_block
+
         report.dropped_sources = answer.dropped
         report.steps.append({"action": "answer", "sources": len(answer.sources)})
         if not answer.sources:

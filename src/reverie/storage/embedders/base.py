@@ -6,7 +6,6 @@ E5-style models need different prefixes for queries and passages, hence two meth
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -53,6 +52,8 @@ class EmbeddingCache(Protocol):
 
 
 def text_hash(text: str) -> str:
+    import hashlib  # (OpenSSL: not loaded by what only names an Embedder, like a hook)
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -82,6 +82,12 @@ CREATE TABLE IF NOT EXISTS embed_cache (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS embed_cache_used ON embed_cache(used);
 """
+# what SCHEMA creates (each statement is CREATE ... IF NOT EXISTS name)
+_OBJECTS = [
+    part.split("IF NOT EXISTS", 1)[1].split()[0]
+    for part in SCHEMA.split(";")
+    if "IF NOT EXISTS" in part
+]
 
 
 def _vec_extension() -> str:
@@ -124,6 +130,10 @@ def ensure_schema(conn: sqlite3.Connection) -> bool:
     """Create or migrate the schema. Returns True when the index had to be reset
     (another schema version): the caller then rebuilds it from the files."""
     version = user_version(conn)
+    if version == SCHEMA_VERSION:
+        have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if all(name in have for name in _OBJECTS):
+            return False  # nothing to create: no write (a one-shot hook only reads)
     reset = False
     if version == 3:  # 3 -> 4: the keyword entry holds stems; the rest is unchanged
         _restem(conn)

@@ -37,5 +37,20 @@ class MemoryFts:
                 return []
         return [(int(cid), float(r)) for cid, r in rows]
 
+    def save(self, path: str) -> None:
+        """Copy the table into a new database file at ``path`` (``VACUUM INTO``: the
+        same rows, so the same ranks; a one-shot process reads it with :meth:`attach`)."""
+        with self._lock:
+            self._conn.commit()  # VACUUM runs outside a transaction
+            self._conn.execute("PRAGMA synchronous = OFF")  # the caller syncs the copy once
+            self._conn.execute("VACUUM INTO ?", (path,))
+
+    @classmethod
+    def attach(cls, conn: sqlite3.Connection) -> MemoryFts:
+        """Search the table :meth:`save` wrote, through ``conn`` (opened on that file)."""
+        fts = cls.__new__(cls)
+        fts._lock, fts._conn = threading.Lock(), conn
+        return fts
+
 
 __all__ = ["MemoryFts"]

@@ -269,27 +269,31 @@ def entry_order(
     return out
 
 
+TRIGGER_ROWS_SQL = (
+    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
+    "n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id JOIN provenance p "
+    "ON p.chunk_id = c.id WHERE c.kind = 'curated' AND n.triggers != '[]'"
+)
+
+
+def trigger_row(r: tuple[Any, ...]) -> TriggerRow:
+    """One raw row of :data:`TRIGGER_ROWS_SQL`, parsed."""
+    return TriggerRow(
+        chunk_id=r[0],
+        path=r[1],
+        start_line=r[2],
+        end_line=r[3],
+        text=r[4],
+        kind=SourceKind.parse(r[5]),
+        origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
+        phrases=tuple(json.loads(r[7])),
+        projects=tuple(json.loads(r[8])),
+    )
+
+
 def trigger_rows(conn: sqlite3.Connection) -> list[TriggerRow]:
     """Every curated chunk that carries a trigger trailer (the only ones that can fire)."""
-    rows = conn.execute(
-        "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
-        "n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id JOIN provenance p "
-        "ON p.chunk_id = c.id WHERE c.kind = 'curated' AND n.triggers != '[]'"
-    )
-    return [
-        TriggerRow(
-            chunk_id=r[0],
-            path=r[1],
-            start_line=r[2],
-            end_line=r[3],
-            text=r[4],
-            kind=SourceKind.parse(r[5]),
-            origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
-            phrases=tuple(json.loads(r[7])),
-            projects=tuple(json.loads(r[8])),
-        )
-        for r in rows
-    ]
+    return [trigger_row(r) for r in conn.execute(TRIGGER_ROWS_SQL)]
 
 
 class TriggerRows:
@@ -303,6 +307,14 @@ class TriggerRows:
 
     def rows(self) -> list[TriggerRow]:
         return trigger_rows(self.conn)
+
+    def raw(self) -> list[tuple[Any, ...]]:
+        """The rows unparsed (what a snapshot of the trigger index is keyed on)."""
+        return self.conn.execute(TRIGGER_ROWS_SQL).fetchall()
+
+    @staticmethod
+    def row(raw: tuple[Any, ...]) -> TriggerRow:
+        return trigger_row(raw)
 
 
 def is_dirty(conn: sqlite3.Connection) -> bool:
