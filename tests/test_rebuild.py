@@ -17,7 +17,9 @@ QUERIES = ("gateway loopback", "深色主题", "staging database port", "release
 def _results(ws: Path, st: Path) -> list[list[dict[str, object]]]:
     e = Reverie.open(ws, st, embedder="fake", clock=Clock(NOW))
     try:
-        return [e.search(q, record=False, max_results=10).as_dict()["hits"] for q in QUERIES]
+        return [e.search(q, record=False, max_results=10).as_dict()["hits"] for q in QUERIES] + [
+            e.search(q, record=False, budget_tokens=600).as_dict()["hits"] for q in QUERIES
+        ]
     finally:
         e.close()
 
