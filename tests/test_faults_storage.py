@@ -515,3 +515,31 @@ def test_a_new_key_over_a_workspace_without_signed_lines_is_quiet(
     stats = engine.index()
     assert not [w for w in stats.warnings if "origin.key" in w]
     assert engine.status()["key_warning"] is None
+
+
+def test_a_sync_sweeps_the_temp_files_a_killed_write_left(
+    paths: Paths, engine_factory: Callable[..., Reverie]
+) -> None:
+    """A write killed before its rename leaves ``.<name>.<random>.tmp`` behind; the next
+    sync removes those older than five minutes (a younger one may be a write in
+    progress) and touches nothing else."""
+    engine = engine_factory(embedder="fake")
+    engine.init()
+    paths.write("memory/2026-04-10.md", "- a journal line\n")
+    engine.index()
+    old = time.time() - 3600
+    stale = [
+        paths.workspace / ".MEMORY.md.k2j4.tmp",
+        paths.workspace / "memory" / ".2026-04-10.md.x9a1.tmp",
+        engine.workspace.agent_dir / ".intents.sqlite.q1.tmp",
+    ]
+    fresh = paths.workspace / ".USER.md.new1.tmp"
+    for p in [*stale, fresh]:
+        p.write_text("half a write", encoding="utf-8")
+    for p in stale:
+        os.utime(p, (old, old))
+    before = (paths.workspace / "MEMORY.md").read_bytes()
+    engine.index()
+    assert not any(p.exists() for p in stale)
+    assert fresh.exists()
+    assert (paths.workspace / "MEMORY.md").read_bytes() == before

@@ -149,7 +149,24 @@ class Adapters:
             syncer = Syncer(
                 self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
             )
-            return syncer.run(force=force, progress=progress)
+            stats = syncer.run(force=force, progress=progress)
+            self._sweep()
+            return stats
+
+    def _sweep(self) -> None:
+        """Temp files a killed write left behind (``.<name>.<random>.tmp``, older than
+        five minutes) in the folders we write to: the workspace root, every folder
+        holding an indexed file, the agent's state folders. Never fails a sync."""
+        from .storage.files import sweep_temp
+
+        ws = self.workspace
+        with contextlib.suppress(Exception):
+            rows = self.conn.execute("SELECT path FROM sources").fetchall()
+            folders = {ws.root, *((ws.root / str(r[0])).parent for r in rows)}
+            agent = ws.agent_dir
+            folders |= {agent, *(p for p in agent.iterdir() if p.is_dir())}
+            for folder in folders:
+                sweep_temp(folder)
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
