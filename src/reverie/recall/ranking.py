@@ -50,8 +50,9 @@ class RankConfig:
     w_vec: float = 0.4
     w_text: float = 0.6
     half_life_days: float = 30.0
-    decay_floor: float = 0.0  # the least decay can scale a hit by (settings: 0.7)
+    decay_floor: float = 0.0  # the least decay can scale a hit by (settings: 0.8)
     mmr_lambda: float = 0.7
+    mmr_same_file: float = 0.0  # how similar two journal hits of one file (day) count
     scaling: str = "spread"  # spread | minmax | raw (both lanes)
     min_before_decay: bool = True  # the min score judges relevance; decay only orders
     keyword_only: bool = False
@@ -217,21 +218,33 @@ def _order(s: Scored) -> tuple[float, str, int, int]:
     return (-s.final, c.path, c.start_line, c.end_line)
 
 
-def _mmr(items: list[Scored], lam: float, k: int) -> list[Scored]:
+def _dated(s: Scored) -> str | None:
+    """The file of a journal or transcript hit (one day, one session), else None."""
+    c = s.candidate
+    return c.path if c.kind in ("journal", "transcript") else None
+
+
+def _mmr(items: list[Scored], lam: float, k: int, same_file: float = 0.0) -> list[Scored]:
     """Maximal marginal relevance: reorder to avoid near-duplicates; scores unchanged.
-    Stops once ``k`` are chosen (nobody sees the rest)."""
+    Two journal or transcript hits of one file count as at least ``same_file`` similar
+    (a day already shown: the next results reach other days and sessions). Stops once
+    ``k`` are chosen (nobody sees the rest)."""
     if k <= 0:
         return []
     if len(items) <= 2:
         return sorted(items, key=_order)[:k]
     sets = {s.candidate.chunk_id: token_set(s.candidate.text) for s in items}
+
+    def similar(a: Scored, b: Scored) -> float:
+        sim = jaccard(sets[a.candidate.chunk_id], sets[b.candidate.chunk_id])
+        day = _dated(a)
+        return max(sim, same_file) if day is not None and day == _dated(b) else sim
+
     remaining = sorted(items, key=_order)
     chosen: list[Scored] = [remaining.pop(0)]
     # each candidate's highest similarity to what was chosen so far, updated with the
     # newest choice only: O(k x n) instead of O(k^2 x n), the same order
-    sim = [
-        jaccard(sets[s.candidate.chunk_id], sets[chosen[0].candidate.chunk_id]) for s in remaining
-    ]
+    sim = [similar(s, chosen[0]) for s in remaining]
     while remaining and len(chosen) < k:
         best_i, best_v = 0, -math.inf
         for i, s in enumerate(remaining):
@@ -241,11 +254,7 @@ def _mmr(items: list[Scored], lam: float, k: int) -> list[Scored]:
         picked = remaining.pop(best_i)
         sim.pop(best_i)
         chosen.append(picked)
-        new = sets[picked.candidate.chunk_id]
-        sim = [
-            max(m, jaccard(sets[s.candidate.chunk_id], new))
-            for m, s in zip(sim, remaining, strict=True)
-        ]
+        sim = [max(m, similar(s, picked)) for m, s in zip(sim, remaining, strict=True)]
     return chosen
 
 
@@ -269,7 +278,8 @@ def rank(
     for tier in (3, 2, 1):
         group = [s for s in tiered if s.tier == tier]
         result.extend(_mmr(group, cfg.mmr_lambda, cfg.max_results - len(result)))
-    result.extend(_mmr(passing, cfg.mmr_lambda, cfg.max_results - len(result)))
+    left = cfg.max_results - len(result)
+    result.extend(_mmr(passing, cfg.mmr_lambda, left, cfg.mmr_same_file))
     return [replace(s, mmr_rank=i + 1) for i, s in enumerate(result[: cfg.max_results])]
 
 

@@ -72,6 +72,7 @@ class Searcher:
             half_life_days=s.journal_half_life_days,
             decay_floor=s.journal_decay_floor,
             mmr_lambda=s.search_mmr_lambda,
+            mmr_same_file=s.search_mmr_same_file,
             scaling=s.search_scaling,
             min_before_decay=s.search_min_before_decay,
             keyword_only=keyword_only,
