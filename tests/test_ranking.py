@@ -442,3 +442,22 @@ def test_a_lane_blind_to_a_chunk_does_not_vote() -> None:
     # the same vector evidence on a chunk the keyword lane could see but did not find
     # is weighed as usual and falls under the min score
     assert rank([en], cfg, today=TODAY, query=query) == []
+
+
+def test_the_next_results_reach_other_days() -> None:
+    """``mmr_same_file``: a day's second journal hit waits for the best hit of another
+    day; entries of one curated file (MEMORY.md) are not held back; 0 turns it off."""
+    today = date(2026, 5, 1)
+    day = dict(kind="journal", day=today, cosine=None)
+    cands = [
+        cand(1, "zqa ferry booked friday", path="memory/2026-05-01.md", bm25=-9.0, **day),
+        cand(2, "zqb harbour parking note", path="memory/2026-05-01.md", bm25=-8.5, **day),
+        cand(3, "zqc ticket price noted", path="memory/2026-04-30.md", bm25=-6.0, **day),
+    ]
+    cfg = RankConfig(max_results=3, min_score=0.0, mmr_lambda=0.8, mmr_same_file=1.0)
+    assert [s.candidate.chunk_id for s in rank(cands, cfg, today=today)] == [1, 3, 2]
+    off = replace(cfg, mmr_same_file=0.0)
+    assert [s.candidate.chunk_id for s in rank(cands, off, today=today)] == [1, 2, 3]
+    curated = [replace(c, kind="curated", path="MEMORY.md", day=None) for c in cands]
+    curated[2] = replace(curated[2], path="USER.md")
+    assert [s.candidate.chunk_id for s in rank(curated, cfg, today=today)] == [1, 2, 3]
