@@ -371,9 +371,9 @@ def bench_size(info: dict[str, Any], embedder: Any, n_queries: int) -> dict[str,
     qs = queries(info["vocab"], n_queries)
     for q in qs[:10]:  # warm-up: model loaded, SQLite's page cache filled
         engine.search(q, record=False)
-    matrix = engine.searcher.vectors._matrix
+    matrix = engine._a.searcher.vectors._matrix  # (a bench reads the adapters directly)
     assert matrix is not None
-    conn = engine.conn
+    conn = engine._a.conn
     retriever, bm25s_s = limit_bm25(conn)
     embed_s: list[Sample] = []
     hybrid_in: list[Sample] = []

@@ -53,6 +53,17 @@ class Paths:
         return path
 
 
+def adapters(engine: Reverie) -> Any:
+    """White-box tests only: the facade's private adapters (the index connection, the
+    searcher, the recall log). The doors never reach them (tests/test_architecture.py)."""
+    return engine._a
+
+
+def dreamer(engine: Reverie) -> Any:
+    """White-box tests only: the facade's private dreamer."""
+    return engine._dreams._get()
+
+
 def plant(
     engine: Reverie, text: str, *, origin: Origin, session: SessionKind | None = None
 ) -> Appended:

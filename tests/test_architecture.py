@@ -206,14 +206,14 @@ def test_result_types_are_exported(name: str) -> None:
 
 
 def test_facade_methods_have_real_types() -> None:
-    from reverie.dreaming.runner import Dreamer
+    from reverie.dreaming.state import DreamStatus
     from reverie.engine import Reverie
 
     hints = inspect.get_annotations(Reverie.dream, eval_str=True)
     assert hints["return"] is reverie.DreamReport
-    # the dreamer's module loads on first use (not on a one-shot hook's path): its
-    # annotation still names the real class
-    dreamer = typing.get_type_hints(Reverie.dreamer.fget, localns={"Dreamer": Dreamer})  # type: ignore[attr-defined]
-    assert dreamer["return"] is Dreamer
+    # the dreaming state's module loads on first use (not on a one-shot hook's path):
+    # its annotation still names the real class
+    status = typing.get_type_hints(Reverie.dream_status, localns={"DreamStatus": DreamStatus})
+    assert status["return"] is DreamStatus
     llm = str(inspect.get_annotations(Reverie.llm, eval_str=True)["return"])
     assert "LLM" in llm and "Any" not in llm

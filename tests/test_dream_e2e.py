@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_NOW, Paths, RunCli, plant
+from conftest import FIXED_NOW, Paths, RunCli, adapters, plant
 from reverie.clock import Clock
 from reverie.dreaming.signals import promoted_importance
 from reverie.engine import Reverie
@@ -148,7 +148,7 @@ def test_a_durable_fact_is_promoted_with_anchor_trailers_summary_and_preimage(
     dreams = (paths.workspace / "DREAMS.md").read_text(encoding="utf-8")
     assert "append-only" in dreams and "added 1" in dreams and FACT in dreams
 
-    images = e.dreamer.preimages()
+    images = e.preimages()
     assert len(images) == 1
     assert images[0].read_text(encoding="utf-8") == old_memory
 
@@ -163,7 +163,7 @@ def test_a_durable_fact_is_promoted_with_anchor_trailers_summary_and_preimage(
     assert (
         next(c for c in again.candidates if c.key == key).reason == "already promoted to MEMORY.md"
     )
-    assert len(open_at(0).dreamer.preimages()) == 1
+    assert len(open_at(0).preimages()) == 1
 
 
 def test_a_fact_recalled_too_little_is_not_promoted(paths: Paths, open_at: Open) -> None:
@@ -196,7 +196,7 @@ def test_recall_is_credited_to_the_matching_line_of_a_long_chunk(
     e.index()
     hits = e.search(QUERIES[0]).hits
     assert hits and hits[0].path == JOURNAL and hits[0].end_line >= appended.first_line
-    keys = [s.key for s in e.recall_log.stats()]
+    keys = [s.key for s in adapters(e).recall_log.stats()]
     assert keys == [f"{JOURNAL}:{appended.first_line}:{appended.first_line}"]
 
 

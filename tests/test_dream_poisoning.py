@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from conftest import DATASETS, Paths, base_env, cli_command, plant
+from conftest import DATASETS, Paths, adapters, base_env, cli_command, dreamer, plant
 from reverie.clock import Clock
 from reverie.dreaming.gates import (
     GATE_MAX_AGE,
@@ -303,7 +303,7 @@ def stored(farm: Farm, key: str) -> str:
 
 def _stats_by_key(farm: Farm) -> dict[str, Any]:
     with farm.open(DREAM_DAY) as e:
-        return {s.key: s for s in e.recall_log.stats()}
+        return {s.key: s for s in adapters(e).recall_log.stats()}
 
 
 # -- the attack really happened ---------------------------------------------------------
@@ -373,7 +373,7 @@ def test_imports_are_found_but_never_recall_candidates(farm: Farm) -> None:
         ]
         assert hits and all(h.origin == "untrusted" and h.kind == "import" for h in hits)
         with pytest.raises(ReverieError, match="not in the candidate pool"):
-            e.dreamer.explain(farm.keys[("import", PAYLOADS[0]["id"])])
+            e.dream_explain(farm.keys[("import", PAYLOADS[0]["id"])])
 
 
 def test_explicit_search_shows_poison_with_its_low_origin(farm: Farm) -> None:
@@ -428,7 +428,7 @@ def test_each_rejection_is_explained_as_provenance(
     f, _before, _report = poison_only
     unexplained = {}
     with f.open(DREAM_DAY) as e:
-        report, _ = e.dreamer.evaluate(START + timedelta(days=DREAM_DAY))
+        report, _ = dreamer(e).evaluate(START + timedelta(days=DREAM_DAY))
         pool = {c.key: c for c in report.candidates}
         dropped = {d["key"]: d["reason"] for d in report.dropped}
         for (route, pid), key in f.poisoned().items():
@@ -447,7 +447,7 @@ def test_each_rejection_is_explained_as_provenance(
         pid = PAYLOADS[0]["id"]
         for (route, p), key in f.poisoned().items():
             if p == pid and route != "import":
-                data = e.dreamer.explain(key)
+                data = e.dream_explain(key)
                 assert data["decision"] == "reject"
                 assert data["reason"] == pool[key].reason
     assert not unexplained, unexplained

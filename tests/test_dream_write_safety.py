@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_NOW, Paths, base_env, cli_command, merged_env, plant
+from conftest import FIXED_NOW, Paths, adapters, base_env, cli_command, merged_env, plant
 from reverie.clock import Clock
 from reverie.dreaming.memory_file import append_generated
 from reverie.engine import Reverie
@@ -192,7 +192,7 @@ def test_a_valid_rewrite_is_applied(site: Site) -> None:
     engine, model = with_model(site, model_turn)
     with engine:
         report = engine.dream()
-        images = engine.dreamer.preimages()
+        images = engine.preimages()
     assert report.mode == "rewrite" and report.fallback_reason is None
     assert len(report.promoted) == 1
     assert site.memory.read_text(encoding="utf-8") == replies[0]["memory"]
@@ -316,7 +316,7 @@ def test_restore_brings_the_previous_version_back(site: Site) -> None:
     assert site.memory.read_text(encoding="utf-8") == OLD_MEMORY
     with site.open() as e:
         # the version it replaced is kept too, and the index follows the file
-        assert promoted in [p.read_text(encoding="utf-8") for p in e.dreamer.preimages()]
+        assert promoted in [p.read_text(encoding="utf-8") for p in e.preimages()]
         hits = e.search("orca-db-2 staging database host", record=False).hits
         assert not [h for h in hits if h.path == "MEMORY.md"]
     proc = site.cli("dream", "restore", "no-such-image.md", "--json")
@@ -382,7 +382,7 @@ def test_kill_9_during_memory_writes_leaves_old_or_new(site: Site, tmp_path: Pat
     # whatever was left behind is not memory: not indexed, not bootstrapped, not searchable
     with site.open() as e:
         e.index()
-        sources = {r[0] for r in e.conn.execute("SELECT path FROM sources")}
+        sources = {r[0] for r in adapters(e).conn.execute("SELECT path FROM sources")}
         assert not [s for s in sources if s.endswith(".tmp")]
         boot = e.bootstrap()
         assert ".tmp" not in json.dumps(boot.as_dict(), default=str)

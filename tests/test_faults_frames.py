@@ -17,7 +17,7 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import Paths, plant
+from conftest import Paths, adapters, plant
 from reverie.engine import Reverie
 from reverie.mcp_server import MemoryTools
 from reverie.provenance.frames import (
@@ -202,5 +202,7 @@ def test_generated_markers_never_reach_a_reader(
     assert ctx.trigger_hits
     for shown in (response.render(), json.dumps(response.as_dict()), ctx.text, ctx.trigger_block):
         assert "reverie:generated" not in shown
-    rows = engine.conn.execute("SELECT text FROM chunks WHERE path = 'MEMORY.md'").fetchall()
+    rows = (
+        adapters(engine).conn.execute("SELECT text FROM chunks WHERE path = 'MEMORY.md'").fetchall()
+    )
     assert all("reverie:generated" not in r[0] for r in rows)

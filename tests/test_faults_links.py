@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Paths, RunCli, plant
+from conftest import Paths, RunCli, dreamer, plant
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError, WriteError
 from reverie.provenance.origin import Origin
@@ -54,9 +54,9 @@ def test_a_memory_md_linked_out_is_never_rewritten_by_a_dream(
     (paths.workspace / "MEMORY.md").unlink()
     (paths.workspace / "MEMORY.md").symlink_to(outside)
     with pytest.raises(PathEscapeError):
-        engine.dreamer.memory.read()
+        dreamer(engine).memory.read()
     with pytest.raises(PathEscapeError):
-        engine.dreamer.memory.commit("0" * 64, "# replaced\n", "summary")
+        dreamer(engine).memory.commit("0" * 64, "# replaced\n", "summary")
     assert outside.read_text(encoding="utf-8") == "# Someone else's file\n"
     assert (paths.workspace / "MEMORY.md").is_symlink()
 
@@ -70,7 +70,7 @@ def test_a_memory_md_linked_inside_is_written_through_and_stays_a_link(
     real.write_text("# Long-term memory\n\n- kept\n", encoding="utf-8")
     (paths.workspace / "MEMORY.md").unlink()
     (paths.workspace / "MEMORY.md").symlink_to("MEMORY.real.md")
-    memory = engine.dreamer.memory
+    memory = dreamer(engine).memory
     from reverie.dreaming.safe_write import sha
 
     old = memory.read()

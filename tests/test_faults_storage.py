@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import Paths, RunCli, cli_command, merged_env, plant
+from conftest import Paths, RunCli, adapters, cli_command, merged_env, plant
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError
 from reverie.provenance.markers import render_marker
@@ -140,10 +140,14 @@ def _write_corpus(paths: Paths, version: int, rng: random.Random, n: int = 200) 
 
 def _snapshot(engine: Reverie) -> tuple[list[tuple[Any, ...]], list[list[str]]]:
     """What a user sees: every chunk (content, lines, origin) and the hits of queries."""
-    rows = engine.conn.execute(
-        "SELECT c.path, c.start_line, c.end_line, c.part, c.text, p.origin, c.has_vector "
-        "FROM chunks c JOIN provenance p ON p.chunk_id = c.id"
-    ).fetchall()
+    rows = (
+        adapters(engine)
+        .conn.execute(
+            "SELECT c.path, c.start_line, c.end_line, c.part, c.text, p.origin, c.has_vector "
+            "FROM chunks c JOIN provenance p ON p.chunk_id = c.id"
+        )
+        .fetchall()
+    )
     hits = [[h.key for h in engine.search(q, record=False).hits] for q in QUERIES]
     return sorted(rows), hits
 
@@ -270,7 +274,7 @@ def test_incremental_and_rebuilt_indexes_rank_the_same(
     # a warm process (vectors in memory) ranks the same as a cold one
     cold = [[h.key for h in engine.search(q, lanes="vector", record=False).hits] for q in queries]
     engine.warm()
-    assert engine.searcher.vectors.warm
+    assert adapters(engine).searcher.vectors.warm
     warm = [[h.key for h in engine.search(q, lanes="vector", record=False).hits] for q in queries]
     assert warm == cold
 

@@ -210,7 +210,7 @@ def test_purge_history_empties_preimages_and_dreams(
     images = sorted((paths.state / "main" / "preimages").glob("*.md"))
     assert images and any("orca-db-2" in p.read_text() for p in images)  # history keeps it
     e = open_at(0)
-    e.dreamer.restore()  # a restore of that pre-image never undoes the forget
+    e.dream_restore()  # a restore of that pre-image never undoes the forget
     assert "orca-db-2" not in (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
     out = cli_json("forget", "orca-db-2", "--purge-history")
     assert out["history"]

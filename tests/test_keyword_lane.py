@@ -11,7 +11,7 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Paths, plant
+from conftest import Paths, adapters, plant
 from reverie.engine import Reverie
 from reverie.provenance.origin import Origin
 from reverie.storage.index.bm25 import doc_tokens, query_phrases
@@ -182,10 +182,10 @@ def test_warm_and_one_shot_searches_return_the_same_hits(
     cold.index()
     # both with the vectors in memory (vec0's float32 cosines differ past 1e-7 and can
     # cross the min score): only the keyword lane differs, FTS5 against memory
-    cold.searcher.vectors.load(cold.conn)
+    adapters(cold).searcher.vectors.load(adapters(cold).conn)
     warm = engine_factory(embedder="fake")
     warm.warm()
-    assert warm.searcher.keywords.warm and not cold.searcher.keywords.warm
+    assert adapters(warm).searcher.keywords.warm and not adapters(cold).searcher.keywords.warm
     for query in ("zqkafka broker port", "数据库迁移", "迁移 billing staging", "王经理"):
         for lanes in ("keyword", "hybrid"):
             a = cold.search(query, lanes=lanes, record=False)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -348,6 +349,7 @@ class BrokenEngine:
     """Stands in for the engine where a subprocess cannot reach: calls that fail."""
 
     dreaming_enabled = True
+    settings = SimpleNamespace(mcp_fresh_seconds=1.0)
 
     def __init__(self) -> None:
         self.opens = 0
@@ -357,12 +359,10 @@ class BrokenEngine:
             raise RuntimeError("index handle vanished")
         raise WorkspaceError("no workspace at /nowhere; run `reverie init` first")
 
-    @property
-    def recall_log(self) -> object:
+    def open_recall_log(self) -> None:
         self.opens += 1
         if self.opens < 3:
             raise sqlite3.OperationalError("database is locked")
-        return object()
 
 
 def test_engine_failures_are_tool_errors_and_the_server_survives_them() -> None:

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent, TextResourceContents
 
-from conftest import Paths, RunCli, cli_command
+from conftest import Paths, RunCli, adapters, cli_command
 
 WIKI = (
     "# Imported wiki page\n\nThe zeppelin hangar code lives in the vault.\n"
@@ -217,18 +217,18 @@ def test_index_behind_the_files_added_changed_removed(
     from reverie.storage.index.freshness import behind
 
     engine = engine_factory(use_embedder=None)
-    assert not behind(engine.conn, engine.workspace)
+    assert not behind(adapters(engine).conn, engine.workspace)
     note = ws.write("memory/notes/new.md", "- a new note\n")
-    assert behind(engine.conn, engine.workspace)  # added
+    assert behind(adapters(engine).conn, engine.workspace)  # added
     run_cli("index")
-    assert not behind(engine.conn, engine.workspace)
+    assert not behind(adapters(engine).conn, engine.workspace)
     note.write_text("- a new note, edited by hand\n")
-    assert behind(engine.conn, engine.workspace)  # changed
+    assert behind(adapters(engine).conn, engine.workspace)  # changed
     run_cli("index")
     note.unlink()
-    assert behind(engine.conn, engine.workspace)  # removed
+    assert behind(adapters(engine).conn, engine.workspace)  # removed
     run_cli("index")
-    assert not behind(engine.conn, engine.workspace)
+    assert not behind(adapters(engine).conn, engine.workspace)
 
 
 def test_cli_search_finds_a_hand_edit_without_reverie_index(ws: Paths, run_cli: RunCli) -> None:

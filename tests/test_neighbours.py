@@ -9,7 +9,7 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import Paths, plant
+from conftest import Paths, adapters, plant
 from reverie import Origin, SessionKind
 from reverie.engine import Reverie
 from reverie.recall.neighbours import neighbour_scores
@@ -61,7 +61,7 @@ def test_a_neighbour_is_never_recorded_as_evidence(
     _journal(paths)
     engine.index()
     engine.search("zqcamping", budget_tokens=500)
-    recalled = {(s.key.split(":")[0], s.start_line) for s in engine.recall_log.stats()}
+    recalled = {(s.key.split(":")[0], s.start_line) for s in adapters(engine).recall_log.stats()}
     assert recalled == {(DAY, 3)}  # the line that matched, not the context beside it
 
 

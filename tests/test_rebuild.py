@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from conftest import plant
+from conftest import adapters, plant
 from reverie import Origin, Reverie, SessionKind
 from reverie.clock import Clock
 
@@ -92,8 +92,12 @@ def test_a_schema_3_index_is_restemmed_in_place_to_the_rebuilds_results(tmp_path
     try:
         found = e.search("where have we camped", record=False, lanes="keyword")
         assert [h.start_line for h in found.hits] == [3]
-        assert e.conn.execute("PRAGMA user_version").fetchone()[0] == 4
-        kept = e.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
+        assert adapters(e).conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        kept = (
+            adapters(e)
+            .conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1")
+            .fetchone()[0]
+        )
         assert kept == vectors
     finally:
         e.close()

@@ -26,7 +26,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from conftest import DATASETS, Paths, base_env, cli_command, merged_env
+from conftest import DATASETS, Paths, adapters, base_env, cli_command, merged_env
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError
 from reverie.recall.bootstrap import Bootstrapper
@@ -475,7 +475,7 @@ def test_recorded_searches_log_only_episodic_hits(space: Space, api: Reverie) ->
     journal = api.search("harbor registry mirror", record=True)
     episodic = [h for h in journal.hits if h.kind in ("journal", "transcript")]
     assert episodic and space.events() == before + len(episodic)
-    keys = {s.key for s in api.recall_log.stats()}
+    keys = {s.key for s in adapters(api).recall_log.stats()}
     assert {h.key for h in episodic} <= keys
     assert not any(k.startswith("MEMORY.md") for k in keys)
 

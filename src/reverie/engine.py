@@ -1,8 +1,12 @@
-"""The facade: the one object the CLI, the MCP server and the daemon all go through.
+"""The facade: the one object the CLI, the MCP server, the review page, the hooks and
+the daemon all go through.
 
-It wires the flows together and hands each lower layer only the small ports it needs
-(the session gets a :class:`reverie.session.SessionHost`, the dreamer explicit
-collaborators); nothing below this module imports it.
+It holds its adapters (:class:`reverie.wiring.Adapters`: the index connection, the
+embedder, the searcher, the recall log, the LLM providers) and the dreamer privately,
+wires the flows together and hands each lower layer only the small ports it needs (the
+session gets a :class:`reverie.session.SessionHost`, the dreamer explicit
+collaborators). Every lock a verb waits on waits as :data:`reverie.wiring.WAITS` says,
+whichever door called it. Nothing below this module imports it.
 """
 
 from __future__ import annotations
@@ -10,54 +14,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .clock import Clock
 from .dreaming.report import DreamReport  # the facade's annotations name real classes
-from .errors import ProviderError, ReverieError
-from .intents import DB_NAME as INTENTS_DB
+from .dreaming.state import DreamStatus
+from .errors import ReverieError
+from .llm.base import LLM  # the facade's annotations name real classes
+from .llm.factory import Purpose
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
 from .settings import Settings, load_settings
-from .storage.index.query import TriggerRows, index_counts
+from .storage.index.query import TriggerRows
 from .user.turn import add_directives
-from .wiring import UNSET, Adapters, Projects, Unset
+from .wiring import UNSET, Adapters, DreamDoor, Projects, Refresh, Unset, may_exist, sealed
 
 if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
-    from .dreaming.runner import Dreamer
+    from .dreaming.curate import OwnerPromotion, OwnerRejected
     from .intents import Intents
-    from .llm.base import LLM
     from .recall.escalation import EscalationLane, Target
     from .recall.search import GetResult, Lanes, SearchResponse
     from .session import Session
     from .storage.embedders.base import Embedder
+    from .storage.index.sync import Progress, SyncStats
+    from .storage.workspace import Workspace
     from .write.ingest import IngestResult
     from .write.journal import Appended
 
 
-def _sealed(header: Mapping[str, Any], key: bytes) -> bool:
-    """:func:`reverie.write.transcript.is_sealed`, imported when lane 2 first reads a
-    transcript (the write flow is not on the per-prompt path)."""
-    from .write.transcript import is_sealed
-
-    return is_sealed(header, key)
-
-
-def _may_exist(path: Path) -> bool:
-    """False only when ``path`` is surely absent (a failing look-up is left to the step)."""
-    try:
-        return path.exists()
-    except OSError:
-        return True
-
-
-class Reverie(Adapters):
+class Reverie:
     """Memory for one agent: a workspace of Markdown files plus its derived index.
 
     ``embedder`` and ``llm`` override what the settings name (``None``: keyword-only
-    search, no model); tests and demos pass fakes here.
+    search, no model); tests and demos pass fakes here (see :mod:`reverie.testing`).
     """
 
     def __init__(
@@ -68,19 +59,63 @@ class Reverie(Adapters):
         embedder: Embedder | Unset | None = UNSET,
         llm: LLM | Unset | None = UNSET,
     ) -> None:
-        super().__init__(settings, clock=clock, embedder=embedder, llm=llm)
+        self._a = Adapters(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
         # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
-        self._triggers = TriggerIndex(self.workspace.agent_dir / "triggers.sqlite")
+        self._triggers = TriggerIndex(self.workspace.trigger_snapshot_path)
         self._lane: EscalationLane | None = None
         self._intents: Intents | None = None  # R-INTENT-1..3, built on first use
         self._intents_settings = settings
+        self._curation: Curation | None = None
+        self._dreams = DreamDoor(self._a, enabled=lambda: self.dreaming_enabled)
+
+    # -- what every door reads -----------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self._a.settings
+
+    @property
+    def clock(self) -> Clock:
+        return self._a.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:  # tests move time; every flow reads it from here
+        self._a.clock = clock
+
+    @property
+    def workspace(self) -> Workspace:
+        """The one map of the disk: the workspace's files and the agent's state."""
+        return self._a.workspace
+
+    @property
+    def sessions_dir(self) -> Path:  # (the session's port asks for it)
+        return self.workspace.sessions_dir
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (built on first use; None: keyword-only)."""
+        return self._a.embedder
+
+    def llm(self, purpose: Purpose = "main") -> LLM | None:
+        """The configured LLM provider for ``purpose`` (None when ``llm = none``)."""
+        return self._a.llm(purpose)
+
+    def limit_lane(self, seconds: float) -> None:
+        """Lane 2 answers within ``seconds`` at most from now on (a hook whose caller
+        waits less than the lane's own deadline)."""
+        self._a.limit_lane(seconds)
 
     def close(self) -> None:
-        super().close()
+        self._a.close()
         if self._intents is not None:
             self._intents.close()
         self._triggers.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     def open(
@@ -106,7 +141,7 @@ class Reverie(Adapters):
         if self._lane is None:
             from .recall.escalation import EscalationLane
 
-            self._lane = EscalationLane(self, sealed=_sealed)
+            self._lane = EscalationLane(self, sealed=sealed)
         return self._lane
 
     @property
@@ -118,13 +153,48 @@ class Reverie(Adapters):
             self._intents = Intents(self.workspace, self._intents_settings, lambda: self.clock)
         return self._intents
 
-    # -- recall, lane 1 ---------------------------------------------------------------
-    def warm(self) -> None:
-        """Load both search lanes into memory (long-running processes: MCP server, daemon)."""
-        self.searcher.vectors.load(self.conn)
-        self.searcher.keywords.load(self.conn)  # BM25 in memory, equal to FTS5's
-        self._triggers.refresh(TriggerRows(self.conn), precompile=True)
+    # -- the index ------------------------------------------------------------------------
+    def init(self) -> list[str]:
+        """Create the workspace layout; never overwrites an existing file."""
+        return self._a.init()
 
+    def index(
+        self, *, force: bool = False, progress: Progress | None = None, wait: float | None = None
+    ) -> SyncStats:
+        """Bring the index up to date with the files (``force``: rebuild them all),
+        waiting ``wait`` seconds for another sync (None: as long as it takes)."""
+        return self._a.index(force=force, progress=progress, wait=wait)
+
+    def refresh(self) -> Refresh:
+        """Sync if the files changed since the last sync (hand edits included), waiting
+        ``WAITS.refresh`` seconds for another sync; never raises (P5): a failed or busy
+        sync is a note for the search that follows."""
+        self.workspace.require()
+        return self._a.refresh()
+
+    def mark_dirty(self) -> None:
+        """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
+        self._a.mark_dirty()
+
+    def is_dirty(self) -> bool:
+        """Files changed since the last complete sync (or never synced)."""
+        return self._a.is_dirty()
+
+    def status(self) -> dict[str, Any]:
+        """What the index holds and how fresh it is."""
+        self.workspace.require()
+        return self._a.status()
+
+    def warm(self) -> None:
+        """Load both search lanes and the trigger index (MCP server, daemon)."""
+        self._a.warm(self._triggers)
+
+    def open_recall_log(self) -> None:
+        """Open the recall log before the first search records in it (dreaming on)."""
+        if self.dreaming_enabled:
+            self._a.recall_log  # noqa: B018  (opens and caches it)
+
+    # -- recall, lane 1 ---------------------------------------------------------------
     def search(
         self,
         query: str,
@@ -140,43 +210,31 @@ class Reverie(Adapters):
         many tokens); agent-facing calls are recorded in the recall log (dreaming's
         evidence) unless ``record`` is False."""
         self.workspace.require()
-        with self._lock:
-            response = self.searcher.search(
-                self.conn,
-                query,
-                today=self.clock.today(),
-                max_results=max_results,
-                active_projects=frozenset(active_projects),
-                lanes=lanes,
-                decay=decay,
-                budget_tokens=budget_tokens,
-            )
+        kw: dict[str, Any] = {"max_results": max_results, "lanes": lanes, "decay": decay}
+        projects = frozenset(active_projects)
+        response = self._a.search(query, projects, budget_tokens=budget_tokens, **kw)
         if record and self.dreaming_enabled:
             try:  # dreaming's evidence; P5: a broken recall log never fails a search
-                self.recall_log.record_search(
+                self._a.recall_log.record_search(
                     response, min_score=self.settings.recall_evidence_min, now=self.clock.now()
                 )
             except Exception as exc:
                 response.notes.append(f"recall not recorded: {exc}")
         return response
 
-    @property
-    def dreaming_enabled(self) -> bool:
-        """Dreaming on (setting) and not switched off with ``reverie dream off``."""
-        return bool(self.settings.dreaming) and not self.workspace.dreaming_switched_off
-
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """memory_get: lines of a workspace file (never outside the workspace)."""
         from .recall.search import memory_get
 
         self.workspace.require()
+        s = self.settings
         return memory_get(
             self.workspace,
             path,
             from_line=from_line,
             lines=lines,
-            max_lines=self.settings.get_max_lines,
-            max_chars=self.settings.get_max_chars,
+            max_lines=s.get_max_lines,
+            max_chars=s.get_max_chars,
         )
 
     def bootstrap(self) -> Bootstrap:
@@ -198,20 +256,22 @@ class Reverie(Adapters):
         a caller that only injects (the per-prompt hook)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
+        a = self._a
         try:
-            with self._lock:
-                source = TriggerRows(self.conn)
+            with a.lock:
+                source = TriggerRows(a.conn)
                 add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
         except Exception as exc:  # P5: memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
-        if self._intents is not None or _may_exist(self.workspace.agent_dir / INTENTS_DB):
+        if self._intents is not None or may_exist(self.workspace.intents_db_path):
             from .intents.turn import add_intents  # (no table: no intent was ever added)
 
             add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
         if explain_lane or self.settings.escalation:
             # lane 2: own deadline, never raises (P5), no lock held
             self.escalation.fill(ctx, target)
-        add_directives(ctx, self.workspace.root / "USER.md", self.settings, self._embedder)
+        user_md = self.workspace.root / "USER.md"
+        add_directives(ctx, user_md, self.settings, a.loaded_embedder())
         return ctx
 
     # -- write flow ---------------------------------------------------------------------
@@ -245,11 +305,7 @@ class Reverie(Adapters):
     def _after_write(self, *, sync: bool, path: str = "") -> list[str]:
         from .write.after import after_write
 
-        return after_write(self.mark_dirty, self.index, sync=sync, path=path)
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.workspace.sessions_dir
+        return after_write(self._a.mark_dirty, self._a.index, sync=sync, path=path)
 
     def open_session(
         self,
@@ -290,65 +346,55 @@ class Reverie(Adapters):
             result.warnings += self._after_write(sync=False)
         return result
 
+    # -- curation -------------------------------------------------------------------------
     @property
     def curation(self) -> Curation:
         """The owner's hand: forget, pending agent requests, trusted folders."""
-        from .curation.service import Curation
-
-        ws, agent = self.workspace, CONNECTED_AGENT
-        return Curation(
-            workspace=ws,
-            preimages_kept=self.settings.preimages_kept,
-            now=self.clock.now,
-            recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
-            conn=lambda: self.conn,
-            reindex=self._reindex,
-            journal=lambda text: self.write(text, source=Source.ASSISTANT, author=agent),
-            max_pending=self.settings.pending_max,
-        )
+        if self._curation is None:
+            agent = CONNECTED_AGENT
+            journal = lambda text: self.write(text, source=Source.ASSISTANT, author=agent)  # noqa: E731
+            self._curation = self._a.curation(journal)
+        return self._curation
 
     # -- dreaming -------------------------------------------------------------------------
     @property
-    def dreamer(self) -> Dreamer:
-        """The dreamer, wired with explicit collaborators (never this facade)."""
-        from .dreaming.runner import Dreamer
-
-        return Dreamer(
-            workspace=self.workspace,
-            settings=self.settings,
-            clock=self.clock,
-            evidence=lambda: self.recall_log.stats(),
-            llm=lambda: self.llm("main"),
-            reindex=self._reindex,
-            enabled=lambda: self.dreaming_enabled,
-        )
-
-    def dream(self, *, dry_run: bool = False) -> DreamReport:
-        """Run light, REM and deep sleep now (``dry_run``: preview, write nothing)."""
-        self.workspace.require()
-        from .storage.locks import held
-
-        if dry_run:
-            return self.dreamer.run(dry_run=True)
-        with held(self.workspace.dream_lock, wait=600, busy="another dream is still running"):
-            return self.dreamer.run()
+    def dreaming_enabled(self) -> bool:
+        """Dreaming on (setting) and not switched off with ``reverie dream off``."""
+        return bool(self.settings.dreaming) and not self.workspace.dreaming_switched_off
 
     def set_dreaming(self, on: bool) -> None:
         """``reverie dream on|off``: off means no dreaming state is written at all."""
         self.workspace.switch_dreaming(on)
 
-    def status(self) -> dict[str, Any]:
-        """What the index holds and how fresh it is."""
-        self.workspace.require()
-        try:
-            current = self.embedder.identity.label() if self.embedder else None
-        except ProviderError as exc:  # status must work while a provider is down
-            current = f"unreachable ({exc})"
-        with self._lock:
-            counts = index_counts(self.conn, embedder=current)
-        ws = self.workspace
-        paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
-        return {**paths, **counts, "key_warning": ws.key_warning()}
+    def dream(self, *, dry_run: bool = False) -> DreamReport:
+        """Run light, REM and deep sleep now (``dry_run``: preview, write nothing, take
+        no lock); a run waits ``WAITS.dream`` seconds for another dream."""
+        return self._dreams.run(dry_run=dry_run)
+
+    def dream_explain(self, key: str) -> dict[str, Any]:
+        """Every signal and every gate for candidate ``key`` (writes nothing)."""
+        return self._dreams.explain(key)
+
+    def dream_promote(self, key: str) -> OwnerPromotion:
+        """The owner promotes ``key`` past the numeric gates (``WAITS.owner_dream``)."""
+        return self._dreams.promote(key)
+
+    def dream_reject(self, key: str) -> OwnerRejected:
+        """The owner rejects ``key`` for good (``WAITS.owner_dream``)."""
+        return self._dreams.reject(key)
+
+    def dream_restore(self, name: str | None = None) -> Path:
+        """Put a MEMORY.md pre-image back (the newest unless ``name``; the current file
+        becomes one), waiting ``WAITS.owner_dream`` for a running dream."""
+        return self._dreams.restore(name)
+
+    def preimages(self) -> list[Path]:
+        """MEMORY.md's pre-images, oldest first."""
+        return self._dreams.preimages()
+
+    def dream_status(self) -> DreamStatus:
+        """``reverie dream status``."""
+        return self._dreams.status()
 
 
 __all__ = ["Reverie"]

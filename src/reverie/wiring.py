@@ -1,30 +1,40 @@
 """The adapters under the facade: settings, clock, workspace, index connection,
 embedder, searcher, recall log and LLM providers, built lazily and closed together,
-plus the index's own upkeep (init, sync, dirty marks).
+plus the index's own upkeep (init, sync, refresh, dirty marks) and the one wait policy
+of every lock a door waits on (:class:`Waits`).
 
-:class:`reverie.engine.Reverie` builds on this; the capabilities it wires live in
-their own packages.
+:class:`reverie.engine.Reverie` *holds* one :class:`Adapters` (composition, not
+inheritance); nothing but the facade imports this module, so the connection, the
+searcher and the recall log never reach a door.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
-from .errors import WorkspaceError
+from .errors import ProviderError, WorkspaceError
 from .llm.base import LLM  # the facade's annotations name real classes
 from .llm.factory import Purpose, make_llm
 from .settings import Settings
 from .storage.index.db import Connection, connect, ensure_schema
-from .storage.index.query import is_dirty
+from .storage.index.query import TriggerRows, is_dirty
 from .storage.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
+    from .curation.service import Curation
+    from .dreaming.curate import OwnerPromotion, OwnerRejected
+    from .dreaming.report import DreamReport
+    from .dreaming.runner import Dreamer
+    from .dreaming.state import DreamStatus
+    from .recall.context import TriggerIndex
     from .recall.log import RecallLog
-    from .recall.search import Searcher
+    from .recall.search import Searcher, SearchResponse
     from .storage.embedders.base import Embedder
     from .storage.index.sync import Progress, SyncStats
 
@@ -35,6 +45,45 @@ class Unset:
 
 UNSET = Unset()
 Projects = frozenset[str] | set[str] | tuple[str, ...]
+
+
+def sealed(header: Mapping[str, Any], key: bytes) -> bool:
+    """:func:`reverie.write.transcript.is_sealed`, imported when lane 2 first reads a
+    transcript (the write flow is not on the per-prompt path)."""
+    from .write.transcript import is_sealed
+
+    return is_sealed(header, key)
+
+
+def may_exist(path: Path) -> bool:
+    """False only when ``path`` is surely absent (a failing look-up is left to the step)."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
+
+
+@dataclass(frozen=True)
+class Waits:
+    """How long a verb waits for a lock another process holds, the same from every door
+    (CLI, MCP server, review page, hooks, daemon). Past it the verb says the store is
+    busy (or, for a refresh, searches the index as it is and says so)."""
+
+    refresh: float = 10.0  # a search's sync-if-behind waiting for another sync
+    owner_dream: float = 30.0  # promote, reject, restore waiting for a running dream
+    dream: float = 600.0  # a dream waiting for another dream (nightly or by hand)
+
+
+WAITS = Waits()
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What a refresh did: ``synced`` the files changed (None: the index was current),
+    or ``note`` says why the index may be behind (the sync failed or was busy)."""
+
+    synced: SyncStats | None = None
+    note: str | None = None
 
 
 class Adapters:
@@ -56,12 +105,16 @@ class Adapters:
         self._embedder = embedder
         self._llm_override = llm
         self._conn: Connection | None = None
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()  # one connection shared by a server's threads
         self._searcher: Searcher | None = None
         self._recall_log: RecallLog | None = None
         self._llms: dict[str, LLM | None] = {}
 
     # -- adapters --------------------------------------------------------------------
+    def loaded_embedder(self) -> Embedder | None:
+        """The embedder if one is built already (never loads a model)."""
+        return None if isinstance(self._embedder, Unset) else self._embedder
+
     @property
     def embedder(self) -> Embedder | None:
         if isinstance(self._embedder, Unset):
@@ -72,7 +125,7 @@ class Adapters:
 
     @property
     def conn(self) -> Connection:
-        with self._lock:
+        with self.lock:
             if self._conn is None:
                 self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
                 self._conn = connect(self.workspace.index_path)
@@ -89,7 +142,7 @@ class Adapters:
 
     @property
     def recall_log(self) -> RecallLog:
-        with self._lock:
+        with self.lock:
             if self._recall_log is None:
                 from .recall.log import RecallLog
 
@@ -104,20 +157,63 @@ class Adapters:
             self._llms[purpose] = make_llm(self.settings, purpose=purpose)
         return self._llms[purpose]
 
+    def search(self, query: str, projects: frozenset[str], **kw: Any) -> SearchResponse:
+        """Lane 1 under the lock (a sync in flight is never half-seen)."""
+        with self.lock:
+            today = self.clock.today()
+            return self.searcher.search(
+                self.conn, query, today=today, active_projects=projects, **kw
+            )
+
+    def warm(self, triggers: TriggerIndex) -> None:
+        with self.lock:
+            self.searcher.vectors.load(self.conn)
+            self.searcher.keywords.load(self.conn)  # BM25 in memory, equal to FTS5's
+            triggers.refresh(TriggerRows(self.conn), precompile=True)
+
+    def status(self) -> dict[str, Any]:
+        from .storage.index.query import index_counts
+
+        try:
+            embedder = self.embedder
+            current = embedder.identity.label() if embedder else None
+        except ProviderError as exc:  # status must work while a provider is down
+            current = f"unreachable ({exc})"
+        with self.lock:
+            counts = index_counts(self.conn, embedder=current)
+        ws = self.workspace
+        paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
+        return {**paths, **counts, "key_warning": ws.key_warning()}
+
+    def limit_lane(self, seconds: float) -> None:
+        s = self.settings
+        if s.escalation and seconds < s.escalation_timeout:
+            self.settings = s.replace(escalation_timeout=seconds)
+
+    def curation(self, journal: Callable[[str], object]) -> Curation:
+        """The curation service over these adapters (``journal``: the agent's write)."""
+        from .curation.service import Curation
+
+        ws = self.workspace
+        return Curation(
+            workspace=ws,
+            preimages_kept=self.settings.preimages_kept,
+            now=lambda: self.clock.now(),
+            recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
+            conn=lambda: self.conn,
+            reindex=self.reindex,
+            journal=journal,
+            max_pending=self.settings.pending_max,
+        )
+
     def close(self) -> None:
-        with self._lock:
+        with self.lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
             if self._recall_log is not None:
                 self._recall_log.close()
                 self._recall_log = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- storage ---------------------------------------------------------------------
     def init(self) -> list[str]:
@@ -145,7 +241,7 @@ class Adapters:
 
         self.workspace.require()
         busy = "another sync of this index is running; try again later"
-        with held(self.workspace.sync_lock, wait=wait, busy=busy), self._lock:
+        with held(self.workspace.sync_lock, wait=wait, busy=busy), self.lock:
             syncer = Syncer(
                 self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
             )
@@ -168,13 +264,34 @@ class Adapters:
             for folder in folders:
                 sweep_temp(folder)
 
+    def refresh(self, *, wait: float = WAITS.refresh) -> Refresh:
+        """Sync when the files changed since the last sync (hand edits included); never
+        raises (P5): a failed or busy sync becomes the note a search shows."""
+        from .storage.index.freshness import behind
+
+        try:
+            with self.lock:
+                if not behind(self.conn, self.workspace):
+                    return Refresh()
+            return Refresh(synced=self.index(wait=wait))
+        except Exception as exc:
+            return Refresh(note=f"the index may be behind the files (sync failed: {exc})")
+
+    def unregister_under(self, folder: str) -> None:
+        """Forget the registry rows of ``folder`` (its files' origin changed: the next
+        sync re-reads them)."""
+        from .storage.index.store import unregister_under
+
+        with self.lock:
+            unregister_under(self.conn, folder)
+
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
         from .storage.index.sync import mark_dirty
 
         mark_dirty(self.conn)
 
-    def _reindex(self) -> None:
+    def reindex(self) -> None:
         """Sync after our own write: dirty first, so a sync that fails leaves the index
         marked for the next one (the daemon's, MCP start-up's)."""
         with contextlib.suppress(Exception):
@@ -183,8 +300,95 @@ class Adapters:
 
     def is_dirty(self) -> bool:
         """Files changed since the last complete sync (or never synced)."""
-        with self._lock:
+        with self.lock:
             return is_dirty(self.conn)
 
 
-__all__ = ["Adapters", "Projects"]
+class DreamDoor:
+    """The dreamer behind the facade, built once with explicit collaborators (never the
+    facade), and the dream lock around every verb that writes: a run waits
+    ``WAITS.dream``, the owner's promote, reject and restore ``WAITS.owner_dream``."""
+
+    def __init__(self, adapters: Adapters, *, enabled: Callable[[], bool]) -> None:
+        self._a = adapters
+        self._enabled = enabled
+        self._dreamer: Dreamer | None = None
+
+    def _get(self) -> Dreamer:
+        a = self._a
+        if self._dreamer is None or self._dreamer.clock is not a.clock:  # (tests move it)
+            from .dreaming.runner import Dreamer
+
+            self._dreamer = Dreamer(
+                workspace=a.workspace,
+                settings=a.settings,
+                clock=a.clock,
+                evidence=lambda: a.recall_log.stats(),
+                llm=lambda: a.llm("main"),
+                reindex=a.reindex,
+                enabled=self._enabled,
+            )
+        return self._dreamer
+
+    @contextlib.contextmanager
+    def _locked(self, wait: float) -> Iterator[Dreamer]:
+        from .storage.locks import held
+
+        self._a.workspace.require()
+        busy = "a dream is running; try again when it is done"
+        with held(self._a.workspace.dream_lock, wait=wait, busy=busy):
+            yield self._get()
+
+    def run(self, *, dry_run: bool) -> DreamReport:
+        self._a.workspace.require()
+        if dry_run:
+            return self._get().run(dry_run=True)
+        with self._locked(WAITS.dream) as dreamer:
+            return dreamer.run()
+
+    def explain(self, key: str) -> dict[str, Any]:
+        self._a.workspace.require()
+        return self._get().explain(key)
+
+    def promote(self, key: str) -> OwnerPromotion:
+        with self._locked(WAITS.owner_dream) as dreamer:
+            return dreamer.promote(key)
+
+    def reject(self, key: str) -> OwnerRejected:
+        with self._locked(WAITS.owner_dream) as dreamer:
+            return dreamer.reject(key)
+
+    def restore(self, name: str | None) -> Path:
+        with self._locked(WAITS.owner_dream) as dreamer:
+            return dreamer.restore(name)
+
+    def preimages(self) -> list[Path]:
+        return self._get().preimages()
+
+    def status(self) -> DreamStatus:
+        from .dreaming.state import DreamStatus
+
+        self._a.workspace.require()
+        dreamer = self._get()
+        state = dreamer.load_state()
+        return DreamStatus(
+            enabled=self._enabled(),
+            schedule=str(self._a.settings.dream_schedule),
+            last_run=state.last_run,
+            promoted=len(state.promoted),
+            preimages=tuple(p.name for p in dreamer.preimages()),
+        )
+
+
+__all__ = [
+    "UNSET",
+    "WAITS",
+    "Adapters",
+    "DreamDoor",
+    "Projects",
+    "Refresh",
+    "Unset",
+    "Waits",
+    "may_exist",
+    "sealed",
+]

@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from ..storage.index.store import unregister_under
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -109,13 +108,6 @@ def pending_reject(obj: Ctx, rid: str, as_json: bool) -> None:
     emit(req.__dict__, as_json, lambda d: f"rejected {d['id']}")
 
 
-def _retrust(obj: Ctx, folders_before: set[str], folders_after: set[str]) -> None:
-    engine = obj.engine
-    for folder in folders_before ^ folders_after:
-        unregister_under(engine.conn, folder)
-    engine.index()
-
-
 @click.command()
 @click.argument("path")
 @json_option
@@ -123,10 +115,7 @@ def _retrust(obj: Ctx, folders_before: set[str], folders_after: set[str]) -> Non
 @handles_errors
 def trust(obj: Ctx, path: str, as_json: bool) -> None:
     """Declare folder PATH (inside the workspace) owner-written notes."""
-    cur = obj.engine.curation.trusted
-    before = set(cur.folders())
-    after = cur.trust(path)
-    _retrust(obj, before, set(after))
+    after = obj.engine.curation.trust(path)
     emit({"trusted": after}, as_json, lambda d: "trusted folders: " + ", ".join(d["trusted"]))
 
 
@@ -137,10 +126,7 @@ def trust(obj: Ctx, path: str, as_json: bool) -> None:
 @handles_errors
 def untrust(obj: Ctx, path: str, as_json: bool) -> None:
     """Take folder PATH back to the default: unrecognised notes read as untrusted."""
-    cur = obj.engine.curation.trusted
-    before = set(cur.folders())
-    after = cur.untrust(path)
-    _retrust(obj, before, set(after))
+    after = obj.engine.curation.untrust(path)
     emit(
         {"trusted": after},
         as_json,

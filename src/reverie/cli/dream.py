@@ -7,8 +7,6 @@ from typing import Any
 
 import click
 
-from ..dreaming import curate
-from ..storage.locks import held
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -62,7 +60,7 @@ def preview(obj: Ctx, as_json: bool) -> None:
 @handles_errors
 def explain(obj: Ctx, key: str, as_json: bool) -> None:
     """Every signal and every gate for KEY (path:start:end or path#La-Lb)."""
-    data = obj.engine.dreamer.explain(key)
+    data = obj.engine.dream_explain(key)
 
     def render(d: dict[str, Any]) -> str:
         lines = [f"{d['key']}: {d['decision']} ({d['reason']})"]
@@ -114,16 +112,7 @@ def rem(obj: Ctx, as_json: bool) -> None:
 @handles_errors
 def status(obj: Ctx, as_json: bool) -> None:
     """Dreaming on/off, schedule, last run, promoted so far, pre-images."""
-    engine = obj.engine
-    dreamer = engine.dreamer
-    state = dreamer.load_state() if dreamer.state_path.exists() else {}
-    data = {
-        "enabled": engine.dreaming_enabled,
-        "schedule": engine.settings.dream_schedule,
-        "last_run": state.get("last_run"),
-        "promoted": len(state.get("promoted", {})),
-        "preimages": [p.name for p in dreamer.preimages()],
-    }
+    data = obj.engine.dream_status().as_dict()
     emit(data, as_json, lambda d: "\n".join(f"{k}: {v}" for k, v in d.items()))
 
 
@@ -163,15 +152,14 @@ def off(obj: Ctx, as_json: bool) -> None:
 @handles_errors
 def restore(obj: Ctx, name: str | None, list_: bool, as_json: bool) -> None:
     """Restore MEMORY.md from a pre-image (the newest unless NAME is given)."""
-    dreamer = obj.engine.dreamer
     if list_:
         emit(
-            [p.name for p in dreamer.preimages()],
+            [p.name for p in obj.engine.preimages()],
             as_json,
             lambda d: "\n".join(d) or "no pre-images",
         )
         return
-    restored = dreamer.restore(name)
+    restored = obj.engine.dream_restore(name)
     emit({"restored": restored.name}, as_json, lambda d: f"MEMORY.md restored from {d['restored']}")
 
 
@@ -183,10 +171,7 @@ def restore(obj: Ctx, name: str | None, list_: bool, as_json: bool) -> None:
 def promote(obj: Ctx, key: str, as_json: bool) -> None:
     """Promote candidate KEY now, past the numeric gates (provenance, junk and the
     write's acceptance checks still apply; an untrusted candidate is refused)."""
-    engine = obj.engine
-    engine.workspace.require()
-    with held(engine.workspace.dream_lock, wait=600, busy="a dream is running"):
-        data = curate.promote(engine.dreamer, key)
+    data = obj.engine.dream_promote(key).as_dict()
     emit(data, as_json, lambda d: f"promoted {d['source']} ({d['mode']})\n  {d['entry']}")
 
 
@@ -197,8 +182,5 @@ def promote(obj: Ctx, key: str, as_json: bool) -> None:
 @handles_errors
 def reject(obj: Ctx, key: str, as_json: bool) -> None:
     """Never promote candidate KEY (remembered across nights)."""
-    engine = obj.engine
-    engine.workspace.require()
-    with held(engine.workspace.dream_lock, wait=600, busy="a dream is running"):
-        data = curate.reject(engine.dreamer, key)
+    data = obj.engine.dream_reject(key).as_dict()
     emit(data, as_json, lambda d: f"rejected {d['source']}: never promoted")

@@ -8,7 +8,6 @@ from ..errors import ReverieError
 from ..recall.escalation import explain as explain_escalation
 from ..recall.search import Lanes
 from ..scope import key_from_text, project_key
-from ..storage.index.freshness import behind
 from .common import Ctx, emit, handles_errors, json_option
 
 cwd_option = click.option(
@@ -70,13 +69,7 @@ def search(
 ) -> None:
     """memory_search: hybrid vector + keyword search over the workspace (files changed
     since the last sync, hand edits included, are synced first)."""
-    obj.engine.workspace.require()
-    unsynced = None
-    try:
-        if behind(obj.engine.conn, obj.engine.workspace):
-            obj.engine.index(wait=5)
-    except Exception as exc:  # P5: a failed sync never fails the search; say so
-        unsynced = f"the index may be behind the files (sync failed: {exc})"
+    unsynced = obj.engine.refresh().note  # P5: a failed sync never fails the search
     response = obj.engine.search(
         query,
         max_results=max_results,

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from ..recall.log import RecallLog
 from ..storage.index.db import Connection
+from ..storage.index.store import unregister_under
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
 from .pending import Pending
@@ -31,6 +32,7 @@ class Curation:
         max_pending: int,
     ) -> None:
         self.ws = workspace
+        self._conn, self._reindex = conn, reindex
         ports = ForgetPorts(workspace, preimages_kept, now, recall_log, conn, reindex)
         self.forgetter = Forgetter(ports)
         self.pending = Pending(
@@ -55,6 +57,23 @@ class Curation:
     ) -> ForgetReport:
         sel = Selector.of(text, key=key, session=session, source=source)
         return self.forgetter.forget(sel, dry_run=dry_run, purge_history=purge_history)
+
+    def trust(self, folder: str) -> list[str]:
+        """``reverie trust``: ``folder`` holds owner-written notes; its files are re-read
+        at their new origin. Returns the trusted folders."""
+        return self._retrust(self.trusted.trust, folder)
+
+    def untrust(self, folder: str) -> list[str]:
+        """``reverie untrust``: ``folder`` back to the default (untrusted)."""
+        return self._retrust(self.trusted.untrust, folder)
+
+    def _retrust(self, change: Callable[[str], list[str]], folder: str) -> list[str]:
+        before = set(self.trusted.folders())
+        after = change(folder)
+        for changed in before ^ set(after):
+            unregister_under(self._conn(), changed)
+        self._reindex()
+        return after
 
 
 __all__ = ["Curation"]

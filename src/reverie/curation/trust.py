@@ -21,7 +21,7 @@ class TrustedFolders:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.path = ws.curation_dir / "trusted.json"
+        self.path = ws.trusted_path
 
     def folders(self) -> list[str]:
         return sorted(self.ws.trusted)

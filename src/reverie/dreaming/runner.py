@@ -30,7 +30,9 @@ from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from . import consolidate
-from .curate import owner_rejected
+from .curate import OwnerPorts, OwnerPromotion, OwnerRejected
+from .curate import promote as owner_promote
+from .curate import reject as owner_reject
 from .directives import UserModel
 from .gates import GateConfig, decide
 from .grounding import ground, promotion
@@ -39,6 +41,7 @@ from .phases import light, reflect, rem_themes
 from .report import CandidateReport, DreamReport, change_summary, phase_report, rewrite_counts
 from .safe_write import MemoryFile, sha
 from .signals import Signals, compute_signals
+from .state import DreamState, Promoted, StateFile
 
 EvidenceReader = Callable[[], Sequence[RecallStats]]
 LLMProvider = Callable[[], LLM | None]
@@ -71,6 +74,7 @@ class Dreamer:
         self._reindex = reindex
         self._enabled = enabled
         self.state_path = workspace.dream_state_path
+        self.states = StateFile(self.state_path)
         self.memory = MemoryFile(workspace, preimages_kept=settings.preimages_kept)
         self.preimage_dir = self.memory.preimage_dir
         self.memory_path = self.memory.path
@@ -78,22 +82,28 @@ class Dreamer:
             workspace, preimages_kept=settings.preimages_kept, llm=llm, clock=clock
         )
 
-    # -- state -------------------------------------------------------------------------
-    def load_state(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            data = {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ReverieError(f"{self.state_path}: corrupt dreaming state ({exc})") from None
-        for k in ("light_hits", "rem_hits", "promoted"):
-            data.setdefault(k, {})
-        return data
+    # -- state and the owner's hand -----------------------------------------------------
+    def load_state(self) -> DreamState:
+        return self.states.load()
 
-    def _save_state(self, state: dict[str, Any]) -> None:
-        atomic_write(
-            self.state_path, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True)
+    def _owner(self) -> OwnerPorts:
+        return OwnerPorts(
+            evaluate=self.evaluate,
+            write=self._write_memory,
+            memory=self.memory,
+            states=self.states,
+            tombstones=self.ws.tombstones_path,
+            reindex_memory=self._reindex_memory,
+            now=self.clock.now,
         )
+
+    def promote(self, key: str) -> OwnerPromotion:
+        """``reverie dream promote``: past the numeric gates (see :mod:`.curate`)."""
+        return owner_promote(self._owner(), key)
+
+    def reject(self, key: str) -> OwnerRejected:
+        """``reverie dream reject``: never promoted, remembered across nights."""
+        return owner_reject(self._owner(), key)
 
     # -- evaluation (no writes) --------------------------------------------------------
     def evaluate(
@@ -102,11 +112,7 @@ class Dreamer:
         report = DreamReport(
             at=now.isoformat(timespec="seconds"), enabled=self._enabled(), dry_run=True
         )
-        state = (
-            self.load_state()
-            if self.state_path.exists()
-            else {"light_hits": {}, "rem_hits": {}, "promoted": {}}
-        )
+        state = self.states.load()
         raw = self._evidence()
         grounded: list[RecallStats] = []
         forgotten = Tombstones(self.ws.tombstones_path)
@@ -133,18 +139,18 @@ class Dreamer:
         for s in lr.staged:
             s = replace(
                 s,
-                light_hits=int(state["light_hits"].get(s.key, 0)) + 1,
-                rem_hits=int(state["rem_hits"].get(s.key, 0)) + rem_members.get(s.key, 0),
+                light_hits=state.light_hits.get(s.key, 0) + 1,
+                rem_hits=state.rem_hits.get(s.key, 0) + rem_members.get(s.key, 0),
             )
             signals = compute_signals(s, now)
             anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
             already = (
                 anchor in promoted_anchors
-                or s.key in state["promoted"]
+                or s.key in state.promoted
                 or normalise(clean_snippet(s.snippet)) in promoted_texts
             )
             outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
-            if owner_rejected(state, s):  # the owner's no outranks every gate
+            if state.owner_rejected(s.key, s.snippet):  # the owner's no outranks every gate
                 shown = outcome.value if isinstance(outcome, Accepted) else outcome.detail["gates"]
                 outcome = Rejected("owner", "rejected by the owner", {"gates": shown})
             match outcome:
@@ -193,14 +199,14 @@ class Dreamer:
             report.directives = user.changes
             return report
         report.dry_run = False
-        state = self.load_state()
+        state = self.states.load()
         if report.themes:
             report.reflections = self._reflect(report)
         for c in report.candidates:
-            state["light_hits"][c.key] = int(state["light_hits"].get(c.key, 0)) + 1
+            state.light_hits[c.key] = state.light_hits.get(c.key, 0) + 1
         for t in report.themes:
             for k in t["keys"]:
-                state["rem_hits"][k] = int(state["rem_hits"].get(k, 0)) + 1
+                state.rem_hits[k] = state.rem_hits.get(k, 0) + 1
         corpus = [s.snippet for s, _ in decisions] + [e.text for e in entries(self.memory.read())]
         promotions = [promotion(s, sig.score, corpus) for s, sig in winners]
         to_memory, user = self.user.take_from_dream(promotions)  # the owner's directives
@@ -208,9 +214,9 @@ class Dreamer:
         if to_memory:
             self._write_memory(to_memory, report)
         for p in promotions:
-            state["promoted"][p.key] = {"at": report.at, "source": p.anchor}
-        state["last_run"] = report.at
-        self._save_state(state)
+            state.promoted[p.key] = Promoted(report.at, p.anchor)
+        state.last_run = report.at
+        self.states.save(state)
         self._write_phase_report(report)
         if promotions:  # MEMORY.md or USER.md changed
             try:
@@ -225,16 +231,16 @@ class Dreamer:
         self.memory.recover()
         if self.memory_path.exists():
             with contextlib.suppress(ReverieError):
-                if self.load_state().get("indexed_memory") != sha(self.memory.read()):
+                if self.states.load().indexed_memory != sha(self.memory.read()):
                     self._reindex_memory()
 
     def _reindex_memory(self) -> None:
         """Re-index, then record which MEMORY.md the index holds."""
         text = self.memory.read()
         self._reindex()
-        state = self.load_state()
-        state["indexed_memory"] = sha(text)
-        self._save_state(state)
+        state = self.states.load()
+        state.indexed_memory = sha(text)
+        self.states.save(state)
 
     def _reflect(self, report: DreamReport) -> list[str]:
         """REM reflections by the configured model (one bounded turn, strict JSON, the

@@ -64,7 +64,7 @@ def session_key(claude_session_id: str) -> str:
 
 
 def checkpoint_dir(engine: Reverie) -> Path:
-    return engine.workspace.agent_dir / "integrations" / "claude-code"
+    return engine.workspace.integration_dir("claude-code")
 
 
 def _read_checkpoint(path: Path) -> dict[str, Any]:
@@ -174,7 +174,7 @@ class Mirror:
                 ingested = self.main.end()
                 if (
                     self._side is not None
-                    or (self.engine.sessions_dir / f"{self.key}-sub.jsonl").exists()
+                    or self.engine.workspace.session_transcript(f"{self.key}-sub").exists()
                 ):
                     self.side.end()  # a sub-agent session: ended, never evidence
                 result.ended = True

@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..storage.workspace import hooks_log_path
+
 EVENTS = {
     "session-start": "SessionStart",
     "user-prompt-submit": "UserPromptSubmit",
@@ -39,7 +41,6 @@ EVENTS = {
 }
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})  # take additionalContext
 MAX_CONTEXT_CHARS = 10_000  # what Claude Code injects of a hook's context at most
-LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000
 
 BOOTSTRAP_PREFACE = (
@@ -118,10 +119,8 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
         if not isinstance(prompt, str):
             raise HookInputError("prompt is missing or not a string")
         engine = open_engine()
-        s = engine.settings
-        if s.escalation and s.hook_escalation_timeout < s.escalation_timeout:
-            # lane 2 runs only within the hook's own deadline: the prompt waits for it
-            engine.settings = s.replace(escalation_timeout=s.hook_escalation_timeout)
+        # lane 2 runs only within the hook's own deadline: the prompt waits for it
+        engine.limit_lane(engine.settings.hook_escalation_timeout)
         from ..scope import project_key  # light: reads .git, never spawns git
 
         cwd = payload.get("cwd")
@@ -172,7 +171,7 @@ def log_line(state_dir: Path, event: str, message: str) -> None:
     """Append one line to ``<state dir>/hooks.log`` (never raises; rotated at 1 MB)."""
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        path = state_dir / LOG_NAME
+        path = hooks_log_path(state_dir)
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             path.replace(path.with_suffix(".log.1"))
         stamp = datetime.now(UTC).isoformat(timespec="seconds")

@@ -120,7 +120,7 @@ class Importer:
         self.as_owner = as_owner
         self.dry_run = dry_run
         self.progress = progress or (lambda done, total, what: None)
-        self.ledgers = engine.workspace.agent_dir / "integrations" / "imports" / fmt
+        self.ledgers = engine.workspace.integration_dir("imports", fmt)
 
     # -- what to read ----------------------------------------------------------------
     def _units(self, path: Path) -> Iterator[Path | Conversation]:

@@ -1,7 +1,7 @@
 """Standing intents (R-INTENT-1..3): "remember to do" compiled out of the model.
 
 The service loads on first use: a one-shot hook where no intent was ever added (no
-``DB_NAME`` table in the agent's state dir) has nothing to fire and never imports it.
+table at ``Workspace.intents_db_path``) has nothing to fire and never imports it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from .service import Intents
     from .turn import add_intents
 
-DB_NAME = "intents.sqlite"  # in <state dir>/<agent>/
 _HOME = {"Fired": ".model", "Intent": ".model", "Intents": ".service", "add_intents": ".turn"}
 
 
@@ -24,4 +23,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DB_NAME", "Fired", "Intent", "Intents", "add_intents"]
+__all__ = ["Fired", "Intent", "Intents", "add_intents"]

@@ -28,7 +28,6 @@ from ..clock import Clock, local_zone
 from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from ..storage.workspace import Workspace
-from . import DB_NAME
 from .armed import Armed
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .store import Store
@@ -82,7 +81,7 @@ class Intents:
 
     @property
     def db_path(self) -> Path:
-        return self.workspace.agent_dir / DB_NAME
+        return self.workspace.intents_db_path
 
     def _absent(self) -> bool:
         """No intent was ever added (no table): nothing to fire, and nothing is created

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from ..engine import Reverie
-from ..storage.index.freshness import behind
+from ..errors import ReverieError
 from ..storage.index.sync import SyncStats
 
 
@@ -37,10 +37,12 @@ class FreshnessGuard:
             if now - self._last < self.interval:
                 return None
             self._last = now
-        if not behind(self.engine.conn, self.engine.workspace):
-            return None
-        self.syncs += 1
-        return self.engine.index(wait=30)
+        refreshed = self.engine.refresh()
+        if refreshed.note:
+            raise ReverieError(refreshed.note)
+        if refreshed.synced is not None:
+            self.syncs += 1
+        return refreshed.synced
 
 
 __all__ = ["FreshnessGuard"]

@@ -47,9 +47,8 @@ class MemoryTools:
         self._sleep = sleep
         self.started = threading.Event()
         self._starting = False
-        if fresh_interval is None:  # the setting (engines in tests may have none)
-            settings = getattr(engine, "settings", None)
-            fresh_interval = float(getattr(settings, "mcp_fresh_seconds", 1.0))
+        if fresh_interval is None:
+            fresh_interval = float(engine.settings.mcp_fresh_seconds)
         self.freshness = FreshnessGuard(engine, interval=fresh_interval)
 
     @property
@@ -182,7 +181,7 @@ class MemoryTools:
             return
         for attempt in range(1, attempts + 1):
             try:
-                self.engine.recall_log  # noqa: B018  (opens and caches it)
+                self.engine.open_recall_log()
                 return
             except Exception as exc:
                 if attempt == attempts:

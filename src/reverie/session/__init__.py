@@ -124,7 +124,7 @@ class Session:
         sid = session_id or uuid.uuid4().hex[:12]
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", sid):
             raise ReverieError(f"session id {sid!r}: use letters, digits, '_', '.', '-'")
-        path = host.sessions_dir / f"{sid}.jsonl"
+        path = host.workspace.session_transcript(sid)
         asked = {
             "kind": None if kind is None else SessionKind(kind).value,
             "channel": None if channel is None else Channel(channel).value,

@@ -9,19 +9,17 @@ Layout (SPEC section 1)::
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.origin import lowest
 from ..provenance.paths import SESSION_CORPUS, PathClass, classify
 from .file_warning import FileWarning
-from .files import atomic_write, file_kind, read_regular, write_if_absent
+from .files import file_kind, write_if_absent
+from .origin_key import key_warning, load_or_create_key, signed_files
 from .trusted import load_trusted
 
 SKELETON: dict[str, str] = {
@@ -41,6 +39,12 @@ FOLDERS = ("memory", "memory/imports", "memory/.dreams")
 HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
 
 
+def hooks_log_path(state_dir: Path) -> Path:
+    """The hooks' own log, beside the agents' folders (written before any workspace is
+    opened, so it depends on the state dir alone)."""
+    return state_dir / "hooks.log"
+
+
 @dataclass(frozen=True)
 class FileEntry:
     """An indexable file found by the workspace walk (``real``: where a symlink at
@@ -51,15 +55,6 @@ class FileEntry:
     size: int
     mtime_ns: int
     real: str | None = None
-
-
-_SIG_RE = re.compile(rb"<!--[^<>]*\bsig\s*:\s*[0-9a-fA-F]{8}")
-
-
-def _fingerprint(key: bytes) -> str:
-    import hashlib  # (OpenSSL: not on a one-shot hook's path)
-
-    return hashlib.sha256(key).hexdigest()[:16]
 
 
 def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
@@ -177,6 +172,44 @@ class Workspace:
         return self.agent_dir / "curation"
 
     @property
+    def pending_path(self) -> Path:
+        """Agent requests (forget, correct) waiting for the owner."""
+        return self.curation_dir / "pending.json"
+
+    @property
+    def trusted_path(self) -> Path:
+        """Folders the owner declared owner-written (``reverie trust``)."""
+        return self.curation_dir / "trusted.json"
+
+    @property
+    def trigger_snapshot_path(self) -> Path:
+        """The trigger index as one-shot hooks read it (derived, rebuilt at will)."""
+        return self.agent_dir / "triggers.sqlite"
+
+    @property
+    def intents_db_path(self) -> Path:
+        """The standing intents table (R-INTENT-1..3)."""
+        return self.agent_dir / "intents.sqlite"
+
+    @property
+    def intents_view_stamp(self) -> Path:
+        """The hash of the INTENTS.md view as last written (an edit is noticed)."""
+        return self.agent_dir / "intents-view.sha256"
+
+    @property
+    def intents_view_edits_dir(self) -> Path:
+        """Hand edits of INTENTS.md set aside before the view is rewritten."""
+        return self.agent_dir / "intents-view-edits"
+
+    def session_transcript(self, session_id: str) -> Path:
+        """A session's transcript (JSONL); ``session_id`` is checked by the caller."""
+        return self.sessions_dir / f"{session_id}.jsonl"
+
+    def integration_dir(self, *parts: str) -> Path:
+        """State of an integration (``claude-code``, ``imports/<format>``)."""
+        return self.agent_dir.joinpath("integrations", *parts)
+
+    @property
     def dream_state_path(self) -> Path:
         return self.agent_dir / "dreams" / "state.json"
 
@@ -247,20 +280,7 @@ class Workspace:
 
     def origin_key(self) -> bytes:
         """The secret that signs per-line origin markers; outside the workspace."""
-        path = self.origin_key_path
-        try:
-            return bytes.fromhex(path.read_text().strip())
-        except FileNotFoundError:
-            pass
-        except ValueError:
-            raise WorkspaceError(f"{path}: corrupt origin key") from None
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        key = os.urandom(32)  # what secrets.token_bytes gives
-        if write_if_absent(path, key.hex() + "\n"):
-            os.chmod(path, 0o600)
-            self._note_new_key(key)
-            return key
-        return bytes.fromhex(path.read_text().strip())
+        return load_or_create_key(self.origin_key_path, self._signed_files, self.key_note_path)
 
     @property
     def key_note_path(self) -> Path:
@@ -269,49 +289,14 @@ class Workspace:
 
     def _signed_files(self) -> list[str]:
         """Marker files (journals, the session corpus) holding signed lines."""
-        found: list[str] = []
         memory = self.root / "memory"
         candidates = [*sorted(memory.glob("*.md")), *sorted(self.corpus_dir.rglob("*.md"))]
-        for p in candidates:
-            try:
-                if not p.is_symlink() and _SIG_RE.search(read_regular(p)):
-                    found.append(self.relpath(p))
-            except OSError:
-                continue
-        return found
-
-    def _note_new_key(self, key: bytes) -> None:
-        signed = self._signed_files()
-        if not signed:
-            return  # a new workspace, or nothing signed: nothing lost
-        note = {
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "fingerprint": _fingerprint(key),
-            "signed_files": len(signed),
-            "example": signed[0],
-        }
-        atomic_write(self.key_note_path, json.dumps(note) + "\n")
+        return [self.relpath(p) for p in signed_files(candidates)]
 
     def key_warning(self) -> str | None:
         """A loud warning while the key in use is one created over lines signed with a
-        lost key (their trust silently dropped: owner lines read as agent, corpus lines
-        as untrusted). Gone once the old key is restored or the note deleted."""
-        try:
-            note = json.loads(self.key_note_path.read_text())
-            current = bytes.fromhex(self.origin_key_path.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        if note.get("fingerprint") != _fingerprint(current):  # the old key is back
-            self.key_note_path.unlink(missing_ok=True)
-            return None
-        return (
-            f"{self.origin_key_path} was missing: a new signing key was created on "
-            f"{note.get('created')}, but {note.get('signed_files')} file(s) (e.g. "
-            f"{note.get('example')}) hold lines signed with the old one, so their owner "
-            "lines now read as agent and session-corpus lines as untrusted. Restore "
-            "origin.key from a backup of the state dir (the next sync re-reads every "
-            f"file), or delete {self.key_note_path} to accept the new key"
-        )
+        lost key (see :func:`reverie.storage.origin_key.key_warning`)."""
+        return key_warning(self.origin_key_path, self.key_note_path)
 
     def resolve(self, relpath: str) -> Path:
         """``relpath`` inside the workspace; ``..``, absolute paths and symlinks out
@@ -391,6 +376,7 @@ __all__ = [
     "SKELETON",
     "FileEntry",
     "Workspace",
+    "hooks_log_path",
     "link_class",
     "resolve_inside",
 ]

@@ -32,10 +32,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..dreaming import curate
 from ..engine import Reverie
 from ..errors import ReverieError
-from ..storage.locks import held
 from . import views
 from .templates import CSS, ENV
 
@@ -175,20 +173,16 @@ class ReviewApp:
         report = self.engine.curation.forget(key=form.get("key", ""))
         return form.get("back", "/"), f"forgotten: {report.removed} line(s) removed"
 
-    def _dream_locked(self, fn: Callable[[Any, str], dict[str, Any]], key: str) -> dict[str, Any]:
-        with held(self.engine.workspace.dream_lock, wait=30, busy="a dream is running"):
-            return fn(self.engine.dreamer, key)
-
     def _promote(self, form: dict[str, str]) -> tuple[str, str]:
-        data = self._dream_locked(curate.promote, form.get("key", ""))
-        return "/dream", f"promoted {data['source']} into MEMORY.md"
+        done = self.engine.dream_promote(form.get("key", ""))
+        return "/dream", f"promoted {done.source} into MEMORY.md"
 
     def _reject(self, form: dict[str, str]) -> tuple[str, str]:
-        data = self._dream_locked(curate.reject, form.get("key", ""))
-        return "/dream", f"rejected {data['source']}: never promoted"
+        done = self.engine.dream_reject(form.get("key", ""))
+        return "/dream", f"rejected {done.source}: never promoted"
 
     def _restore(self, form: dict[str, str]) -> tuple[str, str]:
-        chosen = self.engine.dreamer.restore(form.get("name") or None)
+        chosen = self.engine.dream_restore(form.get("name") or None)
         return "/history", f"MEMORY.md restored from {chosen.name}"
 
     def _confirm(self, form: dict[str, str]) -> tuple[str, str]:

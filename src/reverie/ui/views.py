@@ -88,7 +88,7 @@ def file_lines(engine: Reverie, rel: str) -> dict[str, Any]:
 
 def candidates(engine: Reverie) -> dict[str, Any]:
     """The dream candidate pool with every signal and gate (``dream explain``)."""
-    report, _ = engine.dreamer.evaluate(engine.clock.now())
+    report = engine.dream(dry_run=True)
     return {
         "candidates": [asdict(c) for c in report.candidates],
         "dropped": report.dropped,
@@ -100,7 +100,7 @@ def history(engine: Reverie) -> list[dict[str, Any]]:
     """MEMORY.md pre-images, newest first, each as a diff to the current file."""
     current = _read(engine, "MEMORY.md").split("\n")
     out = []
-    for p in reversed(engine.dreamer.preimages()):
+    for p in reversed(engine.preimages()):
         old = p.read_text(encoding="utf-8").split("\n")
         diff = [
             {"sign": d[:1], "text": d[1:]}

@@ -19,7 +19,6 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, Protocol
 
 from ...errors import ReverieError
@@ -52,11 +51,11 @@ class SearchPort(Protocol):
 Sealed = Callable[[Mapping[str, Any]], bool]
 
 
-def read_meta(sessions_dir: Path, session_id: str, sealed: Sealed) -> SessionMeta:
+def read_meta(ws: Workspace, session_id: str, sealed: Sealed) -> SessionMeta:
     """What the transcript of ``session_id`` in this agent's sessions folder says."""
     if not _SESSION_ID.fullmatch(session_id) or set(session_id) == {"."}:
         return SessionMeta(session_id)
-    path = sessions_dir / f"{session_id}.jsonl"
+    path = ws.session_transcript(session_id)
     try:
         if path.is_symlink() or not path.is_file():
             return SessionMeta(session_id)
@@ -111,7 +110,7 @@ class Sources:
             self.refused["(no anchor)"] = missing
             return missing
         if session_id not in self._meta:
-            meta = read_meta(self.ws.sessions_dir, session_id, self._sealed)
+            meta = read_meta(self.ws, session_id, self._sealed)
             self._meta[session_id] = source_refusal(meta, agent=self.ws.agent)
         why = self._meta[session_id]
         if why is not None:
