@@ -33,7 +33,7 @@ def _contracts() -> list[dict[str, object]]:
 
 
 def _pure_modules() -> list[str]:
-    [pure] = [c for c in _contracts() if c["type"] == "forbidden"]
+    [pure] = [c for c in _contracts() if str(c["name"]).startswith("Pure modules")]
     return list(pure["source_modules"])  # type: ignore[call-overload]
 
 
@@ -128,6 +128,7 @@ def test_no_import_cycles() -> None:
 def test_nothing_below_the_front_door_imports_it() -> None:
     mods = _modules()
     entry = {"reverie", "reverie.__main__", "reverie.mcp_server", "reverie.daemon", "reverie.demo"}
+    entry |= {"reverie.testing"}  # the fakes for users' tests open a memory through the facade
     for module, path in mods.items():
         doors = ("reverie.cli", "reverie.integrations", "reverie.mcp_server", "reverie.ui")
         if module in entry or module.startswith(doors) or module == "reverie.engine":

@@ -12,7 +12,7 @@ What it does, and why it is built this way:
   debounced by ``watch_debounce`` (1.5 s) so a burst of saves costs one sync; a backstop
   sync every ``sync_interval`` seconds for anything the watcher missed; and the index's
   ``dirty`` flag, which other processes (``memory_write``) set.
-- **The nightly dream (R-DREAM-1)** runs when :func:`reverie.schedule.due_run` says so,
+- **The nightly dream (R-DREAM-1)** runs when :func:`reverie.dreaming.schedule.due_run` says so,
   read in the machine's time zone. The last slot run is persisted in
   ``daemon-state.json`` (written atomically), so a night missed while the machine slept
   runs once on wake and never twice, across restarts too. On the very first start the

@@ -201,9 +201,9 @@ class Forgetter:
         """The lock the file's own writer holds: journal appends, ingestion."""
         pclass = link_class(rel, None)
         if pclass.kind is SourceKind.JOURNAL and pclass.day is not None:
-            lock = self.ws.locks_dir / f"journal-{pclass.day.isoformat()}.lock"
+            lock = self.ws.journal_lock(pclass.day)
         elif pclass.kind is SourceKind.TRANSCRIPT:
-            lock = self.ws.ingest_checkpoints_dir / "ingest.lock"
+            lock = self.ws.ingest_lock
         else:
             return contextlib.nullcontext()
         lock.parent.mkdir(parents=True, exist_ok=True)

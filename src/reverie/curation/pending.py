@@ -30,7 +30,7 @@ from ..provenance.paths import CURATED_FILES
 from ..storage.files import atomic_write
 from ..storage.tombstone_hash import contains, tokens
 from ..storage.trailers import Trailers, parse_line, render
-from ..storage.workspace import Workspace
+from ..storage.workspace import Workspace, lock_beside
 from ..write.journal import clean_lines
 from .forget import ForgetReport, Forgetter
 from .select import Selector
@@ -89,7 +89,7 @@ class Pending:
 
     def _lock(self) -> FileLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.path) + ".lock", timeout=60)
+        return FileLock(str(lock_beside(self.path)), timeout=60)
 
     def request(self, kind: str, text: str, new_text: str | None = None, *, by: str) -> Request:
         """Record a request; nothing else changes."""

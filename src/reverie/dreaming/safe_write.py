@@ -112,8 +112,7 @@ class MemoryFile:
         self.preimage_dir = ws.preimages_dir
         self.dreams_log = ws.dreams_log
         self.preimages_kept = max(1, preimages_kept)
-        intent = "intent.json" if name == "MEMORY.md" else f"intent-{self._stem.lower()}.json"
-        self.intent_path = ws.dream_state_path.parent / intent
+        self.intent_path = ws.dream_intent_path(name)
         self._own_dirs = (ws.dream_state_path.parent, ws.preimages_dir, ws.dream_reports_dir)
 
     # -- a write and its record, as one unit a kill cannot split --------------------------

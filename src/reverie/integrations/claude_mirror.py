@@ -31,6 +31,7 @@ from ..errors import ReverieError
 from ..provenance.origin import SessionKind, Source
 from ..session import Session
 from ..storage.files import atomic_write
+from ..storage.workspace import checkpoint_paths
 from .claude_transcript import Turn, parse, parse_ts
 
 # The person at the terminal of a Claude Code session is the owner, on a direct channel.
@@ -143,8 +144,8 @@ class Mirror:
         if not transcript.is_file():
             raise ReverieError(f"{transcript}: no such transcript; nothing recorded")
         self.dir.mkdir(parents=True, exist_ok=True)
-        point = self.dir / f"{self.key}.json"
-        with FileLock(str(self.dir / f"{self.key}.lock"), timeout=60):
+        point, lock = checkpoint_paths(self.dir, self.key)
+        with FileLock(str(lock), timeout=60):
             state = _read_checkpoint(point)
             start, line = int(state.get("offset", 0)), int(state.get("line", 1))
             size = transcript.stat().st_size

@@ -42,6 +42,7 @@ from ..provenance.origin import (
     Source,
 )
 from ..storage.files import atomic_write
+from ..storage.workspace import checkpoint_paths
 from .claude_mirror import Mirror
 from .claude_transcript import is_claude_code_record, parse_ts
 from .claude_transcript import parse as parse_transcript
@@ -173,7 +174,7 @@ class Importer:
 
     # -- ledgers -----------------------------------------------------------------------
     def _ledger_path(self, unit_id: str) -> Path:
-        return self.ledgers / f"{digest(unit_id)}.json"
+        return checkpoint_paths(self.ledgers, digest(unit_id))[0]
 
     def _done(self, unit_id: str) -> set[str]:
         path = self._ledger_path(unit_id)

@@ -11,10 +11,8 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from ..curation.mcp_requests import register as register_requests
 from ..engine import Reverie
-from ..intents.mcp_tools import register as register_intents
-from . import memory_tools, resources
+from . import intent_tools, memory_tools, request_tools, resources
 from .schemas import INSTRUCTIONS
 from .tools import MemoryTools
 
@@ -24,10 +22,8 @@ Registrar = Callable[[MCPServer, MemoryTools], None]
 REGISTRARS: tuple[Registrar, ...] = (
     memory_tools.register,  # memory_search, memory_get, memory_write
     resources.register,  # MEMORY.md, USER.md, today's journal; the context prompt
-    # memory_forget, memory_correct: pending requests the owner confirms
-    lambda server, tools: register_requests(server, tools, lambda: tools.engine.curation.pending),
-    # intent_add (always pending), intent_list, intent_cancel
-    lambda server, tools: register_intents(server, lambda: tools.engine.intents, tools.guarded),
+    request_tools.register,  # memory_forget, memory_correct: requests the owner confirms
+    intent_tools.register,  # intent_add (always pending), intent_list, intent_cancel
 )
 
 

@@ -24,6 +24,7 @@ from filelock import FileLock
 from ..provenance.origin import Origin, SessionKind
 from ..provenance.paths import SourceKind
 from ..storage.index.db import transaction
+from ..storage.workspace import lock_beside
 from ..tokens import stem_set
 from .evidence import (
     MAX_CONCEPT_TAGS,
@@ -131,7 +132,7 @@ class RecallLog:
         self._lock = threading.Lock()  # one connection, shared by a process's threads
         # switching a new file to WAL needs an exclusive lock that busy_timeout does not
         # wait for: serialise first-time set-up across processes with a file lock
-        with FileLock(str(path) + ".lock", timeout=60):
+        with FileLock(str(lock_beside(path)), timeout=60):
             self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
             self.conn.isolation_level = None
             self.conn.execute("PRAGMA busy_timeout = 30000")

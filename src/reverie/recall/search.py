@@ -1,7 +1,7 @@
 """memory_search and memory_get (R-RECALL-2..6): the lane-1 recall entry points.
 
-Orchestrates the adapters in :mod:`reverie.index.query` and the pure ranking in
-:mod:`reverie.ranking`. Zero model calls apart from embedding the query.
+Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ranking in
+:mod:`reverie.recall.ranking`. Zero model calls apart from embedding the query.
 """
 
 from __future__ import annotations

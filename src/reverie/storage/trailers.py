@@ -3,7 +3,7 @@
 ``- Keep the gateway on loopback. <!-- trigger: gateway setup, network safety --> <!-- importance: 9 -->``
 
 Pure code. Trailers are parsed only in curated root files (``MEMORY.md``, ``USER.md``);
-the caller decides that from the path (see :mod:`reverie.classify`), never from the text.
+the caller decides that from the path (see :mod:`reverie.provenance.paths`), never from the text.
 """
 
 from __future__ import annotations

@@ -10,51 +10,47 @@ Layout (SPEC section 1)::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.origin import lowest
 from ..provenance.paths import SESSION_CORPUS, PathClass, classify
 from .file_warning import FileWarning
-from .files import file_kind, write_if_absent
+from .files import write_if_absent
 from .origin_key import key_warning, load_or_create_key, signed_files
+from .skeleton import SKELETON
 from .trusted import load_trusted
+from .walk import HIDDEN_INDEXED, FileEntry, walk
 
-SKELETON: dict[str, str] = {
-    "AGENTS.md": (
-        "# Agent instructions\n\n"
-        "- Record durable facts, decisions and preferences in today's journal as you work\n"
-        "  (the `memory_write` tool); dreaming promotes what keeps being useful.\n"
-        "- Use `memory_search` before answering questions about earlier work.\n"
-    ),
-    "MEMORY.md": "# Long-term memory\n\n",
-    "USER.md": "# User\n\n",
-    "DREAMS.md": "# Dreams\n\nOne change summary per accepted rewrite of MEMORY.md.\n\n",
-}
 MAX_PATH_CHARS = 1024  # no note needs a longer workspace path
 FOLDERS = ("memory", "memory/imports", "memory/.dreams")
-# hidden folders that are walked all the same (the session corpus and its parent)
-HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
+
+
+TRANSCRIPT_SUFFIX = ".jsonl"  # <agent>/sessions/<session id>.jsonl
+
+
+def transcript_name(session_id: str) -> str:
+    return f"{session_id}{TRANSCRIPT_SUFFIX}"
+
+
+def checkpoint_paths(folder: Path, key: str) -> tuple[Path, Path]:
+    """A resumable reader's checkpoint in ``folder`` and the lock that guards it."""
+    return folder / f"{key}.json", folder / f"{key}.lock"
+
+
+def lock_beside(path: Path) -> Path:
+    """The lock that serialises creating (or rewriting) the file at ``path``."""
+    return path.with_name(path.name + ".lock")
 
 
 def hooks_log_path(state_dir: Path) -> Path:
     """The hooks' own log, beside the agents' folders (written before any workspace is
     opened, so it depends on the state dir alone)."""
     return state_dir / "hooks.log"
-
-
-@dataclass(frozen=True)
-class FileEntry:
-    """An indexable file found by the workspace walk (``real``: where a symlink at
-    ``relpath`` points, inside the workspace)."""
-
-    relpath: str
-    path: Path
-    size: int
-    mtime_ns: int
-    real: str | None = None
 
 
 def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
@@ -203,7 +199,27 @@ class Workspace:
 
     def session_transcript(self, session_id: str) -> Path:
         """A session's transcript (JSONL); ``session_id`` is checked by the caller."""
-        return self.sessions_dir / f"{session_id}.jsonl"
+        return self.sessions_dir / transcript_name(session_id)
+
+    def journal_lock(self, day: date) -> Path:
+        """Serialises appends to (and forgets in) one day's journal."""
+        return self.locks_dir / f"journal-{day.isoformat()}.lock"
+
+    @property
+    def ingest_lock(self) -> Path:
+        """Serialises ingestion (and a forget of the session corpus)."""
+        return self.ingest_checkpoints_dir / "ingest.lock"
+
+    def ingest_checkpoint(self, session_id: str) -> Path:
+        """How far a transcript was ingested (letters, digits, ``_.-`` kept)."""
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id)
+        return self.ingest_checkpoints_dir / f"{safe}.json"
+
+    def dream_intent_path(self, name: str) -> Path:
+        """The intent record of a safe write of ``name`` (MEMORY.md, USER.md)."""
+        stem = name.removesuffix(".md").lower()
+        intent = "intent.json" if name == "MEMORY.md" else f"intent-{stem}.json"
+        return self.dream_state_path.parent / intent
 
     def integration_dir(self, *parts: str) -> Path:
         """State of an integration (``claude-code``, ``imports/<format>``)."""
@@ -323,60 +339,20 @@ class Workspace:
 
     def walk(self) -> Iterator[FileEntry | FileWarning]:
         """Every indexable Markdown file, sorted; warnings for links that leave."""
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            here = Path(dirpath)
-            keep = []
-            for d in sorted(dirnames):
-                p = here / d
-                rel = self.relpath(p)
-                if p.is_symlink():
-                    yield from self._link_warning(p, rel)
-                    continue
-                if d.startswith(".") and rel not in HIDDEN_INDEXED:
-                    continue
-                keep.append(d)
-            dirnames[:] = keep
-            for name in sorted(filenames):
-                p = here / name
-                rel = self.relpath(p)
-                if not name.endswith(".md") or not classify(rel).indexed:
-                    continue
-                real: str | None = None
-                if p.is_symlink():
-                    try:
-                        real = self.relpath(self.check_inside(p))
-                    except PathEscapeError:
-                        yield from self._link_warning(p, rel)
-                        continue
-                try:
-                    st = p.stat()
-                except FileNotFoundError:
-                    if real is not None:
-                        yield FileWarning(rel, None, f"broken symlink to {real}; skipped")
-                    continue
-                kind = file_kind(st.st_mode)
-                if kind is not None:  # a FIFO would block the reader forever
-                    yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
-                    continue
-                yield FileEntry(rel, p, st.st_size, st.st_mtime_ns, real)
-
-    def _link_warning(self, p: Path, rel: str) -> Iterator[FileWarning]:
-        """A folder link is not walked: inside the workspace its files are indexed at
-        their real paths; one that leaves is refused, with a warning."""
-        target = p.resolve()
-        if target != self.root and self.root not in target.parents:
-            yield FileWarning(
-                rel, None, f"symlink to {target} points outside the workspace; skipped"
-            )
+        return walk(self)
 
 
 __all__ = [
     "FOLDERS",
     "HIDDEN_INDEXED",
     "SKELETON",
+    "TRANSCRIPT_SUFFIX",
     "FileEntry",
     "Workspace",
+    "checkpoint_paths",
     "hooks_log_path",
     "link_class",
+    "lock_beside",
     "resolve_inside",
+    "transcript_name",
 ]

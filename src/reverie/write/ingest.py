@@ -24,7 +24,6 @@ transcript becomes dreaming evidence in ``memory/.dreams/session-corpus/<day>.md
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -139,8 +138,8 @@ def ingest(
         return result
     checkpoint_dir = ws.ingest_checkpoints_dir
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint = checkpoint_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', sid)}.json"
-    with FileLock(str(checkpoint_dir / "ingest.lock"), timeout=120):
+    checkpoint = ws.ingest_checkpoint(sid)
+    with FileLock(str(ws.ingest_lock), timeout=120):
         done = _checkpoint(checkpoint)
         by_day: dict[str, list[str]] = {}
         forgotten = Tombstones(ws.tombstones_path)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ...provenance.frames import strip_injected
 from ...provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
+from ...storage.workspace import transcript_name
 from ...tokens import token_set
 from .protocol import Line, Segment, runs
 
@@ -141,7 +142,7 @@ class LiveTranscripts:
         out: list[Segment] = []
         for _, i in scored[:limit]:
             sid, ln, _ = docs[i]
-            out += runs(f"{PREFIX}{sid}.jsonl", [ln])
+            out += runs(PREFIX + transcript_name(sid), [ln])
         return out
 
     def read(self, session_id: str, first: int, last: int) -> list[Segment]:
@@ -149,9 +150,9 @@ class LiveTranscripts:
         why = self._refusal(session_id)
         if why is not None:
             raise PermissionError(why)
-        lines, _ = _lines(self.dir / f"{session_id}.jsonl")
+        lines, _ = _lines(self.dir / transcript_name(session_id))
         keep = [ln for ln in lines if first <= ln.number <= last]
-        return runs(f"{PREFIX}{session_id}.jsonl", keep)
+        return runs(PREFIX + transcript_name(session_id), keep)
 
 
 __all__ = ["PREFIX", "LiveTranscripts", "session_of"]

@@ -1,6 +1,6 @@
 """MCP tools ``memory_forget`` and ``memory_correct``: an agent may only *ask*.
 
-Each call records a pending request (:mod:`.pending`) and changes nothing else, so a
+Each call records a pending request (:mod:`reverie.curation.pending`) and changes nothing else, so a
 poisoned tool output speaking through the agent can never erase or rewrite memory; the
 owner confirms or rejects with ``reverie pending`` or on the review page. The MCP
 server registers them with one call to :func:`register`.
@@ -8,13 +8,14 @@ server registers them with one call to :func:`register`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Protocol
+from typing import Annotated
 
+from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .pending import MAX_TEXT, Pending
+from ..curation.pending import MAX_TEXT, Pending
+from .tools import MemoryTools
 
 FORGET_DESCRIPTION = """\
 Ask the user to forget something from long-term memory (journals, session notes, \
@@ -42,12 +43,6 @@ class RequestOut(BaseModel):
     status: str = Field(description="pending until the user confirms or rejects it")
 
 
-class _Tools(Protocol):
-    """What the MCP server's tool object offers (the engine lock and error policy)."""
-
-    def guarded(self, tool: str, body: Callable[[], CallToolResult]) -> CallToolResult: ...
-
-
 def _filed(pending: Pending, kind: str, text: str, new_text: str | None) -> CallToolResult:
     req = pending.request(kind, text, new_text, by="connected agent (MCP)")
     said = (
@@ -58,8 +53,13 @@ def _filed(pending: Pending, kind: str, text: str, new_text: str | None) -> Call
     return CallToolResult(content=[TextContent(type="text", text=said)], structured_content=data)
 
 
-def register(server: Any, tools: _Tools, pending: Callable[[], Pending]) -> None:
-    """Add ``memory_forget`` and ``memory_correct`` to ``server`` (an ``MCPServer``)."""
+def register(server: MCPServer, tools: MemoryTools) -> None:
+    """Add ``memory_forget`` and ``memory_correct`` to ``server``; each body runs under
+    :meth:`MemoryTools.guarded`."""
+
+    def pending() -> Pending:
+        return tools.engine.curation.pending
+
     annotations = ToolAnnotations(
         title="Ask the user to change memory",
         read_only_hint=False,

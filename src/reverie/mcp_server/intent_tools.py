@@ -9,15 +9,13 @@ pending proposal, visible in INTENTS.md, that the owner can confirm or cancel.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
+from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from .service import Intents
-
-Guard = Callable[[str, Callable[[], CallToolResult]], CallToolResult]
+from .tools import MemoryTools
 
 ADD_DESCRIPTION = """\
 Propose a standing intent for the user: a reminder at a time ("Friday at 9", "每周一早上九点"), \
@@ -72,9 +70,10 @@ def _annotations(title: str, *, read_only: bool, destructive: bool = False) -> T
     )
 
 
-def register(server: Any, intents: Callable[[], Intents], guard: Guard) -> None:
-    """Add the three intent tools to ``server`` (an ``MCPServer``); ``guard`` runs a
-    tool body under the server's lock and turns failures into tool errors."""
+def register(server: MCPServer, tools: MemoryTools) -> None:
+    """Add the three intent tools to ``server``; each body runs under
+    :meth:`MemoryTools.guarded` (the server's lock, failures as tool errors)."""
+    intents, guard = lambda: tools.engine.intents, tools.guarded
 
     def intent_add(
         text: Text, at: Opt = None, every: Opt = None, on: Opt = None, review_by: Opt = None

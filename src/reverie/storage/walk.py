@@ -1,0 +1,92 @@
+"""The workspace walk: every indexable Markdown file, sorted, and a warning for each
+link that leaves the workspace, FIFO or other non-regular file (never read)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import PathEscapeError
+from ..provenance.paths import SESSION_CORPUS, classify
+from .file_warning import FileWarning
+from .files import file_kind
+
+# hidden folders that are walked all the same (the session corpus and its parent)
+HIDDEN_INDEXED = ("memory/.dreams", SESSION_CORPUS.rstrip("/"))
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """An indexable file found by the workspace walk (``real``: where a symlink at
+    ``relpath`` points, inside the workspace)."""
+
+    relpath: str
+    path: Path
+    size: int
+    mtime_ns: int
+    real: str | None = None
+
+
+class Tree(Protocol):
+    """What the walk needs of the workspace."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def relpath(self, path: Path) -> str: ...
+
+    def check_inside(self, path: Path | str) -> Path: ...
+
+
+def walk(ws: Tree) -> Iterator[FileEntry | FileWarning]:
+    """Every indexable Markdown file, sorted; warnings for links that leave."""
+    for dirpath, dirnames, filenames in os.walk(ws.root, followlinks=False):
+        here = Path(dirpath)
+        keep = []
+        for d in sorted(dirnames):
+            p = here / d
+            rel = ws.relpath(p)
+            if p.is_symlink():
+                yield from _link_warning(ws, p, rel)
+                continue
+            if d.startswith(".") and rel not in HIDDEN_INDEXED:
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            p = here / name
+            rel = ws.relpath(p)
+            if not name.endswith(".md") or not classify(rel).indexed:
+                continue
+            real: str | None = None
+            if p.is_symlink():
+                try:
+                    real = ws.relpath(ws.check_inside(p))
+                except PathEscapeError:
+                    yield from _link_warning(ws, p, rel)
+                    continue
+            try:
+                st = p.stat()
+            except FileNotFoundError:
+                if real is not None:
+                    yield FileWarning(rel, None, f"broken symlink to {real}; skipped")
+                continue
+            kind = file_kind(st.st_mode)
+            if kind is not None:  # a FIFO would block the reader forever
+                yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
+                continue
+            yield FileEntry(rel, p, st.st_size, st.st_mtime_ns, real)
+
+
+def _link_warning(ws: Tree, p: Path, rel: str) -> Iterator[FileWarning]:
+    """A folder link is not walked: inside the workspace its files are indexed at
+    their real paths; one that leaves is refused, with a warning."""
+    target = p.resolve()
+    if target != ws.root and ws.root not in target.parents:
+        yield FileWarning(rel, None, f"symlink to {target} points outside the workspace; skipped")
+
+
+__all__ = ["HIDDEN_INDEXED", "FileEntry", "Tree", "walk"]

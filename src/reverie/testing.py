@@ -1,0 +1,76 @@
+"""Fakes for the tests of your own agent: no model download, no network, no real time.
+
+- :class:`FakeEmbedder`: a deterministic hashing embedder (same text, same vector), with
+  switchable failures (``down=True``, ``fail_after=N``) to test your degraded paths.
+- :class:`ScriptedLLM`: each model call pops the next scripted reply (text, a dict sent
+  as JSON, an exception to raise, :class:`SimulatedTimeout`, or a callable); ``calls``
+  records what each call received.
+- :class:`Clock`: ``Clock(fixed=datetime(...))`` stops time; move it by assigning a new
+  one to ``memory.clock``.
+- :class:`Message`: one message of a conversation, as a model call takes them.
+- :func:`memory_for_tests`: a fresh workspace and state dir under a folder (pytest's
+  ``tmp_path``), opened on these fakes and initialised, ready for ``open_session``.
+
+Example (a test of your agent loop)::
+
+    from reverie.testing import ScriptedLLM, memory_for_tests
+
+    def test_my_agent_remembers(tmp_path):
+        memory = memory_for_tests(tmp_path, llm=ScriptedLLM(["ok"]))
+        session = memory.open_session(sender="me", owner="me")
+        session.write("The deploy key lives in the team vault.", source="owner")
+        assert memory.search("where is the deploy key").hits
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock
+from .engine import Reverie
+from .llm.base import LLM, Message
+from .llm.fake import Call, ScriptedLLM, SimulatedTimeout
+from .storage.embedders.fake import FakeEmbedder
+
+DEFAULT_NOW = datetime.fromisoformat("2026-06-01T09:00:00+00:00")
+
+
+def memory_for_tests(
+    folder: str | Path,
+    *,
+    llm: LLM | None = None,
+    now: datetime | None = DEFAULT_NOW,
+    embedder: FakeEmbedder | None = None,
+    **settings: Any,
+) -> Reverie:
+    """A :class:`Reverie` over ``folder/workspace`` and ``folder/state``, initialised,
+    on a :class:`FakeEmbedder` (or ``embedder``), ``llm`` (None: no model) and a clock
+    fixed at ``now`` (None: the real time). ``settings``: any setting by name, as
+    ``reverie settings`` lists them (``dreaming=False``, ``escalation=True``...). No
+    environment variable or config file of the machine is read."""
+    root = Path(folder)
+    memory = Reverie.open(
+        root / "workspace",
+        root / "state",
+        environ={},
+        clock=Clock(fixed=now) if now is not None else Clock(),
+        use_embedder=embedder if embedder is not None else FakeEmbedder(),
+        llm=llm,
+        **{k: str(v) for k, v in settings.items()},
+    )
+    memory.init()
+    return memory
+
+
+__all__ = [
+    "DEFAULT_NOW",
+    "Call",
+    "Clock",
+    "FakeEmbedder",
+    "Message",
+    "ScriptedLLM",
+    "SimulatedTimeout",
+    "memory_for_tests",
+]
