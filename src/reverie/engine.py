@@ -24,11 +24,20 @@ from .llm.base import LLM  # the facade's annotations name real classes
 from .llm.factory import Purpose
 from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
-from .recall.context import TriggerIndex, TurnContext, add_triggers
+from .recall.context import TriggerIndex, TurnContext
 from .settings import Settings, load_settings
-from .storage.index.query import TriggerRows
 from .user.turn import add_directives
-from .wiring import UNSET, Adapters, DreamDoor, Projects, Refresh, Unset, may_exist, sealed
+from .wiring import (
+    UNSET,
+    Adapters,
+    DreamDoor,
+    Projects,
+    Refresh,
+    Unset,
+    UserDoor,
+    may_exist,
+    sealed,
+)
 
 if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
@@ -68,6 +77,7 @@ class Reverie:
         self._intents_settings = settings
         self._curation: Curation | None = None
         self._dreams = DreamDoor(self._a, enabled=lambda: self.dreaming_enabled)
+        self.user = UserDoor(self._a)  # USER.md's directives, under the dream lock
 
     # -- what every door reads -----------------------------------------------------------
     @property
@@ -88,7 +98,7 @@ class Reverie:
         return self._a.workspace
 
     @property
-    def sessions_dir(self) -> Path:  # (the session's port asks for it)
+    def sessions_dir(self) -> Path:  # (the session's port)
         return self.workspace.sessions_dir
 
     @property
@@ -166,9 +176,8 @@ class Reverie:
         return self._a.index(force=force, progress=progress, wait=wait)
 
     def refresh(self) -> Refresh:
-        """Sync if the files changed since the last sync (hand edits included), waiting
-        ``WAITS.refresh`` seconds for another sync; never raises (P5): a failed or busy
-        sync is a note for the search that follows."""
+        """Sync if the files changed (hand edits included), waiting ``WAITS.refresh`` for
+        another sync; never raises (P5): a failed or busy sync is a note instead."""
         self.workspace.require()
         return self._a.refresh()
 
@@ -185,12 +194,10 @@ class Reverie:
         self.workspace.require()
         return self._a.status()
 
-    def warm(self) -> None:
-        """Load both search lanes and the trigger index (MCP server, daemon)."""
+    def warm(self) -> None:  # both search lanes and the trigger index (server, daemon)
         self._a.warm(self._triggers)
 
-    def open_recall_log(self) -> None:
-        """Open the recall log before the first search records in it (dreaming on)."""
+    def open_recall_log(self) -> None:  # before the first search records in it
         if self.dreaming_enabled:
             self._a.recall_log  # noqa: B018  (opens and caches it)
 
@@ -256,13 +263,7 @@ class Reverie:
         a caller that only injects (the per-prompt hook)."""
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())
-        a = self._a
-        try:
-            with a.lock:
-                source = TriggerRows(a.conn)
-                add_triggers(ctx, source, self._triggers, self.settings, frozenset(active_projects))
-        except Exception as exc:  # P5: memory failure never blocks a reply
-            ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+        self._a.add_triggers(ctx, self._triggers, frozenset(active_projects))  # never raises
         if self._intents is not None or may_exist(self.workspace.intents_db_path):
             from .intents.turn import add_intents  # (no table: no intent was ever added)
 
@@ -271,7 +272,7 @@ class Reverie:
             # lane 2: own deadline, never raises (P5), no lock held
             self.escalation.fill(ctx, target)
         user_md = self.workspace.root / "USER.md"
-        add_directives(ctx, user_md, self.settings, a.loaded_embedder())
+        add_directives(ctx, user_md, self.settings, self._a.loaded_embedder())
         return ctx
 
     # -- write flow ---------------------------------------------------------------------
@@ -286,11 +287,10 @@ class Reverie:
         sync: bool = False,
         project: str | None = None,
     ) -> Appended:
-        """Append to today's journal (R-WRITE-1). The one place write provenance is
-        decided: the origin is what ``author`` (the runtime's session context) gives
-        ``source``, lowered to ``lower_to``; nothing in the text can raise it. Blank
-        text is refused. A line that landed is never reported as failed: a sync that
-        fails afterwards leaves the index dirty and adds a warning (``project``: R-SCOPE-1)."""
+        """Append to today's journal (R-WRITE-1), the one place write provenance is
+        decided: what ``author`` (the session context) gives ``source``, lowered to
+        ``lower_to``; nothing in the text raises it. Blank text is refused; a line that
+        landed is never reported as failed (a failed sync is a warning; R-SCOPE-1)."""
         from .write.journal import append as journal_append
 
         self.workspace.require()
@@ -393,7 +393,7 @@ class Reverie:
         return self._dreams.preimages()
 
     def dream_status(self) -> DreamStatus:
-        """``reverie dream status``."""
+        """``reverie dream status``: on or off, the schedule, last run, pre-images."""
         return self._dreams.status()
 
 

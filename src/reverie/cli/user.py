@@ -9,26 +9,10 @@ from __future__ import annotations
 
 import click
 
-from ..dreaming.directives import UserModel
 from ..errors import ReverieError
 from ..results import Accepted, Rejected
-from ..storage.locks import held
 from ..user.directives import Change
 from .common import Ctx, emit, handles_errors, json_option
-
-BUSY = "a dream is writing the curated files; try again in a moment"
-
-
-def _model(obj: Ctx) -> UserModel:
-    e = obj.engine
-    e.workspace.require()
-    return UserModel(
-        e.workspace,
-        preimages_kept=e.settings.preimages_kept,
-        llm=lambda: e.llm("main"),
-        timeout=e.settings.llm_timeout,
-        clock=e.clock,
-    )
 
 
 def _done(obj: Ctx, outcome: Accepted[Change] | Rejected, as_json: bool, no_index: bool) -> None:
@@ -74,11 +58,7 @@ def user() -> None:
 @handles_errors
 def add(obj: Ctx, text: str, key: str | None, always: bool, no_index: bool, as_json: bool) -> None:
     """Add the directive TEXT (or replace the one of its --key in place)."""
-    model = _model(obj)
-    with held(obj.engine.workspace.dream_lock, wait=60, busy=BUSY):
-        outcome = model.add(
-            text, key=key, always=always, observed=obj.engine.clock.today(), by="owner at the CLI"
-        )
+    outcome = obj.engine.user.add(text, key=key, always=always, by="owner at the CLI")
     _done(obj, outcome, as_json, no_index)
 
 
@@ -90,9 +70,7 @@ def add(obj: Ctx, text: str, key: str | None, always: bool, no_index: bool, as_j
 @handles_errors
 def retire_cmd(obj: Ctx, key: str, no_index: bool, as_json: bool) -> None:
     """Remove the active directive of KEY (the old USER.md is kept as a pre-image)."""
-    model = _model(obj)
-    with held(obj.engine.workspace.dream_lock, wait=60, busy=BUSY):
-        outcome = model.retire(key, by="owner at the CLI")
+    outcome = obj.engine.user.retire(key, by="owner at the CLI")
     _done(obj, outcome, as_json, no_index)
 
 
@@ -103,7 +81,7 @@ def retire_cmd(obj: Ctx, key: str, no_index: bool, as_json: bool) -> None:
 @handles_errors
 def list_cmd(obj: Ctx, show_all: bool, as_json: bool) -> None:
     """The directives of USER.md (active ones unless --all)."""
-    items = [d for d in _model(obj).directives() if show_all or d.active]
+    items = [d for d in obj.engine.user.directives() if show_all or d.active]
     emit(
         {"directives": [d.as_dict() for d in items]},
         as_json,

@@ -12,31 +12,27 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .clock import Clock
-from .errors import ProviderError, WorkspaceError
-from .llm.base import LLM  # the facade's annotations name real classes
-from .llm.factory import Purpose, make_llm
-from .settings import Settings
-from .storage.index.db import Connection, connect, ensure_schema
-from .storage.index.query import TriggerRows, is_dirty
-from .storage.workspace import Workspace
+from ..clock import Clock
+from ..errors import ProviderError, WorkspaceError
+from ..llm.base import LLM  # the facade's annotations name real classes
+from ..llm.factory import Purpose, make_llm
+from ..settings import Settings
+from ..storage.index.db import Connection, connect, ensure_schema
+from ..storage.index.query import TriggerRows, is_dirty
+from ..storage.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
-    from .curation.service import Curation
-    from .dreaming.curate import OwnerPromotion, OwnerRejected
-    from .dreaming.report import DreamReport
-    from .dreaming.runner import Dreamer
-    from .dreaming.state import DreamStatus
-    from .recall.context import TriggerIndex
-    from .recall.log import RecallLog
-    from .recall.search import Searcher, SearchResponse
-    from .storage.embedders.base import Embedder
-    from .storage.index.sync import Progress, SyncStats
+    from ..curation.service import Curation
+    from ..recall.context import TriggerIndex, TurnContext
+    from ..recall.log import RecallLog
+    from ..recall.search import Searcher, SearchResponse
+    from ..storage.embedders.base import Embedder
+    from ..storage.index.sync import Progress, SyncStats
 
 
 class Unset:
@@ -50,7 +46,7 @@ Projects = frozenset[str] | set[str] | tuple[str, ...]
 def sealed(header: Mapping[str, Any], key: bytes) -> bool:
     """:func:`reverie.write.transcript.is_sealed`, imported when lane 2 first reads a
     transcript (the write flow is not on the per-prompt path)."""
-    from .write.transcript import is_sealed
+    from ..write.transcript import is_sealed
 
     return is_sealed(header, key)
 
@@ -118,7 +114,7 @@ class Adapters:
     @property
     def embedder(self) -> Embedder | None:
         if isinstance(self._embedder, Unset):
-            from .storage.embedders.factory import make_embedder
+            from ..storage.embedders.factory import make_embedder
 
             self._embedder = make_embedder(self.settings, models_dir=self.workspace.models_dir)
         return self._embedder
@@ -135,7 +131,7 @@ class Adapters:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            from .recall.search import Searcher
+            from ..recall.search import Searcher
 
             self._searcher = Searcher(self.settings, self.embedder)
         return self._searcher
@@ -144,7 +140,7 @@ class Adapters:
     def recall_log(self) -> RecallLog:
         with self.lock:
             if self._recall_log is None:
-                from .recall.log import RecallLog
+                from ..recall.log import RecallLog
 
                 self._recall_log = RecallLog(self.workspace.recall_log_path)
             return self._recall_log
@@ -165,6 +161,18 @@ class Adapters:
                 self.conn, query, today=today, active_projects=projects, **kw
             )
 
+    def add_triggers(
+        self, ctx: TurnContext, triggers: TriggerIndex, projects: frozenset[str]
+    ) -> None:
+        """The trigger block of ``ctx`` (never raises, P5: a failure is a degraded note)."""
+        from ..recall.context import add_triggers
+
+        try:
+            with self.lock:
+                add_triggers(ctx, TriggerRows(self.conn), triggers, self.settings, projects)
+        except Exception as exc:  # memory failure never blocks a reply
+            ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
+
     def warm(self, triggers: TriggerIndex) -> None:
         with self.lock:
             self.searcher.vectors.load(self.conn)
@@ -172,7 +180,7 @@ class Adapters:
             triggers.refresh(TriggerRows(self.conn), precompile=True)
 
     def status(self) -> dict[str, Any]:
-        from .storage.index.query import index_counts
+        from ..storage.index.query import index_counts
 
         try:
             embedder = self.embedder
@@ -192,7 +200,7 @@ class Adapters:
 
     def curation(self, journal: Callable[[str], object]) -> Curation:
         """The curation service over these adapters (``journal``: the agent's write)."""
-        from .curation.service import Curation
+        from ..curation.service import Curation
 
         ws = self.workspace
         return Curation(
@@ -236,8 +244,8 @@ class Adapters:
         """Bring the index up to date with the files (``force``: rebuild them all).
         ``wait``: seconds to wait for another process's sync (default: as long as it
         takes); past it, :class:`ReverieError` says a sync is already running."""
-        from .storage.index.sync import Syncer
-        from .storage.locks import held
+        from ..storage.index.sync import Syncer
+        from ..storage.locks import held
 
         self.workspace.require()
         busy = "another sync of this index is running; try again later"
@@ -253,7 +261,7 @@ class Adapters:
         """Temp files a killed write left behind (``.<name>.<random>.tmp``, older than
         five minutes) in the folders we write to: the workspace root, every folder
         holding an indexed file, the agent's state folders. Never fails a sync."""
-        from .storage.files import sweep_temp
+        from ..storage.files import sweep_temp
 
         ws = self.workspace
         with contextlib.suppress(Exception):
@@ -267,7 +275,7 @@ class Adapters:
     def refresh(self, *, wait: float = WAITS.refresh) -> Refresh:
         """Sync when the files changed since the last sync (hand edits included); never
         raises (P5): a failed or busy sync becomes the note a search shows."""
-        from .storage.index.freshness import behind
+        from ..storage.index.freshness import behind
 
         try:
             with self.lock:
@@ -280,14 +288,14 @@ class Adapters:
     def unregister_under(self, folder: str) -> None:
         """Forget the registry rows of ``folder`` (its files' origin changed: the next
         sync re-reads them)."""
-        from .storage.index.store import unregister_under
+        from ..storage.index.store import unregister_under
 
         with self.lock:
             unregister_under(self.conn, folder)
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
-        from .storage.index.sync import mark_dirty
+        from ..storage.index.sync import mark_dirty
 
         mark_dirty(self.conn)
 
@@ -304,87 +312,10 @@ class Adapters:
             return is_dirty(self.conn)
 
 
-class DreamDoor:
-    """The dreamer behind the facade, built once with explicit collaborators (never the
-    facade), and the dream lock around every verb that writes: a run waits
-    ``WAITS.dream``, the owner's promote, reject and restore ``WAITS.owner_dream``."""
-
-    def __init__(self, adapters: Adapters, *, enabled: Callable[[], bool]) -> None:
-        self._a = adapters
-        self._enabled = enabled
-        self._dreamer: Dreamer | None = None
-
-    def _get(self) -> Dreamer:
-        a = self._a
-        if self._dreamer is None or self._dreamer.clock is not a.clock:  # (tests move it)
-            from .dreaming.runner import Dreamer
-
-            self._dreamer = Dreamer(
-                workspace=a.workspace,
-                settings=a.settings,
-                clock=a.clock,
-                evidence=lambda: a.recall_log.stats(),
-                llm=lambda: a.llm("main"),
-                reindex=a.reindex,
-                enabled=self._enabled,
-            )
-        return self._dreamer
-
-    @contextlib.contextmanager
-    def _locked(self, wait: float) -> Iterator[Dreamer]:
-        from .storage.locks import held
-
-        self._a.workspace.require()
-        busy = "a dream is running; try again when it is done"
-        with held(self._a.workspace.dream_lock, wait=wait, busy=busy):
-            yield self._get()
-
-    def run(self, *, dry_run: bool) -> DreamReport:
-        self._a.workspace.require()
-        if dry_run:
-            return self._get().run(dry_run=True)
-        with self._locked(WAITS.dream) as dreamer:
-            return dreamer.run()
-
-    def explain(self, key: str) -> dict[str, Any]:
-        self._a.workspace.require()
-        return self._get().explain(key)
-
-    def promote(self, key: str) -> OwnerPromotion:
-        with self._locked(WAITS.owner_dream) as dreamer:
-            return dreamer.promote(key)
-
-    def reject(self, key: str) -> OwnerRejected:
-        with self._locked(WAITS.owner_dream) as dreamer:
-            return dreamer.reject(key)
-
-    def restore(self, name: str | None) -> Path:
-        with self._locked(WAITS.owner_dream) as dreamer:
-            return dreamer.restore(name)
-
-    def preimages(self) -> list[Path]:
-        return self._get().preimages()
-
-    def status(self) -> DreamStatus:
-        from .dreaming.state import DreamStatus
-
-        self._a.workspace.require()
-        dreamer = self._get()
-        state = dreamer.load_state()
-        return DreamStatus(
-            enabled=self._enabled(),
-            schedule=str(self._a.settings.dream_schedule),
-            last_run=state.last_run,
-            promoted=len(state.promoted),
-            preimages=tuple(p.name for p in dreamer.preimages()),
-        )
-
-
 __all__ = [
     "UNSET",
     "WAITS",
     "Adapters",
-    "DreamDoor",
     "Projects",
     "Refresh",
     "Unset",
