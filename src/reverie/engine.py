@@ -7,6 +7,7 @@ collaborators); nothing below this module imports it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -71,10 +72,17 @@ class Reverie(Adapters):
         super().__init__(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
         # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
-        self._triggers = TriggerIndex(self.workspace.agent_dir / "triggers.sqlite")
+        self._triggers = TriggerIndex(self.workspace.triggers_path)
         self._lane: EscalationLane | None = None
         self._intents: Intents | None = None  # R-INTENT-1..3, built on first use
         self._intents_settings = settings
+        self._finish_forget()
+
+    def _finish_forget(self) -> None:
+        """A forget killed halfway is finished by the next open or call, by any door."""
+        if self.workspace.forget_journal_path.exists():
+            with contextlib.suppress(Exception):  # P5; the next call tries again
+                self.curation.resume()
 
     def close(self) -> None:
         super().close()
@@ -140,6 +148,7 @@ class Reverie(Adapters):
         many tokens); agent-facing calls are recorded in the recall log (dreaming's
         evidence) unless ``record`` is False."""
         self.workspace.require()
+        self._finish_forget()
         with self._lock:
             response = self.searcher.search(
                 self.conn,
@@ -170,6 +179,7 @@ class Reverie(Adapters):
         from .recall.search import memory_get
 
         self.workspace.require()
+        self._finish_forget()
         return memory_get(
             self.workspace,
             path,
@@ -181,6 +191,7 @@ class Reverie(Adapters):
 
     def bootstrap(self) -> Bootstrap:
         """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1)."""
+        self._finish_forget()
         return self._bootstrapper.load_with(self.settings)
 
     def context(
@@ -197,7 +208,7 @@ class Reverie(Adapters):
         with lane 2 off, its gates are not decided (``ctx.escalation`` stays None), for
         a caller that only injects (the per-prompt hook)."""
         self.workspace.require()
-        ctx = TurnContext(message, self.bootstrap())
+        ctx = TurnContext(message, self.bootstrap())  # (finishes a killed forget first)
         try:
             with self._lock:
                 source = TriggerRows(self.conn)
@@ -331,6 +342,7 @@ class Reverie(Adapters):
         if dry_run:
             return self.dreamer.run(dry_run=True)
         with held(self.workspace.dream_lock, wait=600, busy="another dream is still running"):
+            self.curation.resume(locked=True)  # a forget killed halfway goes first
             return self.dreamer.run()
 
     def set_dreaming(self, on: bool) -> None:

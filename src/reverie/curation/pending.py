@@ -70,7 +70,7 @@ class Pending:
         self.max_pending = max_pending
         self.preimages_kept = preimages_kept
         self.journal = journal  # appends one line as the agent (the engine's write)
-        self.path = ws.curation_dir / "pending.json"
+        self.path = ws.pending_path
 
     def _load(self) -> list[Request]:
         try:

@@ -56,5 +56,10 @@ class Curation:
         sel = Selector.of(text, key=key, session=session, source=source)
         return self.forgetter.forget(sel, dry_run=dry_run, purge_history=purge_history)
 
+    def resume(self, *, locked: bool = False) -> ForgetReport | None:
+        """Finish a forget that was killed halfway, if there is one (see
+        :meth:`Forgetter.resume`); cheap (one stat) when there is none."""
+        return self.forgetter.resume(locked=locked)
+
 
 __all__ = ["Curation"]

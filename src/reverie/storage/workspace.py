@@ -9,19 +9,18 @@ Layout (SPEC section 1)::
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import date
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.origin import lowest
 from ..provenance.paths import SESSION_CORPUS, PathClass, classify
 from .file_warning import FileWarning
-from .files import atomic_write, file_kind, read_regular, write_if_absent
+from .files import file_kind, write_if_absent
+from .key_note import key_warning, note_new_key, signed_files
 from .trusted import load_trusted
 
 SKELETON: dict[str, str] = {
@@ -51,15 +50,6 @@ class FileEntry:
     size: int
     mtime_ns: int
     real: str | None = None
-
-
-_SIG_RE = re.compile(rb"<!--[^<>]*\bsig\s*:\s*[0-9a-fA-F]{8}")
-
-
-def _fingerprint(key: bytes) -> str:
-    import hashlib  # (OpenSSL: not on a one-shot hook's path)
-
-    return hashlib.sha256(key).hexdigest()[:16]
 
 
 def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
@@ -213,6 +203,30 @@ class Workspace:
     def daemon_state(self) -> Path:
         return self.agent_dir / "daemon-state.json"
 
+    def journal_lock(self, day: date) -> Path:
+        """Held by every writer of the journal of ``day`` (appends, a forget)."""
+        return self.locks_dir / f"journal-{day.isoformat()}.lock"
+
+    @property
+    def ingest_lock(self) -> Path:
+        """Held by every writer of the session corpus (ingestion, a forget)."""
+        return self.ingest_checkpoints_dir / "ingest.lock"
+
+    @property
+    def triggers_path(self) -> Path:
+        """The trigger index as one-shot processes read it (derived, a snapshot)."""
+        return self.agent_dir / "triggers.sqlite"
+
+    @property
+    def pending_path(self) -> Path:
+        """Agent requests (forget, correct) waiting for the owner."""
+        return self.curation_dir / "pending.json"
+
+    @property
+    def forget_journal_path(self) -> Path:
+        """A forget under way (hashes only): finished by the next open if it was killed."""
+        return self.agent_dir / "forget-journal.json"
+
     @property
     def trusted(self) -> frozenset[str]:
         """Folders the owner declared owner-written (``reverie trust``; state dir only)."""
@@ -267,51 +281,12 @@ class Workspace:
         """Written when a new key was created over lines signed with a lost one."""
         return self.state_dir / "origin.key.new"
 
-    def _signed_files(self) -> list[str]:
-        """Marker files (journals, the session corpus) holding signed lines."""
-        found: list[str] = []
-        memory = self.root / "memory"
-        candidates = [*sorted(memory.glob("*.md")), *sorted(self.corpus_dir.rglob("*.md"))]
-        for p in candidates:
-            try:
-                if not p.is_symlink() and _SIG_RE.search(read_regular(p)):
-                    found.append(self.relpath(p))
-            except OSError:
-                continue
-        return found
-
     def _note_new_key(self, key: bytes) -> None:
-        signed = self._signed_files()
-        if not signed:
-            return  # a new workspace, or nothing signed: nothing lost
-        note = {
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "fingerprint": _fingerprint(key),
-            "signed_files": len(signed),
-            "example": signed[0],
-        }
-        atomic_write(self.key_note_path, json.dumps(note) + "\n")
+        note_new_key(self.key_note_path, key, signed_files(self.root, self.corpus_dir))
 
     def key_warning(self) -> str | None:
-        """A loud warning while the key in use is one created over lines signed with a
-        lost key (their trust silently dropped: owner lines read as agent, corpus lines
-        as untrusted). Gone once the old key is restored or the note deleted."""
-        try:
-            note = json.loads(self.key_note_path.read_text())
-            current = bytes.fromhex(self.origin_key_path.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        if note.get("fingerprint") != _fingerprint(current):  # the old key is back
-            self.key_note_path.unlink(missing_ok=True)
-            return None
-        return (
-            f"{self.origin_key_path} was missing: a new signing key was created on "
-            f"{note.get('created')}, but {note.get('signed_files')} file(s) (e.g. "
-            f"{note.get('example')}) hold lines signed with the old one, so their owner "
-            "lines now read as agent and session-corpus lines as untrusted. Restore "
-            "origin.key from a backup of the state dir (the next sync re-reads every "
-            f"file), or delete {self.key_note_path} to accept the new key"
-        )
+        """See :func:`reverie.storage.key_note.key_warning`."""
+        return key_warning(self.key_note_path, self.origin_key_path)
 
     def resolve(self, relpath: str) -> Path:
         """``relpath`` inside the workspace; ``..``, absolute paths and symlinks out

@@ -140,7 +140,7 @@ def ingest(
     checkpoint_dir = ws.ingest_checkpoints_dir
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = checkpoint_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', sid)}.json"
-    with FileLock(str(checkpoint_dir / "ingest.lock"), timeout=120):
+    with FileLock(str(ws.ingest_lock), timeout=120):
         done = _checkpoint(checkpoint)
         by_day: dict[str, list[str]] = {}
         forgotten = Tombstones(ws.tombstones_path)

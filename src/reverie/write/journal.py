@@ -119,7 +119,7 @@ def append(
         render_marker(f"- {stamp} {item}", origin, session, key=key, info=info, project=project)
         for item in items
     ]
-    lock_path = ws.locks_dir / f"journal-{now.date().isoformat()}.lock"
+    lock_path = ws.journal_lock(now.date())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock_path.parent.mkdir(parents=True, exist_ok=True)

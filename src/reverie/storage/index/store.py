@@ -157,6 +157,20 @@ def drop_cached(conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> i
     return dropped
 
 
+def drop_cached_hashes(conn: sqlite3.Connection, hashes: Sequence[str]) -> int:
+    """:func:`drop_cached` by the SHA-256 of the texts (``chunks.text_hash``): what a
+    forget journal keeps instead of the text."""
+    dropped = 0
+    with transaction(conn):
+        for digest in hashes:
+            if conn.execute(
+                "SELECT 1 FROM chunks WHERE text_hash = ? LIMIT 1", (digest,)
+            ).fetchone():
+                continue
+            dropped += conn.execute("DELETE FROM embed_cache WHERE hash = ?", (digest,)).rowcount
+    return dropped
+
+
 def unregister_under(conn: sqlite3.Connection, folder: str) -> None:
     """Forget the registry rows under ``folder``: the next sync re-reads those files
     (their class changed: the owner trusted or untrusted the folder)."""
@@ -184,6 +198,7 @@ __all__ = [
     "delete_rows",
     "dirty_seq",
     "drop_cached",
+    "drop_cached_hashes",
     "mark_dirty",
     "missing_vectors",
     "set_vectors",
