@@ -157,16 +157,18 @@ class Adapters:
         """Temp files a killed write left behind (``.<name>.<random>.tmp``, older than
         five minutes) in the folders we write to: the workspace root, every folder
         holding an indexed file, the agent's state folders. Never fails a sync."""
+        from .dreaming.safe_write import keep_only_copies
         from .storage.files import sweep_temp
 
         ws = self.workspace
+        keep = keep_only_copies(ws, self.settings.preimages_kept)  # never the only copy
         with contextlib.suppress(Exception):
             rows = self.conn.execute("SELECT path FROM sources").fetchall()
             folders = {ws.root, *((ws.root / str(r[0])).parent for r in rows)}
             agent = ws.agent_dir
             folders |= {agent, *(p for p in agent.iterdir() if p.is_dir())}
             for folder in folders:
-                sweep_temp(folder)
+                sweep_temp(folder, keep=keep)
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""

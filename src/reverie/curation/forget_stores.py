@@ -88,9 +88,38 @@ def intents(ws: Workspace, blocked: Blocked, *, dry_run: bool = False) -> int:
             for f in fired:
                 conn.execute("UPDATE firings SET detail = '' WHERE id = ?", (f,))
             conn.execute("COMMIT")
-        return len(gone)
     finally:
         conn.close()
+    if not dry_run:
+        _intents_view(ws, blocked, rewrite=bool(gone))
+    return len(gone)
+
+
+def _intents_view(ws: Workspace, blocked: Blocked, *, rewrite: bool) -> None:
+    """INTENTS.md rendered again from the table; kept hand edits of it cleaned."""
+    from ..intents.store import Store
+    from ..intents.view import ViewWriter
+
+    view = ViewWriter(ws)
+    if rewrite or any(blocked(ln) for ln in _text(view.path).split("\n")):
+        store = Store(ws.agent_dir / INTENTS_DB)
+        try:
+            view.write(store.select())
+        finally:
+            store.close()
+    edits = ws.intents_view_edits_dir
+    for path in sorted(edits.glob("*.md")) if edits.is_dir() else []:
+        old = _text(path).split("\n")
+        kept = [ln for ln in old if not blocked(ln)]
+        if kept != old:
+            atomic_write(path, "\n".join(kept))
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return ""
 
 
 def snapshot(ws: Workspace) -> None:

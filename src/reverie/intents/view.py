@@ -89,7 +89,7 @@ class ViewWriter:
             return
         if hashlib.sha256(current).hexdigest() == last:
             return
-        folder = self.workspace.agent_dir / "intents-view-edits"
+        folder = self.workspace.intents_view_edits_dir
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         (folder / f"INTENTS-{stamp}.md").write_bytes(current)

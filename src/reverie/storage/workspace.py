@@ -223,6 +223,11 @@ class Workspace:
         return self.curation_dir / "pending.json"
 
     @property
+    def intents_view_edits_dir(self) -> Path:
+        """Hand edits of INTENTS.md, kept before the view is written again."""
+        return self.agent_dir / "intents-view-edits"
+
+    @property
     def forget_journal_path(self) -> Path:
         """A forget under way (hashes only): finished by the next open if it was killed."""
         return self.agent_dir / "forget-journal.json"
