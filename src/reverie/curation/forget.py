@@ -144,8 +144,6 @@ class Forgetter:
                 or (purge_history and history)
             ):
                 return report
-            if not stones.path.exists():
-                stones.save([])  # the salt the journal's hashes are made with
             journal = ForgetJournal.plan(
                 stones.salt,
                 at=at,

@@ -41,6 +41,7 @@ class ForgetJournal:
     prefixes: list[str] = field(default_factory=list)
     vectors: list[str] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
+    salt: str = ""  # the tombstones' salt, while their file does not exist yet
 
     @classmethod
     def plan(
@@ -74,6 +75,7 @@ class ForgetJournal:
             prefixes=sorted(prefixes),
             vectors=sorted(set(vectors)),
             files=dict(files),
+            salt=salt.hex(),
         )
 
     def save(self, path: Path) -> None:
@@ -94,11 +96,14 @@ class ForgetJournal:
 
     def lay(self, stones: Tombstones) -> None:
         """Save the journal's tombstones not yet in ``stones`` (a repeat lays none)."""
+        if self.salt:
+            stones.adopt_salt(bytes.fromhex(self.salt))
         known = {s.hash for s in stones.stones}
         new = [Stone(**s) for s in self.stones if s["hash"] not in known]
         stones.save(new)
 
     def matcher(self, stones: Tombstones) -> Blocked:
+        """What this forget removes (call after :meth:`lay`)."""
         return Blocked(stones, self.phrase, frozenset(self.prefixes))
 
 
