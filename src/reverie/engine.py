@@ -76,8 +76,14 @@ class Reverie:
         self._intents: Intents | None = None  # R-INTENT-1..3, built on first use
         self._intents_settings = settings
         self._curation: Curation | None = None
-        self._dreams = DreamDoor(self._a, enabled=lambda: self.dreaming_enabled)
+        self._dreams = DreamDoor(
+            self._a, enabled=lambda: self.dreaming_enabled, curation=lambda: self.curation
+        )
         self.user = UserDoor(self._a)  # USER.md's directives, under the dream lock
+        self._finish_forget()  # a forget killed halfway: finished by the next open or read
+
+    def _finish_forget(self) -> None:
+        self._a.finish_forget(lambda: self.curation)
 
     # -- what every door reads -----------------------------------------------------------
     @property
@@ -102,8 +108,7 @@ class Reverie:
         return self.workspace.sessions_dir
 
     @property
-    def embedder(self) -> Embedder | None:
-        """The embedder (built on first use; None: keyword-only)."""
+    def embedder(self) -> Embedder | None:  # built on first use; None: keyword-only
         return self._a.embedder
 
     def llm(self, purpose: Purpose = "main") -> LLM | None:
@@ -111,8 +116,7 @@ class Reverie:
         return self._a.llm(purpose)
 
     def limit_lane(self, seconds: float) -> None:
-        """Lane 2 answers within ``seconds`` at most from now on (a hook whose caller
-        waits less than the lane's own deadline)."""
+        """Lane 2 answers within ``seconds`` from now on (a hook's deadline is shorter)."""
         self._a.limit_lane(seconds)
 
     def close(self) -> None:
@@ -141,8 +145,9 @@ class Reverie:
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
         where = {"workspace": workspace, "state_dir": state_dir}
-        flags = {**flags, **{k: str(v) for k, v in where.items() if v is not None}}
-        settings = load_settings(flags, environ=environ)
+        settings = load_settings(
+            {**flags, **{k: str(v) for k, v in where.items() if v}}, environ=environ
+        )
         return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
 
     @property
@@ -217,6 +222,7 @@ class Reverie:
         many tokens); agent-facing calls are recorded in the recall log (dreaming's
         evidence) unless ``record`` is False."""
         self.workspace.require()
+        self._finish_forget()
         kw: dict[str, Any] = {"max_results": max_results, "lanes": lanes, "decay": decay}
         projects = frozenset(active_projects)
         response = self._a.search(query, projects, budget_tokens=budget_tokens, **kw)
@@ -234,6 +240,7 @@ class Reverie:
         from .recall.search import memory_get
 
         self.workspace.require()
+        self._finish_forget()
         s = self.settings
         return memory_get(
             self.workspace,
@@ -246,6 +253,7 @@ class Reverie:
 
     def bootstrap(self) -> Bootstrap:
         """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1)."""
+        self._finish_forget()
         return self._bootstrapper.load_with(self.settings)
 
     def context(
@@ -262,17 +270,15 @@ class Reverie:
         with lane 2 off, its gates are not decided (``ctx.escalation`` stays None), for
         a caller that only injects (the per-prompt hook)."""
         self.workspace.require()
-        ctx = TurnContext(message, self.bootstrap())
+        ctx = TurnContext(message, self.bootstrap())  # (finishes a killed forget first)
         self._a.add_triggers(ctx, self._triggers, frozenset(active_projects))  # never raises
         if self._intents is not None or may_exist(self.workspace.intents_db_path):
             from .intents.turn import add_intents  # (no table: no intent was ever added)
 
             add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded
-        if explain_lane or self.settings.escalation:
-            # lane 2: own deadline, never raises (P5), no lock held
+        if explain_lane or self.settings.escalation:  # own deadline, no lock held (P5)
             self.escalation.fill(ctx, target)
-        user_md = self.workspace.root / "USER.md"
-        add_directives(ctx, user_md, self.settings, self._a.loaded_embedder())
+        add_directives(ctx, self.workspace.user_path, self.settings, self._a.loaded_embedder())
         return ctx
 
     # -- write flow ---------------------------------------------------------------------
@@ -322,16 +328,9 @@ class Reverie:
         from .session import Session
 
         self.workspace.require()
-        return Session.create(
-            self,
-            kind=kind,
-            channel=channel,
-            sender=sender,
-            owner=owner,
-            session_id=session_id,
-            key=self.workspace.origin_key(),  # seals the header: the proof ingestion asks for
-            cwd=cwd,
-        )
+        key = self.workspace.origin_key()  # seals the header: the proof ingestion asks for
+        who: dict[str, Any] = {"sender": sender, "owner": owner, "session_id": session_id}
+        return Session.create(self, kind=kind, channel=channel, key=key, cwd=cwd, **who)
 
     def ingest(
         self, transcript: Path, *, session_kind: SessionKind | None = None, trust: bool = False

@@ -22,8 +22,22 @@ def _render_forget(d: dict[str, Any]) -> str:
     out.append(f"  tombstones {'to lay' if d['dry_run'] else 'laid'}: {d['tombstones']}")
     for name, n in sorted(d["history"].items()):
         out.append(f"  history {'to purge' if d['dry_run'] else 'purged'}: {name}: {n} line(s)")
+    for name, n in sorted(d.get("reports", {}).items()):
+        out.append(
+            f"  dream report {'to clean' if d['dry_run'] else 'cleaned'}: {name}: {n} line(s)"
+        )
+    for store, n in sorted(d.get("stores", {}).items()):
+        if n:
+            out.append(
+                f"  {store.replace('_', ' ')} {'to redact' if d['dry_run'] else 'redacted'}: {n}"
+            )
     if d["history_kept"]:
-        out.append("  still in history (use --purge-history): " + ", ".join(d["history_kept"]))
+        out.append(
+            f"  STILL HELD by {len(d['history_kept'])} pre-image(s) in the state dir (kept for "
+            "`dream restore`, which never brings it back): "
+            + ", ".join(d["history_kept"])
+            + "; forget again with --purge-history to remove it there too"
+        )
     out += [f"  warning: {w}" for w in d["warnings"]]
     return "\n".join(out)
 

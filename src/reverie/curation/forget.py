@@ -1,85 +1,55 @@
 """``reverie forget``: deletion that really deletes, and stays deleted.
 
-One forget, in this order (each step safe to repeat, so a killed forget is finished by
-running it again):
+One forget, under the dream lock:
 
 1. plan: every line the selector names (:mod:`.select`), widened to every line of the
    same content in any indexed file (journals, the session corpus, imports, notes,
    MEMORY.md, USER.md; AGENTS.md, the owner's instructions, is never touched);
-2. tombstones first (:mod:`reverie.storage.tombstones`): from this moment a journal
-   append, an ingestion, an index sync and a dream all refuse the text;
-3. the files: curated roots through :class:`~reverie.dreaming.safe_write.MemoryFile`
+2. the forget journal (:mod:`.forget_journal`, hashes only) is written before the first
+   change: a forget killed from here on is finished by the next open, by any door
+   (:meth:`Forgetter.resume`); every step below is safe to repeat;
+3. tombstones (:mod:`reverie.storage.tombstones`): from this moment a journal append,
+   an ingestion, an index sync and a dream all refuse the text;
+4. the files: curated roots through :class:`~reverie.dreaming.safe_write.MemoryFile`
    (hash re-check, atomic exchange, pre-image), the others under their writer's lock
-   with a re-read; a file a person edits meanwhile is re-planned, never overwritten;
-4. the recall log's signals for those lines, then the index (a sync) and the cached
+   with a re-read; then the session transcripts (redacted in place, seals intact), the
+   pending agent requests, the standing intents (:mod:`.forget_stores`);
+5. the recall log's signals, the trigger snapshot, the index (a sync) and the cached
    vectors of the old chunks;
-5. ``purge_history``: the lines also go from MEMORY.md/USER.md pre-images, DREAMS.md
-   and the dream phase reports;
-6. one DREAMS.md entry naming the files and counts, never the text.
+6. DREAMS.md and the dream phase reports; with ``purge_history`` the MEMORY.md/USER.md
+   pre-images too (without it the report names every pre-image still holding it);
+7. one DREAMS.md entry naming the files and counts, never the text; then every SQLite
+   file is rewritten (:mod:`reverie.storage.scrub`) so no deleted byte stays on disk,
+   and the journal goes.
 
-``dry_run`` does 1 and reports what 2-6 would do; it writes nothing at all.
+``dry_run`` does 1 and reports what the rest would do; it writes nothing at all.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from filelock import FileLock
 
 from ..dreaming.safe_write import MemoryFile, sha
 from ..errors import ReverieError
 from ..provenance.paths import CURATED_FILES, SourceKind
-from ..recall.log import RecallLog
 from ..storage.document import parse_lines
 from ..storage.embedders.base import text_hash
 from ..storage.files import atomic_write
 from ..storage.index import store
-from ..storage.index.db import Connection
 from ..storage.locks import held
-from ..storage.tombstones import Tombstones, contains, tokens
-from ..storage.workspace import FileEntry, Workspace, link_class
+from ..storage.scrub import scrub
+from ..storage.tombstones import Tombstones, tokens
+from ..storage.workspace import TRANSCRIPT_SUFFIX, FileEntry, link_class
+from . import forget_stores
+from .forget_journal import Blocked, ForgetJournal
+from .forget_plan import ForgetPorts, ForgetReport, PlanMatch, read_text, without
 from .select import Selector
 
 SKIPPED_KINDS = frozenset({SourceKind.INSTRUCTIONS, SourceKind.REVIEW, SourceKind.STATE})
-
-
-@dataclass
-class ForgetReport:
-    """What a forget removed (or, dry run, would remove)."""
-
-    selector: str
-    dry_run: bool
-    files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    recall_signals: list[str] = field(default_factory=list)
-    tombstones: int = 0
-    history: dict[str, int] = field(default_factory=dict)
-    history_kept: list[str] = field(default_factory=list)
-    cached_vectors: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def removed(self) -> int:
-        return sum(len(v) for v in self.files.values())
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "removed_lines": self.removed}
-
-
-@dataclass(frozen=True)
-class ForgetPorts:
-    """What a forget needs from the engine (never the facade itself)."""
-
-    workspace: Workspace
-    preimages_kept: int
-    now: Callable[[], datetime]
-    recall_log: Callable[[], RecallLog | None]  # None: there is none (dry run: not created)
-    conn: Callable[[], Connection]
-    reindex: Callable[[], object]
 
 
 class Forgetter:
@@ -103,7 +73,7 @@ class Forgetter:
         key = self.ws.origin_key()
         for e in files:
             pclass = link_class(e.relpath, e.real)
-            text = _read(e.path)
+            text = read_text(e.path)
             parsed, _ = parse_lines(e.relpath, text, pclass, key=key if pclass.markers else None)
             raw = text.split("\n")
             for line in parsed:
@@ -112,8 +82,8 @@ class Forgetter:
                     found.add(tokens(r))
         return found
 
-    def _matcher(self, sel: Selector, files: list[FileEntry], stones: Tombstones) -> _Match:
-        return _Match(self._direct(sel, files), tokens(sel.text) if sel.text else None, stones)
+    def _matcher(self, sel: Selector, files: list[FileEntry], stones: Tombstones) -> PlanMatch:
+        return PlanMatch(self._direct(sel, files), tokens(sel.text) if sel.text else None, stones)
 
     # -- the forget ----------------------------------------------------------------------
     def forget(
@@ -134,6 +104,9 @@ class Forgetter:
             contextlib.nullcontext() if dry_run else held(self.ws.dream_lock, wait=wait, busy=busy)
         )
         with lock:
+            if not dry_run:
+                self._finish(report)  # a forget killed before this one goes first
+                self._settle_temps()
             files = self._files()
             stones = Tombstones(self.ws.tombstones_path)
             match = self._matcher(sel, files, stones)
@@ -141,7 +114,7 @@ class Forgetter:
             for e in files:
                 hits = [
                     {"line": n, "text": raw}
-                    for n, raw in enumerate(_read(e.path).split("\n"), start=1)
+                    for n, raw in enumerate(read_text(e.path).split("\n"), start=1)
                     if match(raw)
                 ]
                 if hits:
@@ -153,49 +126,117 @@ class Forgetter:
                 every, sel.text if phrase_stone else None, at=at, reason=f"{by}: {sel.describe()}"
             )
             report.tombstones = len(new)
-            blocked = match
             match.contents |= {tokens(t) for t in every}
-            report.recall_signals = self._recall(blocked, removals, dry_run=True)
-            history = self._history(blocked, dry_run=True)
+            report.recall_signals = self._recall(match, dry_run=True)
+            report.stores = self._stores(match, at, dry_run=True)
+            report.reports = self._history(match, self._report_files(), dry_run=True)
+            history = self._history(match, self._preimages(), dry_run=True)
             if purge_history:
                 report.history = history
             else:
                 report.history_kept = sorted(history)
-            if dry_run or (
-                not removals
-                and not new
-                and not report.recall_signals
-                and not (purge_history and history)
+            if dry_run or not (
+                removals
+                or new
+                or report.recall_signals
+                or any(report.stores.values())
+                or report.reports
+                or (purge_history and history)
             ):
                 return report
-            stones.save(new)  # from here on nothing can bring it back
-            old_chunks = self._chunks(list(removals))
-            for rel in removals:
-                self._rewrite(rel, blocked, report)
-            report.recall_signals = self._recall(blocked, removals, dry_run=False)
-            self._sync(report)
-            self._drop_vectors(old_chunks, blocked, report)
-            if purge_history:
-                report.history = self._history(blocked, dry_run=False)
-            self._record(report, at)
+            journal = ForgetJournal.plan(
+                stones.salt,
+                at=at,
+                by=by,
+                selector=sel.describe(),
+                purge_history=purge_history,
+                stones=new,
+                phrase=sel.text if sel.text and not phrase_stone else None,
+                contents=match.contents,
+                vectors=self._vectors(list(removals), match),
+                files={rel: len(v) for rel, v in removals.items()},
+            )
+            journal.save(self.ws.forget_journal_path)  # before the first change
+            self._carry_out(journal, report)
         return report
 
-    def _rewrite(self, rel: str, blocked: Callable[[str], bool], report: ForgetReport) -> None:
-        path = self.ws.check_inside(rel)  # a link inside is written through, never replaced
-        if rel in CURATED_FILES:
-            mf = MemoryFile(self.ws, preimages_kept=self.p.preimages_kept, name=rel)
-            for _ in range(5):
-                old = mf.read()
-                new = _without(old, blocked)
-                if new == old or mf.replace_if_unchanged(sha(old), new):
-                    return
-            report.warnings.append(f"{rel}: kept changing during the forget; run it again")
+    def resume(self, *, wait: float = 0, locked: bool = False) -> ForgetReport | None:
+        """Finish a forget that was killed halfway (None: there was none, or another
+        process holds the dream lock: a live forget, or a dream, which resumes it)."""
+        if not self.ws.forget_journal_path.exists():
+            return None
+        report = ForgetReport("a forget that was interrupted", False)
+        if locked:
+            self._finish(report)
+            return report
+        try:
+            with held(self.ws.dream_lock, wait=wait, busy="busy"):
+                self._finish(report)
+        except ReverieError:
+            return None
+        return report
+
+    def _finish(self, report: ForgetReport) -> None:
+        journal = ForgetJournal.load(self.ws.forget_journal_path)
+        if journal is not None:
+            self._settle_temps()
+            report.selector = journal.selector
+            self._carry_out(journal, report)
+
+    def _carry_out(self, journal: ForgetJournal, report: ForgetReport) -> None:
+        """Every step of the forget in ``journal``; each safe to repeat, so a killed
+        run is finished by running this again. The journal goes when all are done."""
+        stones = Tombstones(self.ws.tombstones_path)
+        journal.lay(stones)  # from here on nothing can bring it back
+        blocked = journal.matcher(stones)
+        for e in self._files():
+            if any(blocked(ln) for ln in read_text(e.path).split("\n")):
+                self._rewrite(e.relpath, blocked, report)
+        report.stores = self._stores(blocked, journal.at, dry_run=False)
+        report.recall_signals = self._recall(blocked, dry_run=False)
+        forget_stores.snapshot(self.ws)
+        self._sync(report)
+        self._drop_vectors(journal.vectors, report)
+        report.reports = self._history(blocked, self._report_files(), dry_run=False)
+        if journal.purge_history:
+            report.history = self._history(blocked, self._preimages(), dry_run=False)
+        else:
+            report.history_kept = sorted(self._history(blocked, self._preimages(), dry_run=True))
+        self._record(journal)
+        busy = self._scrub()
+        if busy:
+            report.warnings.append(
+                f"{', '.join(busy)}: another process was reading; the deleted bytes go "
+                "when the next command finishes this forget"
+            )
             return
-        with self._writer_lock(rel):
-            old = _read(path)
-            new = _without(old, blocked)
-            if new != old:
-                atomic_write(path, new)
+        self.ws.forget_journal_path.unlink(missing_ok=True)
+
+    def _settle_temps(self) -> None:
+        """What a killed write of MEMORY.md / USER.md left: kept as pre-images when they
+        hold a version found nowhere else (the dream lock is held)."""
+        for name in CURATED_FILES:
+            with contextlib.suppress(Exception):
+                MemoryFile(self.ws, preimages_kept=self.p.preimages_kept, name=name).recover()
+
+    def _stores(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> dict[str, int]:
+        ws = self.ws
+        if dry_run:
+            n = sum(
+                any(blocked(ln) for ln in read_text(p).split("\n"))
+                for p in (
+                    sorted(ws.sessions_dir.glob("*" + TRANSCRIPT_SUFFIX))
+                    if ws.sessions_dir.is_dir()
+                    else []
+                )
+            )
+        else:
+            n = sum(forget_stores.transcripts(ws, blocked).values())
+        return {
+            "transcripts": n,
+            "pending_requests": forget_stores.pending(ws, blocked, at, dry_run=dry_run),
+            "intents": forget_stores.intents(ws, blocked, dry_run=dry_run),
+        }
 
     def _writer_lock(self, rel: str) -> contextlib.AbstractContextManager[object]:
         """The lock the file's own writer holds: journal appends, ingestion."""
@@ -209,20 +250,36 @@ class Forgetter:
         lock.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(lock), timeout=120)
 
-    def _recall(
-        self, blocked: Callable[[str], bool], removals: dict[str, list[str]], *, dry_run: bool
-    ) -> list[str]:
+    def _rewrite(self, rel: str, blocked: Callable[[str], bool], report: ForgetReport) -> None:
+        path = self.ws.check_inside(rel)  # a link inside is written through, never replaced
+        if rel in CURATED_FILES:
+            mf = MemoryFile(self.ws, preimages_kept=self.p.preimages_kept, name=rel)
+            for _ in range(5):
+                old = mf.read()
+                new = without(old, blocked)
+                if new == old or mf.replace_if_unchanged(sha(old), new):
+                    return
+            report.warnings.append(f"{rel}: kept changing during the forget; run it again")
+            return
+        with self._writer_lock(rel):
+            old = read_text(path)
+            new = without(old, blocked)
+            if new != old:
+                atomic_write(path, new)
+
+    def _recall(self, blocked: Callable[[str], bool], *, dry_run: bool) -> list[str]:
         log = self.p.recall_log()
         if log is None:
-            return []
-        del removals  # a signal is its line's content, wherever the line has moved to
+            return []  # a signal is its line's content, wherever the line has moved to
         return log.drop(lambda _key, snippet: blocked(snippet), dry_run=dry_run)
 
-    def _chunks(self, paths: list[str]) -> list[str]:
+    def _vectors(self, paths: list[str], blocked: Callable[[str], bool]) -> list[str]:
+        """The hashes of the chunk texts holding a removed line (their cached vectors go)."""
         try:
-            return store.chunk_texts(self.p.conn(), paths)
+            texts = store.chunk_texts(self.p.conn(), paths)
         except Exception:  # a broken index is rebuilt from the files anyway
             return []
+        return [text_hash(t) for t in texts if any(blocked(ln) for ln in t.split("\n"))]
 
     def _sync(self, report: ForgetReport) -> None:
         try:
@@ -230,95 +287,69 @@ class Forgetter:
         except ReverieError as exc:
             report.warnings.append(f"the files are forgotten, but the index sync failed: {exc}")
 
-    def _drop_vectors(
-        self, texts: list[str], blocked: Callable[[str], bool], report: ForgetReport
-    ) -> None:
-        pairs = [(text_hash(t), t) for t in texts if any(blocked(ln) for ln in t.split("\n"))]
-        if pairs:
+    def _drop_vectors(self, hashes: list[str], report: ForgetReport) -> None:
+        if hashes:
             with contextlib.suppress(Exception):
-                report.cached_vectors = store.drop_cached(self.p.conn(), pairs)
+                report.cached_vectors = store.drop_cached_hashes(self.p.conn(), hashes)
 
-    def _history_files(self) -> list[Path]:
-        out = sorted(self.ws.preimages_dir.glob("*.md")) if self.ws.preimages_dir.is_dir() else []
-        if self.ws.dreams_log.exists():
-            out.append(self.ws.dreams_log)
+    def _scrub(self) -> list[str]:
+        """No deleted byte left in a SQLite file or WAL; the names of those still busy."""
+        busy, done = [], {self.ws.index_path, self.ws.recall_log_path}
+        try:
+            if not scrub(self.p.conn()):
+                busy.append(self.ws.index_path.name)
+        except Exception:
+            busy.append(self.ws.index_path.name)
+        log = self.p.recall_log()
+        if log is not None:
+            try:
+                if not log.scrub():
+                    busy.append(self.ws.recall_log_path.name)
+            except Exception:
+                busy.append(self.ws.recall_log_path.name)
+        return busy + forget_stores.scrub_files(self.ws, done)
+
+    def _preimages(self) -> list[Path]:
+        d = self.ws.preimages_dir
+        return sorted(d.glob("*.md")) + sorted(d.glob(".*.tmp")) if d.is_dir() else []
+
+    def _report_files(self) -> list[Path]:
+        """DREAMS.md and the dream phase reports (always cleaned: they are in the
+        workspace, and nothing restores from them)."""
+        out = [self.ws.dreams_log] if self.ws.dreams_log.exists() else []
         if self.ws.dream_reports_dir.is_dir():
             out += sorted(self.ws.dream_reports_dir.glob("*.md"))
         return out
 
-    def _history(self, blocked: _Match, *, dry_run: bool) -> dict[str, int]:
-        """Lines holding the text in pre-images, DREAMS.md and phase reports (removed
-        unless ``dry_run``), by file (state-dir files named by their file name)."""
+    def _history(
+        self, blocked: Blocked | PlanMatch, paths: list[Path], *, dry_run: bool
+    ) -> dict[str, int]:
+        """Lines holding the text in ``paths`` (removed unless ``dry_run``), by file
+        (state-dir files named by their file name)."""
         found: dict[str, int] = {}
-        for path in self._history_files():
-            old = _read(path)
-            n = sum(1 for ln in old.split("\n") if _history_line_blocked(ln, blocked))
+        for path in paths:
+            old = read_text(path)
+            n = sum(1 for ln in old.split("\n") if blocked.history_line(ln))
             if not n:
                 continue
             shown = self.ws.relpath(path) if path.is_relative_to(self.ws.root) else path.name
             found[shown] = n
             if not dry_run:
-                kept = [ln for ln in old.split("\n") if not _history_line_blocked(ln, blocked)]
+                kept = [ln for ln in old.split("\n") if not blocked.history_line(ln)]
                 atomic_write(path, "\n".join(kept))
         return found
 
-    def _record(self, report: ForgetReport, at: str) -> None:
-        if not report.files and not report.history:
+    def _record(self, journal: ForgetJournal) -> None:
+        """One DREAMS.md entry (once, however often the journal is carried out)."""
+        if not journal.files:
             return
-        lines = [
-            f"## Forget {at}",
-            "",
-            f"- by the owner: {report.selector}; the text is not kept here",
-        ]
-        lines += [
-            f"- {rel}: {len(hits)} line(s) removed" for rel, hits in sorted(report.files.items())
-        ]
-        if report.recall_signals:
-            lines.append(f"- recall signals dropped: {len(report.recall_signals)}")
-        if report.history:
-            lines.append(f"- history purged: {sum(report.history.values())} line(s)")
-        MemoryFile(self.ws, preimages_kept=self.p.preimages_kept).append_dreams(
-            "\n".join(lines) + "\n"
-        )
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-
-
-class _Match:
-    """The lines a forget removes: the selected contents, the phrase, and whatever an
-    earlier forget left a tombstone for (a copy that came back by hand goes too)."""
-
-    def __init__(
-        self, contents: set[tuple[str, ...]], phrase: tuple[str, ...] | None, stones: Tombstones
-    ) -> None:
-        self.contents, self.phrase, self.stones = contents, phrase, stones
-
-    def __call__(self, raw: str) -> bool:
-        toks = tokens(raw)
-        if not toks:
-            return False
-        if toks in self.contents or self.stones.blocks(raw):
-            return True
-        return self.phrase is not None and contains(toks, self.phrase)
-
-    def cut(self, raw: str) -> bool:
-        """A history line cut short (DREAMS.md diffs keep 200 characters)."""
-        toks = tokens(raw)
-        return len(toks) >= 6 and any(c[: len(toks)] == toks for c in self.contents)
-
-
-def _without(text: str, blocked: Callable[[str], bool]) -> str:
-    return "\n".join(ln for ln in text.split("\n") if not blocked(ln))
-
-
-def _history_line_blocked(line: str, blocked: _Match) -> bool:
-    """A DREAMS.md diff line (``- `+` text``) reads as its text (tokens skip the signs)."""
-    return blocked(line.replace("`", " ")) or blocked.cut(line)
+        head = f"## Forget {journal.at} ({journal.id})"
+        mf = MemoryFile(self.ws, preimages_kept=self.p.preimages_kept)
+        if head in read_text(self.ws.dreams_log):
+            return
+        lines = [head, "", f"- by the owner: {journal.selector}; the text is not kept here"]
+        lines += [f"- {rel}: {n} line(s) removed" for rel, n in sorted(journal.files.items())]
+        mf.append_dreams("\n".join(lines) + "\n")
 
 
 __all__ = ["ForgetPorts", "ForgetReport", "Forgetter"]

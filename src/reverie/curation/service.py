@@ -75,5 +75,10 @@ class Curation:
         self._reindex()
         return after
 
+    def resume(self, *, locked: bool = False) -> ForgetReport | None:
+        """Finish a forget that was killed halfway, if there is one (see
+        :meth:`Forgetter.resume`); cheap (one stat) when there is none."""
+        return self.forgetter.resume(locked=locked)
+
 
 __all__ = ["Curation"]

@@ -34,10 +34,12 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 from ..errors import PathEscapeError, ReverieError
+from ..provenance.paths import CURATED_FILES
 from ..storage.files import atomic_write, atomic_write_bytes, fsync_dir
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
@@ -143,9 +145,7 @@ class MemoryFile:
         current = self.read()
         for tmp in sorted(self.path.parent.glob(self.temp_prefix + "*.tmp")):
             with contextlib.suppress(OSError):
-                data = tmp.read_bytes()
-                if data.decode("utf-8", "replace") != current and _sha_bytes(data) != sha(""):
-                    self.keep_preimage(tmp)  # may be the only copy of a replaced version
+                if self.settle_temp(tmp):
                     notes.append(f"kept {tmp.name} (left by a killed write) as a pre-image")
                 else:
                     tmp.unlink()
@@ -176,6 +176,19 @@ class MemoryFile:
             notes.append("completed the DREAMS.md summary of an interrupted dream")
         self.intent_path.unlink(missing_ok=True)
         return notes
+
+    def settle_temp(self, tmp: Path) -> bool:
+        """A temp file a killed write of this file left (``.MEMORY.md.*.tmp``): True when
+        it held a version found nowhere else and is now a pre-image; False when its
+        bytes are the file's, a pre-image's or empty (the caller may delete it)."""
+        data = tmp.read_bytes()
+        known = {sha(""), *(_sha_bytes(p.read_bytes()) for p in self.preimages())}
+        if self.path.exists():
+            known.add(_sha_bytes(self.path.read_bytes()))
+        if _sha_bytes(data) in known:
+            return False
+        self.keep_preimage(tmp)  # may be the only copy of a replaced version
+        return True
 
     def read(self) -> str:
         self._refuse_escape()
@@ -301,4 +314,19 @@ class MemoryFile:
         atomic_write(path, current + "\n" + summary)
 
 
-__all__ = ["PREIMAGE_GLOB", "TEMP_PREFIX", "MemoryFile", "exchange", "sha"]
+def keep_only_copies(ws: Workspace, preimages_kept: int) -> Callable[[Path], bool]:
+    """For :func:`reverie.storage.files.sweep_temp`: a temp file of MEMORY.md or USER.md
+    holding the only copy of a version becomes a pre-image instead of being swept
+    (True: handled, do not delete)."""
+    files = [MemoryFile(ws, preimages_kept=preimages_kept, name=n) for n in CURATED_FILES]
+
+    def keep(tmp: Path) -> bool:
+        for mf in files:
+            if tmp.parent == mf.path.parent and tmp.name.startswith(mf.temp_prefix):
+                return mf.settle_temp(tmp)
+        return False
+
+    return keep
+
+
+__all__ = ["PREIMAGE_GLOB", "TEMP_PREFIX", "MemoryFile", "exchange", "keep_only_copies", "sha"]

@@ -172,6 +172,16 @@ class TriggerSnapshot:
         conn.close()
         return None
 
+    def discard(self) -> None:
+        """Remove the snapshot (a forget: it holds the text of trigger entries); the
+        next build writes it again. Temp files of a killed save go too."""
+        from ..storage.scrub import discard
+
+        discard(self.path)
+        for tmp in self.path.parent.glob(f".{self.path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
     def open(self, raw: list[Raw], parse: Callable[[Raw], TriggerRow]) -> Snapshot | None:
         """The snapshot of ``raw`` (rows parsed with ``parse`` when looked up), or None
         when the file is missing, stale, foreign or unreadable."""

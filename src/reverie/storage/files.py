@@ -6,6 +6,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -84,18 +85,28 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def sweep_temp(folder: Path, *, min_age_seconds: float = 300.0) -> int:
+def sweep_temp(
+    folder: Path,
+    *,
+    min_age_seconds: float = 300.0,
+    keep: Callable[[Path], bool] | None = None,
+) -> int:
     """Remove temp files that :func:`atomic_write` left behind when its process was
-    killed (``.<name>.<random>.tmp``), once they are old enough not to be in use."""
+    killed (``.<name>.<random>.tmp``), once they are old enough not to be in use.
+    ``keep(tmp)`` sees each first: True means it holds the only copy of something (it
+    was kept elsewhere, say as a pre-image) and is not deleted."""
     import time
 
     removed = 0
     cutoff = time.time() - min_age_seconds
     for tmp in folder.glob(".*.tmp"):
         with contextlib.suppress(OSError):
-            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
-                tmp.unlink()
-                removed += 1
+            if not tmp.is_file() or tmp.stat().st_mtime >= cutoff:
+                continue
+            if keep is not None and keep(tmp):
+                continue
+            tmp.unlink()
+            removed += 1
     return removed
 
 

@@ -85,6 +85,11 @@ class Tombstones:
             self._salt = secrets.token_bytes(16)
         return self._salt
 
+    def adopt_salt(self, salt: bytes) -> None:
+        """Use ``salt`` while no file exists yet (a forget journal planned with it)."""
+        if not self.path.exists():
+            self._salt = salt
+
     def blocks(self, line: str) -> bool:
         """True when ``line`` (any Markdown line, markers and all) was forgotten."""
         if not self.stones:

@@ -112,6 +112,11 @@ class Workspace:
         return self.root / "MEMORY.md"
 
     @property
+    def user_path(self) -> Path:
+        """USER.md: the owner's directives."""
+        return self.root / "USER.md"
+
+    @property
     def dreams_log(self) -> Path:
         """DREAMS.md: one change summary per rewrite of MEMORY.md (for people)."""
         return self.root / "DREAMS.md"
@@ -196,6 +201,11 @@ class Workspace:
     def intents_view_edits_dir(self) -> Path:
         """Hand edits of INTENTS.md set aside before the view is rewritten."""
         return self.agent_dir / "intents-view-edits"
+
+    @property
+    def forget_journal_path(self) -> Path:
+        """A forget under way (hashes only): finished by the next open if it was killed."""
+        return self.agent_dir / "forget-journal.json"
 
     def session_transcript(self, session_id: str) -> Path:
         """A session's transcript (JSONL); ``session_id`` is checked by the caller."""

@@ -193,6 +193,13 @@ class Adapters:
         paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
         return {**paths, **counts, "key_warning": ws.key_warning()}
 
+    def finish_forget(self, curation: Callable[[], Curation]) -> None:
+        """A forget killed halfway (its journal left in the state dir) is rolled forward
+        before anything reads memory; never raises (P5: the next call tries again)."""
+        if self.workspace.forget_journal_path.exists():
+            with contextlib.suppress(Exception):
+                curation().resume()
+
     def limit_lane(self, seconds: float) -> None:
         s = self.settings
         if s.escalation and seconds < s.escalation_timeout:
@@ -261,16 +268,18 @@ class Adapters:
         """Temp files a killed write left behind (``.<name>.<random>.tmp``, older than
         five minutes) in the folders we write to: the workspace root, every folder
         holding an indexed file, the agent's state folders. Never fails a sync."""
+        from ..dreaming.safe_write import keep_only_copies
         from ..storage.files import sweep_temp
 
         ws = self.workspace
+        keep = keep_only_copies(ws, self.settings.preimages_kept)  # never the only copy
         with contextlib.suppress(Exception):
             rows = self.conn.execute("SELECT path FROM sources").fetchall()
             folders = {ws.root, *((ws.root / str(r[0])).parent for r in rows)}
             agent = ws.agent_dir
             folders |= {agent, *(p for p in agent.iterdir() if p.is_dir())}
             for folder in folders:
-                sweep_temp(folder)
+                sweep_temp(folder, keep=keep)
 
     def refresh(self, *, wait: float = WAITS.refresh) -> Refresh:
         """Sync when the files changed since the last sync (hand edits included); never

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .adapters import WAITS, Adapters
 
 if TYPE_CHECKING:
+    from ..curation.service import Curation
     from ..dreaming.curate import OwnerPromotion, OwnerRejected
     from ..dreaming.directives import UserModel
     from ..dreaming.report import DreamReport
@@ -39,9 +40,16 @@ class DreamDoor:
     facade), and the dream lock around every verb that writes: a run waits
     ``WAITS.dream``, the owner's promote, reject and restore ``WAITS.owner_dream``."""
 
-    def __init__(self, adapters: Adapters, *, enabled: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        adapters: Adapters,
+        *,
+        enabled: Callable[[], bool],
+        curation: Callable[[], Curation],
+    ) -> None:
         self._a = adapters
         self._enabled = enabled
+        self._curation = curation
         self._dreamer: Dreamer | None = None
 
     def _get(self) -> Dreamer:
@@ -74,6 +82,7 @@ class DreamDoor:
         if dry_run:
             return self._get().run(dry_run=True)
         with self._locked(WAITS.dream) as dreamer:
+            self._curation().resume(locked=True)  # a forget killed halfway goes first
             return dreamer.run()
 
     def explain(self, key: str) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -111,6 +112,61 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
         if not isinstance(record, dict) or "type" not in record:
             raise ParseError("record without a type", path=str(path), line=number)
         yield number, offset, record
+
+
+def _kept_text(text: str, blocked: Callable[[str], bool]) -> str:
+    """``text`` without the lines ``blocked`` selects, read raw and as ingestion reads
+    them (injected blocks stripped, redacted, cleaned), so whatever a forget removed from
+    the session corpus goes from the transcript it came from too."""
+    from ..provenance.frames import strip_injected
+    from .journal import clean_lines
+    from .redact import redact
+
+    def gone(line: str) -> bool:
+        items = clean_lines(redact(strip_injected(line)[0]).text)
+        return blocked(line) or any(blocked(i) for i in items)
+
+    return "\n".join(ln for ln in text.split("\n") if not gone(ln))
+
+
+def forget_in(path: Path, blocked: Callable[[str], bool]) -> int:
+    """Remove the lines ``blocked`` selects from every record of transcript ``path`` but
+    its header (whose seal covers only identity fields, so it stays valid). Each record
+    is rewritten in place, padded with spaces to its old length: line numbers (the
+    lane's anchors) and byte offsets stay, a session appending meanwhile loses nothing,
+    and the old bytes are overwritten. Returns how many records changed."""
+    changed = 0
+    with path.open("r+b") as fh:
+        data = fh.read()
+        offset = 0
+        for raw in data.split(b"\n"):
+            start, offset = offset, offset + len(raw) + 1
+            try:
+                rec = json.loads(raw) if raw.strip() else None
+            except (ValueError, UnicodeDecodeError):
+                continue  # a torn last line: nothing to keep it from
+            if not isinstance(rec, dict) or rec.get("type") == "session":
+                continue
+            new = {
+                k: _kept_text(v, blocked) if isinstance(v, str) and k not in _IDENTITY else v
+                for k, v in rec.items()
+            }
+            if new == rec:
+                continue
+            body = _encode(new).rstrip(b"\n")
+            if len(body) > len(raw):  # written with other spacing or escapes
+                body = json.dumps(new, separators=(",", ":")).encode("ascii")
+            if len(body) > len(raw):  # cannot happen for what Reverie wrote: blank it
+                body = b""
+            fh.seek(start)
+            fh.write(body.ljust(len(raw), b" "))
+            changed += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    return changed
+
+
+_IDENTITY = frozenset({"type", "source", "role", "sender", "origin", "ts", "id", "kind"})
 
 
 @dataclass
@@ -209,6 +265,7 @@ __all__ = [
     "TranscriptState",
     "append_record",
     "create",
+    "forget_in",
     "is_sealed",
     "load",
     "message_day",

@@ -145,13 +145,16 @@ def chunk_texts(conn: sqlite3.Connection, paths: Sequence[str]) -> list[str]:
     return out
 
 
-def drop_cached(conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]]) -> int:
-    """Delete cached embeddings of (hash, text) pairs no chunk holds any more (forget:
-    a vector is a copy of its text too). Returns how many rows went."""
+def drop_cached_hashes(conn: sqlite3.Connection, hashes: Sequence[str]) -> int:
+    """Delete cached embeddings (a vector is a copy of its text too) of the texts
+    with these SHA-256 hashes (``chunks.text_hash``; a forget journal keeps them, never
+    the text) that no chunk holds any more. Returns how many rows went."""
     dropped = 0
     with transaction(conn):
-        for digest, text in pairs:
-            if conn.execute("SELECT 1 FROM chunks WHERE text = ? LIMIT 1", (text,)).fetchone():
+        for digest in hashes:
+            if conn.execute(
+                "SELECT 1 FROM chunks WHERE text_hash = ? LIMIT 1", (digest,)
+            ).fetchone():
                 continue
             dropped += conn.execute("DELETE FROM embed_cache WHERE hash = ?", (digest,)).rowcount
     return dropped
@@ -183,7 +186,7 @@ __all__ = [
     "delete_file",
     "delete_rows",
     "dirty_seq",
-    "drop_cached",
+    "drop_cached_hashes",
     "mark_dirty",
     "missing_vectors",
     "set_vectors",
