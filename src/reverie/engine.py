@@ -16,7 +16,7 @@ from .clock import Clock
 from .dreaming.report import DreamReport  # the facade's annotations name real classes
 from .errors import ProviderError, ReverieError
 from .intents import DB_NAME as INTENTS_DB
-from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
+from .provenance.origin import Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext, add_triggers
 from .settings import Settings, load_settings
@@ -295,7 +295,7 @@ class Reverie(Adapters):
         """The owner's hand: forget, pending agent requests, trusted folders."""
         from .curation.service import Curation
 
-        ws, agent = self.workspace, CONNECTED_AGENT
+        ws = self.workspace
         return Curation(
             workspace=ws,
             preimages_kept=self.settings.preimages_kept,
@@ -303,7 +303,6 @@ class Reverie(Adapters):
             recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
             conn=lambda: self.conn,
             reindex=self._reindex,
-            journal=lambda text: self.write(text, source=Source.ASSISTANT, author=agent),
             max_pending=self.settings.pending_max,
         )
 

@@ -124,9 +124,12 @@ class Forgetter:
         purge_history: bool = False,
         by: str = "owner at the CLI",
         phrase_stone: bool = True,
+        edit: Callable[[str, str], str | None] | None = None,
     ) -> ForgetReport:
         """``phrase_stone``: also block any future line holding TEXT (off for a
-        correction, whose new text may well contain the old words)."""
+        correction, whose new text may well contain the old words). ``edit`` (a
+        correction): ``(relpath, raw) -> new raw`` replaces a selected line instead of
+        removing it (None removes it); each hit then shows its ``new`` line."""
         self.ws.require()
         report = ForgetReport(sel.describe(), dry_run)
         wait, busy = 600, "a dream is running; forget again when it is done"
@@ -139,11 +142,14 @@ class Forgetter:
             match = self._matcher(sel, files, stones)
             removals: dict[str, list[str]] = {}
             for e in files:
-                hits = [
+                hits: list[dict[str, Any]] = [
                     {"line": n, "text": raw}
                     for n, raw in enumerate(_read(e.path).split("\n"), start=1)
                     if match(raw)
                 ]
+                if edit is not None:
+                    for h in hits:
+                        h["new"] = edit(e.relpath, h["text"])
                 if hits:
                     report.files[e.relpath] = hits
                     removals[e.relpath] = [str(h["text"]) for h in hits]
@@ -171,7 +177,7 @@ class Forgetter:
             stones.save(new)  # from here on nothing can bring it back
             old_chunks = self._chunks(list(removals))
             for rel in removals:
-                self._rewrite(rel, blocked, report)
+                self._rewrite(rel, blocked, report, edit)
             report.recall_signals = self._recall(blocked, removals, dry_run=False)
             self._sync(report)
             self._drop_vectors(old_chunks, blocked, report)
@@ -180,20 +186,26 @@ class Forgetter:
             self._record(report, at)
         return report
 
-    def _rewrite(self, rel: str, blocked: Callable[[str], bool], report: ForgetReport) -> None:
+    def _rewrite(
+        self,
+        rel: str,
+        blocked: Callable[[str], bool],
+        report: ForgetReport,
+        edit: Callable[[str, str], str | None] | None,
+    ) -> None:
         path = self.ws.check_inside(rel)  # a link inside is written through, never replaced
         if rel in CURATED_FILES:
             mf = MemoryFile(self.ws, preimages_kept=self.p.preimages_kept, name=rel)
             for _ in range(5):
                 old = mf.read()
-                new = _without(old, blocked)
+                new = _without(old, blocked, rel, edit)
                 if new == old or mf.replace_if_unchanged(sha(old), new):
                     return
             report.warnings.append(f"{rel}: kept changing during the forget; run it again")
             return
         with self._writer_lock(rel):
             old = _read(path)
-            new = _without(old, blocked)
+            new = _without(old, blocked, rel, edit)
             if new != old:
                 atomic_write(path, new)
 
@@ -312,8 +324,20 @@ class _Match:
         return len(toks) >= 6 and any(c[: len(toks)] == toks for c in self.contents)
 
 
-def _without(text: str, blocked: Callable[[str], bool]) -> str:
-    return "\n".join(ln for ln in text.split("\n") if not blocked(ln))
+def _without(
+    text: str,
+    blocked: Callable[[str], bool],
+    rel: str = "",
+    edit: Callable[[str, str], str | None] | None = None,
+) -> str:
+    """``text`` without its blocked lines, or with them edited (a correction)."""
+    out = []
+    for ln in text.split("\n"):
+        if not blocked(ln):
+            out.append(ln)
+        elif edit is not None and (new := edit(rel, ln)) is not None:
+            out.append(new)
+    return "\n".join(out)
 
 
 def _history_line_blocked(line: str, blocked: _Match) -> bool:
