@@ -32,7 +32,7 @@ from typing import Any
 from filelock import FileLock
 
 from ..dreaming.safe_write import MemoryFile, sha
-from ..errors import ReverieError
+from ..errors import ParseError, ReverieError
 from ..provenance.paths import CURATED_FILES, SourceKind
 from ..recall.log import RecallLog
 from ..storage.document import parse_lines
@@ -41,6 +41,7 @@ from ..storage.files import atomic_write
 from ..storage.index import store
 from ..storage.index.db import Connection
 from ..storage.locks import held
+from ..storage.reader import undecodable
 from ..storage.tombstones import Tombstones, contains, tokens
 from ..storage.workspace import FileEntry, Workspace, link_class
 from .select import Selector
@@ -199,14 +200,25 @@ class Forgetter:
             for _ in range(5):
                 old = mf.read()
                 new = _without(old, blocked, rel, edit)
-                if new == old or mf.replace_if_unchanged(sha(old), new):
+                if new == old:
+                    return
+                try:
+                    if mf.replace_if_unchanged(sha(old), new):
+                        return
+                except ParseError as exc:  # its bytes cannot round-trip: never rewritten
+                    report.files.pop(rel, None)
+                    report.warnings.append(f"{exc}; then run the forget again")
                     return
             report.warnings.append(f"{rel}: kept changing during the forget; run it again")
             return
         with self._writer_lock(rel):
             old = _read(path)
             new = _without(old, blocked, rel, edit)
-            if new != old:
+            problem = undecodable(path.read_bytes(), rel) if new != old else None
+            if problem is not None:  # its bytes cannot round-trip: never rewritten
+                report.files.pop(rel, None)
+                report.warnings.append(f"{problem}; not rewritten: fix it, then forget again")
+            elif new != old:
                 atomic_write(path, new)
 
     def _writer_lock(self, rel: str) -> contextlib.AbstractContextManager[object]:
@@ -295,8 +307,9 @@ class Forgetter:
 
 
 def _read(path: Path) -> str:
+    """The text of ``path`` (invalid UTF-8 replaced: a rewrite checks the bytes first)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
 
