@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from conftest import FIXED_NOW, Paths, RunCli, plant
+from conftest import FIXED_NOW, STAGING_QUERIES, Paths, RunCli, plant, recall_on_days
 from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.provenance.origin import Origin, SessionKind
@@ -28,21 +28,7 @@ def test_a_bad_byte_in_memory_md_never_crashes_a_dream_and_is_never_rewritten(
     plant(e, FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     e.index()
     e.close()
-    for day in (-3, -2, -1):  # recalled on three days: it passes every gate
-        e = Reverie.open(
-            paths.workspace,
-            paths.state,
-            environ=env,
-            clock=Clock(NOW + timedelta(days=day)),
-            embedder="fake",
-        )
-        for q in (
-            "staging database host orca-db-2 Frankfurt region",
-            "which host does the staging database live on",
-            "staging database in the Frankfurt region",
-        ):
-            e.search(q)
-        e.close()
+    recall_on_days(paths, env, STAGING_QUERIES)  # it passes every gate
     paths.write("MEMORY.md", MEMORY)
     where = "MEMORY.md:4: invalid UTF-8 (byte 0xff at byte 7 of the line, offset 59 of the file)"
     for verb in ("preview", "run"):
