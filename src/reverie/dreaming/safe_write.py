@@ -37,7 +37,8 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import ParseError, PathEscapeError, ReverieError
+from ..errors import ParseError, PathEscapeError, ReverieError, WorkspaceError
+from ..storage import reader
 from ..storage.files import atomic_write, atomic_write_bytes, fsync_dir
 from ..storage.reader import undecodable
 from ..storage.tombstones import Tombstones
@@ -185,17 +186,21 @@ class MemoryFile:
         :meth:`check_writable` first, so a replaced byte is never written back)."""
         self._refuse_escape()
         try:
-            return self.path.read_bytes().decode("utf-8", errors="replace")
+            return reader.read(self.path, self._ws.root).data.decode("utf-8", errors="replace")
         except FileNotFoundError:
             return ""
+        except reader.Refused as exc:  # a FIFO would hang every reader forever
+            raise WorkspaceError(f"{self.name}: {exc}") from None
 
     def problem(self) -> str | None:
         """Why the file cannot be rewritten byte-exactly (invalid UTF-8: file, line,
         byte), or None."""
         try:
-            return undecodable(self.path.read_bytes(), self.name)
+            return undecodable(reader.read(self.path, self._ws.root).data, self.name)
         except FileNotFoundError:
             return None
+        except reader.Refused as exc:
+            return f"{self.name}: {exc}"
 
     def check_writable(self) -> None:
         """:class:`ParseError` when rewriting the file would change bytes it holds."""
