@@ -95,6 +95,17 @@ def recall_on_days(paths: Paths, env: dict[str, str], queries: tuple[str, ...]) 
         e.close()
 
 
+def start_ui(paths: Paths, env: dict[str, str], log: Any) -> tuple[subprocess.Popen[str], str]:
+    """``reverie ui`` in a subprocess (stderr to ``log``): the process and its URL."""
+    proc = subprocess.Popen(
+        cli_command(paths, "ui", "--json"), env=env, stdout=subprocess.PIPE, stderr=log, text=True
+    )
+    assert proc.stdout is not None
+    url: str = json.loads(proc.stdout.readline())["url"]
+    assert url.startswith("http://127.0.0.1:") and "token=" in url
+    return proc, url
+
+
 def base_env(tmp_path: Path) -> dict[str, str]:
     """The process environment minus any REVERIE_* settings, plus test defaults."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
-from conftest import Paths, RunCli, cli_command
+from conftest import Paths, RunCli, start_ui
 from reverie.engine import Reverie
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -31,12 +30,8 @@ def test_a_fifo_never_hangs_the_review_page_and_sigterm_stops_it(
     os.mkfifo(paths.workspace / "MEMORY.md")  # nobody ever writes to it
     os.mkfifo(paths.workspace / "memory" / "2026-05-02.md")
     err = (tmp_path / "ui.log").open("w")
-    proc = subprocess.Popen(
-        cli_command(paths, "ui", "--json"), env=env, stdout=subprocess.PIPE, stderr=err, text=True
-    )
+    proc, url = start_ui(paths, env, err)
     try:
-        assert proc.stdout is not None
-        url = json.loads(proc.stdout.readline())["url"]
         base = url.split("/?")[0]
         with httpx.Client(timeout=20, follow_redirects=False) as c:
             c.get(url)  # trades the token for the cookie
