@@ -141,7 +141,8 @@ def test_every_view_loads(review: Review) -> None:
     page.goto(f"{base}/history")
     assert page.locator(".diff .add", has_text="A line added later").count() == 1
     page.goto(f"{base}/pending")
-    assert page.locator("td", has_text="green tea").count() == 1
+    assert page.locator("td", has_text="green tea").count() == 2  # the request, its diff
+    assert page.locator(".diff .del", has_text="The user takes green tea at four").count() == 1
     page.goto(f"{base}/search?q=document+title+pwned+bold+things")
     frame = page.locator(".frame")
     assert frame.count() >= 1 and "UNTRUSTED CONTENT" in frame.first.inner_text()
