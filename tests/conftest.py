@@ -78,6 +78,45 @@ def plant(
     return appended
 
 
+STAGING_QUERIES = (
+    "staging database host orca-db-2 Frankfurt region",
+    "which host does the staging database live on",
+    "staging database in the Frankfurt region",
+)
+
+
+def recall_on_days(paths: Paths, env: dict[str, str], queries: tuple[str, ...]) -> None:
+    """Search ``queries`` on each of the three days before :data:`FIXED_NOW` (a fact
+    recalled so passes every promotion gate)."""
+    from datetime import datetime, timedelta
+
+    from reverie.clock import Clock
+
+    now = datetime.fromisoformat(FIXED_NOW)
+    for day in (-3, -2, -1):
+        e = Reverie.open(
+            paths.workspace,
+            paths.state,
+            environ=env,
+            clock=Clock(now + timedelta(days=day)),
+            embedder="fake",
+        )
+        for q in queries:
+            e.search(q)
+        e.close()
+
+
+def start_ui(paths: Paths, env: dict[str, str], log: Any) -> tuple[subprocess.Popen[str], str]:
+    """``reverie ui`` in a subprocess (stderr to ``log``): the process and its URL."""
+    proc = subprocess.Popen(
+        cli_command(paths, "ui", "--json"), env=env, stdout=subprocess.PIPE, stderr=log, text=True
+    )
+    assert proc.stdout is not None
+    url: str = json.loads(proc.stdout.readline())["url"]
+    assert url.startswith("http://127.0.0.1:") and "token=" in url
+    return proc, url
+
+
 def base_env(tmp_path: Path) -> dict[str, str]:
     """The process environment minus any REVERIE_* settings, plus test defaults."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import FIXED_NOW, Paths, RunCli, cli_command, plant
+from conftest import FIXED_NOW, STAGING_QUERIES, Paths, RunCli, cli_command, plant, recall_on_days
 from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.provenance.origin import Origin, SessionKind
@@ -70,21 +70,7 @@ def test_a_rejected_candidate_is_never_promoted_across_nights(
     engine: Reverie, paths: Paths, cli_json: Callable[..., Any], env: dict[str, str]
 ) -> None:
     key = _key(engine, FACT, Origin.OWNER, "staging database host orca-db-2")
-    for day in (-3, -2, -1):
-        e = Reverie.open(
-            paths.workspace,
-            paths.state,
-            environ=env,
-            clock=Clock(NOW + timedelta(days=day)),
-            embedder="fake",
-        )
-        for q in (
-            "staging database host orca-db-2 Frankfurt region",
-            "which host does the staging database live on",
-            "staging database in the Frankfurt region",
-        ):
-            e.search(q)
-        e.close()
+    recall_on_days(paths, env, STAGING_QUERIES)
     assert cli_json("dream", "preview")["promoted"] == [key]  # it would pass every gate
     cli_json("dream", "reject", key)
     for _night in range(2):

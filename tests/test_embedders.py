@@ -240,14 +240,15 @@ def test_openai_malformed_response_is_transient(stub: Stub, body: bytes) -> None
     assert info.value.transient
 
 
-def test_openai_unreachable_server_is_not_transient() -> None:
+def test_openai_server_down_is_transient_and_a_bad_url_is_not() -> None:
     with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as server:
         port = server.server_address[1]
-    # the port was free a moment ago and nothing listens on it now: connection refused
-    for url in (f"http://127.0.0.1:{port}/v1", "ftp://example.invalid/v1"):
+    # the port was free a moment ago and nothing listens on it now: connection refused,
+    # a server that is down (issue 22: search answers keyword-only)
+    for url, transient in ((f"http://127.0.0.1:{port}/v1", True), ("ftp://x.invalid/v1", False)):
         with pytest.raises(ProviderUnavailable) as info:
             OpenAIEmbedder(url, "m", api_key=SECRET, dims=8, timeout=2).embed_query("x")
-        assert not info.value.transient and SECRET not in str(info.value)
+        assert info.value.transient is transient and SECRET not in str(info.value)
 
 
 def test_openai_connection_reset_is_transient() -> None:

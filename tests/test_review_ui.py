@@ -9,10 +9,8 @@ they are skipped when chromium or Playwright is missing.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_NOW, Paths, cli_command, plant
+from conftest import FIXED_NOW, Paths, plant, start_ui
 from reverie.clock import Clock
 from reverie.dreaming.safe_write import MemoryFile, sha
 from reverie.engine import Reverie
@@ -110,13 +108,8 @@ def review(paths: Paths, env: dict[str, str], tmp_path: Path) -> Iterator[Review
     sync_playwright = _playwright()
     _seed(paths, env)
     err = (tmp_path / "ui.log").open("w")
-    proc = subprocess.Popen(
-        cli_command(paths, "ui", "--json"), env=env, stdout=subprocess.PIPE, stderr=err, text=True
-    )
+    proc, url = start_ui(paths, env, err)
     try:
-        assert proc.stdout is not None
-        url = json.loads(proc.stdout.readline())["url"]
-        assert url.startswith("http://127.0.0.1:") and "token=" in url
         with sync_playwright() as pw:
             # launch() gives the browser a fresh, empty user-data-dir of its own
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -148,7 +141,8 @@ def test_every_view_loads(review: Review) -> None:
     page.goto(f"{base}/history")
     assert page.locator(".diff .add", has_text="A line added later").count() == 1
     page.goto(f"{base}/pending")
-    assert page.locator("td", has_text="green tea").count() == 1
+    assert page.locator("td", has_text="green tea").count() == 2  # the request, its diff
+    assert page.locator(".diff .del", has_text="The user takes green tea at four").count() == 1
     page.goto(f"{base}/search?q=document+title+pwned+bold+things")
     frame = page.locator(".frame")
     assert frame.count() >= 1 and "UNTRUSTED CONTENT" in frame.first.inner_text()

@@ -22,7 +22,7 @@ from .dreaming.state import DreamStatus
 from .errors import ReverieError
 from .llm.base import LLM  # the facade's annotations name real classes
 from .llm.factory import Purpose
-from .provenance.origin import CONNECTED_AGENT, Author, Channel, Origin, SessionKind, Source
+from .provenance.origin import Author, Channel, Origin, SessionKind, Source
 from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext
 from .settings import Settings, load_settings
@@ -350,9 +350,7 @@ class Reverie:
     def curation(self) -> Curation:
         """The owner's hand: forget, pending agent requests, trusted folders."""
         if self._curation is None:
-            agent = CONNECTED_AGENT
-            journal = lambda text: self.write(text, source=Source.ASSISTANT, author=agent)  # noqa: E731
-            self._curation = self._a.curation(journal)
+            self._curation = self._a.curation()
         return self._curation
 
     # -- dreaming -------------------------------------------------------------------------

@@ -88,13 +88,20 @@ def pending() -> None:
 @handles_errors
 def pending_list(obj: Ctx, all_: bool, as_json: bool) -> None:
     """The requests waiting for you."""
-    items = [r.__dict__ for r in obj.engine.curation.pending.requests(all_=all_)]
+    store = obj.engine.curation.pending
+    items = [
+        r.__dict__ | ({"changes": store.diff(r)} if r.status == "pending" else {})
+        for r in store.requests(all_=all_)
+    ]
 
     def render(d: list[dict[str, Any]]) -> str:
         rows = []
         for r in d:
             what = f"{r['text']!r}" + (f" -> {r['new_text']!r}" if r["new_text"] else "")
             rows.append(f"{r['id']} {r['status']:9} {r['kind']:7} {r['at']} {what}")
+            for c in r.get("changes", []):
+                rows.append(f"    {c['path']}:{c['line']}\n    - {c['old']}")
+                rows.append(f"    + {c['new']}" if c["new"] is not None else "    (removed)")
         return "\n".join(rows) or "no pending requests"
 
     emit(items, as_json, render)

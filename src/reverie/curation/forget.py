@@ -34,13 +34,14 @@ from pathlib import Path
 from filelock import FileLock
 
 from ..dreaming.safe_write import MemoryFile, sha
-from ..errors import ReverieError
+from ..errors import ParseError, ReverieError
 from ..provenance.paths import CURATED_FILES, SourceKind
 from ..storage.document import parse_lines
 from ..storage.embedders.base import text_hash
 from ..storage.files import atomic_write
 from ..storage.index import store
 from ..storage.locks import held
+from ..storage.reader import undecodable
 from ..storage.scrub import scrub
 from ..storage.tombstones import Tombstones, tokens
 from ..storage.workspace import TRANSCRIPT_SUFFIX, FileEntry, link_class
@@ -94,6 +95,7 @@ class Forgetter:
         purge_history: bool = False,
         by: str = "owner at the CLI",
         phrase_stone: bool = True,
+        edit: Callable[[str, str], str | None] | None = None,
     ) -> ForgetReport:
         """``phrase_stone``: also block any future line holding TEXT (off for a
         correction, whose new text may well contain the old words)."""
@@ -117,6 +119,9 @@ class Forgetter:
                     for n, raw in enumerate(read_text(e.path).split("\n"), start=1)
                     if match(raw)
                 ]
+                if edit is not None:  # a correction: each hit shows its new line
+                    for h in hits:
+                        h["new"] = edit(e.relpath, str(h["text"]))
                 if hits:
                     report.files[e.relpath] = hits
                     removals[e.relpath] = [str(h["text"]) for h in hits]
@@ -155,6 +160,12 @@ class Forgetter:
                 contents=match.contents,
                 vectors=self._vectors(list(removals), match),
                 files={rel: len(v) for rel, v in removals.items()},
+                edits={
+                    str(h["text"]): str(h["new"])
+                    for hits in report.files.values()
+                    for h in hits
+                    if h.get("new") is not None
+                },
             )
             journal.save(self.ws.forget_journal_path)  # before the first change
             self._carry_out(journal, report)
@@ -189,9 +200,10 @@ class Forgetter:
         stones = Tombstones(self.ws.tombstones_path)
         journal.lay(stones)  # from here on nothing can bring it back
         blocked = journal.matcher(stones)
+        edit = journal.edit if journal.edits else None
         for e in self._files():
             if any(blocked(ln) for ln in read_text(e.path).split("\n")):
-                self._rewrite(e.relpath, blocked, report)
+                self._rewrite(e.relpath, blocked, report, edit)
         report.stores = self._stores(blocked, journal.at, dry_run=False)
         report.recall_signals = self._recall(blocked, dry_run=False)
         forget_stores.snapshot(self.ws)
@@ -250,21 +262,38 @@ class Forgetter:
         lock.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(lock), timeout=120)
 
-    def _rewrite(self, rel: str, blocked: Callable[[str], bool], report: ForgetReport) -> None:
+    def _rewrite(
+        self,
+        rel: str,
+        blocked: Callable[[str], bool],
+        report: ForgetReport,
+        edit: Callable[[str, str], str | None] | None = None,
+    ) -> None:
         path = self.ws.check_inside(rel)  # a link inside is written through, never replaced
         if rel in CURATED_FILES:
             mf = MemoryFile(self.ws, preimages_kept=self.p.preimages_kept, name=rel)
             for _ in range(5):
                 old = mf.read()
-                new = without(old, blocked)
-                if new == old or mf.replace_if_unchanged(sha(old), new):
+                new = without(old, blocked, rel, edit)
+                if new == old:
+                    return
+                try:
+                    if mf.replace_if_unchanged(sha(old), new):
+                        return
+                except ParseError as exc:  # its bytes cannot round-trip: never rewritten
+                    report.files.pop(rel, None)
+                    report.warnings.append(f"{exc}; then run the forget again")
                     return
             report.warnings.append(f"{rel}: kept changing during the forget; run it again")
             return
         with self._writer_lock(rel):
             old = read_text(path)
-            new = without(old, blocked)
-            if new != old:
+            new = without(old, blocked, rel, edit)
+            problem = undecodable(path.read_bytes(), rel) if new != old else None
+            if problem is not None:  # its bytes cannot round-trip: never rewritten
+                report.files.pop(rel, None)
+                report.warnings.append(f"{problem}; not rewritten: fix it, then forget again")
+            elif new != old:
                 atomic_write(path, new)
 
     def _recall(self, blocked: Callable[[str], bool], *, dry_run: bool) -> list[str]:

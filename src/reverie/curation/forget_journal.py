@@ -42,6 +42,9 @@ class ForgetJournal:
     vectors: list[str] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
     salt: str = ""  # the tombstones' salt, while their file does not exist yet
+    # a correction: the replacement of each selected line, by the old line's salted hash
+    # (the new text is what the owner confirmed; the old one is never stored)
+    edits: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def plan(
@@ -57,6 +60,7 @@ class ForgetJournal:
         contents: Iterable[tuple[str, ...]],
         vectors: Iterable[str],
         files: Mapping[str, int],
+        edits: Mapping[str, str] | None = None,
     ) -> ForgetJournal:
         toks = tokens(phrase) if phrase else ()
         prefixes = {
@@ -76,7 +80,12 @@ class ForgetJournal:
             vectors=sorted(set(vectors)),
             files=dict(files),
             salt=salt.hex(),
+            edits={digest(salt, "line", (old,)): new for old, new in (edits or {}).items()},
         )
+
+    def edit(self, _rel: str, raw: str) -> str | None:
+        """A correction's new line for the selected line ``raw`` (None: remove it)."""
+        return self.edits.get(digest(bytes.fromhex(self.salt), "line", (raw,)))
 
     def save(self, path: Path) -> None:
         atomic_write(path, json.dumps(asdict(self), indent=1))

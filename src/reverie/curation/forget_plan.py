@@ -52,8 +52,9 @@ class ForgetPorts:
 
 
 def read_text(path: Path) -> str:
+    """The text of ``path`` (invalid UTF-8 replaced: a rewrite checks the bytes first)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
 
@@ -85,8 +86,20 @@ class PlanMatch:
         return self(line.replace("`", " ")) or self.cut(line)
 
 
-def without(text: str, blocked: Callable[[str], bool]) -> str:
-    return "\n".join(ln for ln in text.split("\n") if not blocked(ln))
+def without(
+    text: str,
+    blocked: Callable[[str], bool],
+    rel: str = "",
+    edit: Callable[[str, str], str | None] | None = None,
+) -> str:
+    """``text`` without its blocked lines, or with them edited (a correction)."""
+    out = []
+    for ln in text.split("\n"):
+        if not blocked(ln):
+            out.append(ln)
+        elif edit is not None and (new := edit(rel, ln)) is not None:
+            out.append(new)
+    return "\n".join(out)
 
 
 __all__ = ["ForgetPorts", "ForgetReport", "PlanMatch", "read_text", "without"]

@@ -7,10 +7,12 @@ text). A request is recorded in the state dir and changes nothing else; only the
 owner. ``reverie pending reject ID`` drops it. Requests keep their text (the owner must
 read what is asked), in the state dir, never in the workspace.
 
-A confirmed correction forgets the lines holding the old text (line tombstones only, so
-the new text may reuse its words) and writes the new text where the old one was: in
-place in MEMORY.md / USER.md (the entry keeps its trailers), otherwise as one journal
-line written by the agent (the text is the agent's, whoever confirmed it).
+A confirmed correction edits, in every file the forget of its old text would touch,
+the words it names and nothing else (:mod:`.correct`): the rest of the line, its
+origin marker (re-signed for the new words: the line keeps its trust, no more) and its
+trailers stay. The old lines get line tombstones (so the old wording cannot come back
+from a copy), never a phrase tombstone (the new text may reuse its words). Before you
+confirm, :meth:`Pending.diff` shows each line as it is and as it will be.
 """
 
 from __future__ import annotations
@@ -24,14 +26,11 @@ from typing import Any
 
 from filelock import FileLock
 
-from ..dreaming.safe_write import MemoryFile, sha
 from ..errors import ReverieError
-from ..provenance.paths import CURATED_FILES
 from ..storage.files import atomic_write
-from ..storage.tombstone_hash import contains, tokens
-from ..storage.trailers import Trailers, parse_line, render
+from ..storage.tombstone_hash import tokens
 from ..storage.workspace import Workspace, lock_beside
-from ..write.journal import clean_lines
+from .correct import clean_new_text, planner
 from .forget import ForgetReport, Forgetter
 from .select import Selector
 
@@ -62,14 +61,10 @@ class Pending:
         forgetter: Forgetter,
         *,
         now: Callable[[], datetime],
-        preimages_kept: int,
-        journal: Callable[[str], object],
         max_pending: int = MAX_PENDING,
     ) -> None:
         self.ws, self.forgetter, self.now = ws, forgetter, now
         self.max_pending = max_pending
-        self.preimages_kept = preimages_kept
-        self.journal = journal  # appends one line as the agent (the engine's write)
         self.path = ws.pending_path
 
     def _load(self) -> list[Request]:
@@ -96,8 +91,10 @@ class Pending:
         if kind not in ("forget", "correct"):
             raise ReverieError(f"unknown request kind {kind!r}")
         Selector.of(text)  # the same rules as the owner's forget TEXT
-        if kind == "correct" and not (new_text or "").strip():
+        if kind == "correct" and not clean_new_text(new_text or ""):
             raise ReverieError("a correction needs the new text")
+        if kind == "correct" and tokens(clean_new_text(new_text or "")) == tokens(text):
+            raise ReverieError("a correction must change at least one word")
         if len(text) > MAX_TEXT or len(new_text or "") > MAX_TEXT:
             raise ReverieError(f"a request holds at most {MAX_TEXT} characters per text")
         with self._lock():
@@ -151,9 +148,10 @@ class Pending:
                 report = self.forgetter.forget(Selector.of(req.text), by=by)
                 written: list[str] = []
             else:
-                places = self._curated_places(req.text)
-                report = self.forgetter.forget(Selector.of(req.text), by=by, phrase_stone=False)
-                written = self._write_correction(req, places, report)
+                report = self._correct(req, by=by, dry_run=False)
+                written = sorted(
+                    rel for rel, hits in report.files.items() if any(h.get("new") for h in hits)
+                )
             self._decide(rid, "confirmed")
         return {
             "request": asdict(req) | {"status": "confirmed"},
@@ -162,44 +160,24 @@ class Pending:
         }
 
     # -- corrections ---------------------------------------------------------------------
-    def _curated_places(self, old: str) -> dict[str, tuple[int, Trailers]]:
-        """Where the old text stands in each curated file: first line and its trailers."""
-        want, out = tokens(old), {}
-        for name in CURATED_FILES:
-            path = self.ws.root / name
-            if not path.exists():
-                continue
-            for n, raw in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-                if contains(tokens(raw), want) and not raw.lstrip().startswith("#"):
-                    out[name] = (n, parse_line(raw).trailers)
-                    break
-        return out
+    def _correct(self, req: Request, *, by: str, dry_run: bool) -> ForgetReport:
+        edit = planner(req.text, req.new_text or "", self.ws.origin_key())
+        return self.forgetter.forget(
+            Selector.of(req.text), by=by, phrase_stone=False, edit=edit, dry_run=dry_run
+        )
 
-    def _write_correction(
-        self, req: Request, places: dict[str, tuple[int, Trailers]], report: ForgetReport
-    ) -> list[str]:
-        new = " ".join(clean_lines(req.new_text or ""))  # no trailer or marker can ride in
-        written = []
-        for name, (line, trailers) in places.items():
-            mf = MemoryFile(self.ws, preimages_kept=self.preimages_kept, name=name)
-            for _ in range(5):
-                old = mf.read()
-                rows = old.split("\n")
-                rows.insert(min(line - 1, len(rows)), render(f"- {new}", trailers))
-                if mf.replace_if_unchanged(sha(old), "\n".join(rows)):
-                    written.append(name)
-                    break
-        if written:
-            mf.append_dreams(
-                f"## Correction {self.now().isoformat(timespec='seconds')}\n\n"
-                f"- owner confirmed agent request {req.id}: an entry of "
-                f"{', '.join(written)} rewritten in place\n"
-            )
+    def diff(self, req: Request) -> list[dict[str, Any]]:
+        """What confirming ``req`` changes, line by line: ``path``, ``line``, ``old``
+        and ``new`` (None: the line goes). Nothing is written."""
+        if req.kind == "forget":
+            report = self.forgetter.forget(Selector.of(req.text), dry_run=True)
         else:
-            self.journal(new)
-            written.append("journal")
-        self.forgetter.p.reindex()
-        return written
+            report = self._correct(req, by="preview", dry_run=True)
+        return [
+            {"path": rel, "line": h["line"], "old": h["text"], "new": h.get("new")}
+            for rel, hits in sorted(report.files.items())
+            for h in hits
+        ]
 
 
 __all__ = ["MAX_PENDING", "Pending", "Request"]

@@ -28,7 +28,6 @@ class Curation:
         recall_log: Callable[[], RecallLog | None],
         conn: Callable[[], Connection],
         reindex: Callable[[], object],
-        journal: Callable[[str], object],
         max_pending: int,
     ) -> None:
         self.ws = workspace
@@ -39,8 +38,6 @@ class Curation:
             workspace,
             self.forgetter,
             now=now,
-            preimages_kept=preimages_kept,
-            journal=journal,
             max_pending=max_pending,
         )
         self.trusted = TrustedFolders(workspace)

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ..provenance.origin import Origin, lowest
 from ..recall.evidence import RecallStats
+from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import Workspace
 from . import consolidate
@@ -24,8 +25,8 @@ from .signals import promoted_importance
 def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
     """The candidate at its line as the file holds it now, or None and why not."""
     try:
-        text = (ws.root / s.path).read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
+        text = reader.read_text(ws.root / s.path, ws.root)
+    except OSError:  # gone, or refused by the reader policy (a FIFO, a link out)
         return None, "source file is gone or unreadable"
     pclass = ws.classify(s.path)
     lines, _warnings = parse_lines(

@@ -131,7 +131,11 @@ class Dreamer:
         report.themes = [asdict(t) for t in themes]
         report.reflections = reflect(themes)
         rem_members = Counter(k for t in themes for k in t.keys)
-        memory = self.memory_path.read_text(encoding="utf-8") if self.memory_path.exists() else ""
+        memory = self.memory.read()  # a bad byte reads replaced; run() will not rewrite it
+        report.warnings += [
+            f"{p}: read with that byte replaced; no dream rewrites the file until it is fixed"
+            for p in self._unwritable()
+        ]
         promoted_anchors = anchors(memory)
         promoted_texts = {e.norm for e in entries(memory)}
         cfg = GateConfig.from_settings(self.settings)
@@ -209,6 +213,9 @@ class Dreamer:
                 state.rem_hits[k] = state.rem_hits.get(k, 0) + 1
         corpus = [s.snippet for s, _ in decisions] + [e.text for e in entries(self.memory.read())]
         promotions = [promotion(s, sig.score, corpus) for s, sig in winners]
+        if promotions and self._unwritable():  # never rewrite what cannot round-trip
+            report.warnings.append("nothing promoted tonight: see the invalid UTF-8 above")
+            report.promoted, promotions = [], []
         to_memory, user = self.user.take_from_dream(promotions)  # the owner's directives
         report.directives = user.changes + [{"refused": True, **r} for r in user.refused]
         if to_memory:
@@ -224,6 +231,10 @@ class Dreamer:
             except ReverieError as exc:
                 report.warnings.append(f"re-index after the dream failed: {exc}")
         return report
+
+    def _unwritable(self) -> list[str]:
+        """Why MEMORY.md or USER.md cannot be rewritten byte-exactly (bad UTF-8)."""
+        return [p for p in (self.memory.problem(), self.user.file.problem()) if p]
 
     def _repair(self) -> None:
         """What a dream killed mid-way left: temp files, a change without its DREAMS.md

@@ -38,9 +38,11 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import PathEscapeError, ReverieError
+from ..errors import ParseError, PathEscapeError, ReverieError, WorkspaceError
 from ..provenance.paths import CURATED_FILES
+from ..storage import reader
 from ..storage.files import atomic_write, atomic_write_bytes, fsync_dir
+from ..storage.reader import undecodable
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 
@@ -127,6 +129,7 @@ class MemoryFile:
         (the summary and both hashes) is written first and removed last, so a dream
         killed in between is completed by the next run's :meth:`recover`."""
         self._refuse_escape()
+        self.check_writable()
         intent = {"old": expected_sha, "new": sha(new), "summary": summary}
         atomic_write(self.intent_path, json.dumps(intent, ensure_ascii=False))
         try:
@@ -191,14 +194,39 @@ class MemoryFile:
         return True
 
     def read(self) -> str:
+        """The file's text; invalid UTF-8 reads replaced (a writer checks
+        :meth:`check_writable` first, so a replaced byte is never written back)."""
         self._refuse_escape()
-        return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+        try:
+            return reader.read(self.path, self._ws.root).data.decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        except reader.Refused as exc:  # a FIFO would hang every reader forever
+            raise WorkspaceError(f"{self.name}: {exc}") from None
+
+    def problem(self) -> str | None:
+        """Why the file cannot be rewritten byte-exactly (invalid UTF-8: file, line,
+        byte), or None."""
+        try:
+            return undecodable(reader.read(self.path, self._ws.root).data, self.name)
+        except FileNotFoundError:
+            return None
+        except reader.Refused as exc:
+            return f"{self.name}: {exc}"
+
+    def check_writable(self) -> None:
+        """:class:`ParseError` when rewriting the file would change bytes it holds."""
+        problem = self.problem()
+        if problem is not None:
+            raise ParseError(f"{problem}; not rewritten (fix or remove that byte)")
 
     def replace_if_unchanged(self, expected_sha: str, new: str) -> bool:
         """Replace the file with ``new`` if it still hashes to ``expected_sha``, keeping
         exactly the bytes it replaced as a pre-image. False when it changed: then the
         file is the person's version, and any version that was briefly set aside is a
-        pre-image, so nothing a person saved is ever lost."""
+        pre-image, so nothing a person saved is ever lost. A file that is not clean
+        UTF-8 is never rewritten (:class:`ParseError` naming file, line and byte)."""
+        self.check_writable()
         if sha(self.read()) != expected_sha:
             return False
         tmp = self._stage(new.encode("utf-8"))

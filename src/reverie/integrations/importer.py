@@ -41,6 +41,7 @@ from ..provenance.origin import (
     Origin,
     Source,
 )
+from ..storage import reader
 from ..storage.files import atomic_write
 from ..storage.workspace import checkpoint_paths
 from .claude_mirror import Mirror
@@ -51,6 +52,7 @@ from .import_formats import PARSERS, Conversation, digest
 FORMATS = ("claude-code", "chatgpt", "claude-ai", "mcp-memory")
 OWNER = "owner"
 Progress = Callable[[int, int, str], None]  # (done, total, what)
+MAX_INPUT_BYTES = 512 * 1024 * 1024  # one input file; a larger one is refused, never read
 
 
 @dataclass
@@ -89,17 +91,32 @@ def _source(role: str, as_owner: bool) -> Source:
     }.get(role, Source.TOOL)
 
 
+def _read(file: Path, root: Path) -> bytes:
+    """An input file's bytes under the reader policy (:mod:`reverie.storage.reader`):
+    no FIFO or device, no link out of the import root, at most :data:`MAX_INPUT_BYTES`."""
+    try:
+        return reader.read(file, root, limit=MAX_INPUT_BYTES).data
+    except reader.Refused as exc:
+        raise ParseError(f"{exc}; nothing imported") from None
+
+
 def _conversations_json(path: Path) -> tuple[bytes, str]:
     """The bytes of ``conversations.json``: the file, the one inside a folder or a zip."""
+    root = path if path.is_dir() else path.parent
     if path.is_dir():
         path = path / "conversations.json"
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as zf:
-            names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
-            if not names:
-                raise ParseError("the zip holds no conversations.json", path=str(path))
-            return zf.read(names[0]), f"{path}!{names[0]}"
-    return path.read_bytes(), str(path)
+    try:
+        fh = reader.open_checked(path, root)
+    except reader.Refused as exc:
+        raise ParseError(f"{exc}; nothing imported") from None
+    with fh:
+        if zipfile.is_zipfile(fh):
+            with zipfile.ZipFile(fh) as zf:
+                names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
+                if not names:
+                    raise ParseError("the zip holds no conversations.json", path=str(path))
+                return zf.read(names[0]), f"{path}!{names[0]}"
+    return _read(path, root), str(path)
 
 
 class Importer:
@@ -122,6 +139,7 @@ class Importer:
         self.dry_run = dry_run
         self.progress = progress or (lambda done, total, what: None)
         self.ledgers = engine.workspace.integration_dir("imports", fmt)
+        self.skipped: list[str] = []  # files the reader policy refused
 
     # -- what to read ----------------------------------------------------------------
     def _units(self, path: Path) -> Iterator[Path | Conversation]:
@@ -132,23 +150,34 @@ class Importer:
                 yield conv
             return
         if self.fmt == "mcp-memory":
-            for conv in PARSERS["mcp-memory"](path.read_bytes(), str(path)):
+            for conv in PARSERS["mcp-memory"](_read(path, path.parent), str(path)):
                 yield conv
             return
-        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        root = path.parent if not path.is_dir() else path
+        files = [path] if not path.is_dir() else sorted(path.rglob("*"))
         for file in files:
-            if file.name in ("CLAUDE.md", "CLAUDE.local.md") or (
+            named = file.name in ("CLAUDE.md", "CLAUDE.local.md") or (
                 file == path and file.suffix == ".md"
-            ):
-                for conv in PARSERS["claude-md"](file.read_bytes(), str(file)):
+            )
+            if not (named or file.suffix == ".jsonl"):
+                continue
+            try:
+                reader.check(file, root)  # no FIFO, no link out of what was named
+            except (reader.Refused, FileNotFoundError) as exc:
+                if file == path:
+                    raise ParseError(f"{exc}; nothing imported") from None
+                self.skipped.append(f"{exc}; skipped")
+                continue
+            if named:
+                for conv in PARSERS["claude-md"](_read(file, root), str(file)):
                     yield conv
-            elif file.suffix == ".jsonl" and file.is_file() and self._is_transcript(file):
+            elif self._is_transcript(file, root):
                 yield file
 
     @staticmethod
-    def _is_transcript(file: Path) -> bool:
+    def _is_transcript(file: Path, root: Path) -> bool:
         """A Claude Code transcript (not ``history.jsonl`` or another JSONL beside it)."""
-        with file.open("rb") as fh:
+        with reader.open_checked(file, root) as fh:
             return is_claude_code_record(fh.readline())
 
     def run(self, path: Path) -> ImportReport:
@@ -157,6 +186,7 @@ class Importer:
             raise ReverieError(f"{path}: no such file or folder")
         report = ImportReport(self.fmt, str(path), self.dry_run, self.as_owner)
         units = list(self._units(path))  # parse all first: a malformed file writes nothing
+        report.warnings += self.skipped
         for done, unit in enumerate(units, start=1):
             if isinstance(unit, Path):
                 self._transcript(unit, report)
@@ -258,7 +288,7 @@ class Importer:
             self._save(conv.id, done | {i.key for i in conv.items})
 
     def _transcript(self, file: Path, report: ImportReport) -> None:
-        data = file.read_bytes()
+        data = _read(file, file.parent)
         parsed = parse_transcript(data, path=str(file))  # malformed: the file and line
         sid = parsed.session_id or file.stem
         report.items += len(parsed.turns)

@@ -175,6 +175,42 @@ def _parse_marker(body: str) -> _Marker:
     return _Marker(origin, session, sig, ok, project)
 
 
+_SIG_FIELD_RE = re.compile(r"(;\s*sig\s*:\s*)([A-Za-z0-9_-]+)", re.IGNORECASE)
+
+
+def resign(old_line: str, new_line: str, key: bytes) -> str:
+    """``new_line`` (``old_line`` with words edited outside its markers) with each
+    marker whose signature verified for ``old_line`` signed again for the new text:
+    same origin, session and project, so an edit keeps the line's trust and never
+    raises it. A marker that did not verify is left as it was (it verifies for
+    neither); markers must be the same, in the same order, in both lines."""
+    old_text, new_text = strip_markers(old_line), strip_markers(new_line)
+    old_bodies = [m.group(1) for m in MARKER_RE.finditer(old_line)]
+    if [m.group(1) for m in MARKER_RE.finditer(new_line)] != old_bodies:
+        raise ValueError("an edit may not touch a line's origin markers")
+    out, at = [], 0
+    for m in MARKER_RE.finditer(new_line):
+        body = _parse_marker(m.group(1))
+        good = (
+            body.ok
+            and body.sig is not None
+            and body.origin is not None
+            and hmac.compare_digest(
+                body.sig, _sign(key, body.origin, body.session, old_text, body.project)
+            )
+        )
+        marker = m.group(0)
+        if good and body.origin is not None:
+            sig = _sign(key, body.origin, body.session, new_text, body.project)
+            f = _SIG_FIELD_RE.search(marker)
+            if f is not None:
+                marker = marker[: f.start(2)] + sig + marker[f.end(2) :]
+        out += [new_line[at : m.start()], marker]
+        at = m.end()
+    out.append(new_line[at:])
+    return "".join(out)
+
+
 def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -> LineOrigin:
     """The origin of one line, computed from the path's default and ceiling and any
     markers, following the rules in the module docstring."""
@@ -221,4 +257,12 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
     return LineOrigin(text, cap(result, ceiling), session, project, unverified)
 
 
-__all__ = ["MARKER_RE", "LineOrigin", "is_cut", "render_marker", "resolve", "strip_markers"]
+__all__ = [
+    "MARKER_RE",
+    "LineOrigin",
+    "is_cut",
+    "render_marker",
+    "resign",
+    "resolve",
+    "strip_markers",
+]

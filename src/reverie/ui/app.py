@@ -159,7 +159,8 @@ class ReviewApp:
         return "history", {"images": views.history(self.engine)}
 
     def _pending(self, _r: Request) -> tuple[str, dict[str, Any]]:
-        return "pending", {"requests": self.engine.curation.pending.requests()}
+        store = self.engine.curation.pending
+        return "pending", {"requests": [(r, store.diff(r)) for r in store.requests()]}
 
     def _intents(self, _r: Request) -> tuple[str, dict[str, Any]]:
         return "intents", {"intents": [i.as_dict() for i in self.engine.intents.listing(all=True)]}

@@ -13,6 +13,7 @@ from typing import Any
 from ..dreaming.memory_file import ANCHOR_RE, entries
 from ..engine import Reverie
 from ..provenance.paths import CURATED_FILES, SourceKind
+from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import FileEntry
 
@@ -20,8 +21,15 @@ EPISODIC = (SourceKind.JOURNAL, SourceKind.TRANSCRIPT, SourceKind.IMPORT, Source
 
 
 def _read(engine: Reverie, rel: str) -> str:
-    path = engine.workspace.root / rel
-    return path.read_text(encoding="utf-8") if path.exists() else ""
+    """The file's text under the reader policy: a FIFO or a link out of the workspace
+    is refused (a ValueError the page shows), never opened."""
+    root = engine.workspace.root
+    try:
+        return reader.read_text(root / rel, root)
+    except FileNotFoundError:
+        return ""
+    except reader.Refused as exc:
+        raise ValueError(str(exc).replace(str(root) + "/", "")) from None
 
 
 def curated(engine: Reverie) -> list[dict[str, Any]]:

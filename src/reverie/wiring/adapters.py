@@ -205,8 +205,8 @@ class Adapters:
         if s.escalation and seconds < s.escalation_timeout:
             self.settings = s.replace(escalation_timeout=seconds)
 
-    def curation(self, journal: Callable[[str], object]) -> Curation:
-        """The curation service over these adapters (``journal``: the agent's write)."""
+    def curation(self) -> Curation:
+        """The curation service over these adapters."""
         from ..curation.service import Curation
 
         ws = self.workspace
@@ -217,7 +217,6 @@ class Adapters:
             recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
             conn=lambda: self.conn,
             reindex=self.reindex,
-            journal=journal,
             max_pending=self.settings.pending_max,
         )
 

@@ -9,12 +9,13 @@ the first successful request records them, and reading :attr:`identity` before a
 request has been made sends one real request (a short probe text) to find them out,
 because the identity keys the embedding cache and must be exact.
 
-Errors follow R-RECALL-4. A server that refuses us or cannot be reached at all (bad
-key, wrong URL, unknown model, connection refused, unknown host) raises
-:class:`ProviderUnavailable` with ``transient=False``: that is a configuration
-problem to report, not to paper over. Overload and flakiness (429, 5xx, timeouts,
-dropped connections, garbage bodies) are ``transient=True`` so the pipeline retries,
-halves, and finally degrades to keyword-only indexing. 400, 413 and 422 are also
+Errors follow R-RECALL-4 (as issue 22 sharpened it). A server that refuses *us* (bad
+key, unknown model or endpoint, an invalid URL, a TLS certificate we refuse) raises
+:class:`ProviderUnavailable` with ``transient=False``: that is a configuration problem
+to report, not to paper over. A server that is down or overloaded (connection refused,
+unknown host, 429, 5xx, timeouts, dropped connections, garbage bodies) is
+``transient=True``: the pipeline retries, halves, and finally degrades to keyword-only
+indexing, and a search answers from the keyword lane and says so. 400, 413 and 422 are also
 transient: servers use them for input-specific problems (a text too long, a batch
 too big), which halving a batch can isolate.
 
@@ -157,7 +158,10 @@ class OpenAIEmbedder:
         except httpx.TimeoutException:
             self._fail(ProviderTimeout, f"no answer within {self.timeout:g}s", transient=True)
         except httpx.ConnectError as exc:  # refused, unknown host, TLS failure
-            self._fail(ProviderUnavailable, f"cannot connect: {exc}", transient=False)
+            # a server that is down (refused, no route, DNS) comes back by itself; a
+            # certificate it presents that we refuse does not
+            tls = _is_tls_error(exc)
+            self._fail(ProviderUnavailable, f"cannot connect: {exc}", transient=not tls)
         except httpx.TransportError as exc:  # reset, protocol error mid-response
             self._fail(ProviderError, f"connection failed: {type(exc).__name__}", transient=True)
         return self._parse(response, len(texts))
@@ -208,6 +212,20 @@ class OpenAIEmbedder:
                 transient=False,
             )
         return normalise(matrix)
+
+
+def _is_tls_error(exc: BaseException) -> bool:
+    """Whether a connect error was a TLS failure (a configuration problem)."""
+    import ssl
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 __all__ = ["OpenAIEmbedder", "display_url", "provider_key"]

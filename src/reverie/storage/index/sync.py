@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import sqlean as sqlite3
 
 from ...errors import ProviderError
+from .. import reader
 from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, by_entry, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
-from ..files import NotRegularFile, read_regular
 from ..tombstones import Tombstones
 from ..workspace import FileEntry, Workspace
 from . import store
@@ -272,8 +272,8 @@ class Syncer:
             stats.files_skipped += 1
             return None
         try:
-            data = read_regular(entry.path)
-        except NotRegularFile as exc:  # swapped for a FIFO since the walk
+            data = reader.read(entry.path, self.ws.root, limit=self.settings.max_file_bytes).data
+        except reader.Refused as exc:  # swapped for a FIFO, a link out, grown since the walk
             self._warn(stats, FileWarning(rel, None, f"{exc}; skipped"))
             stats.files_skipped += 1
             return None
