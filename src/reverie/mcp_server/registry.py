@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
+from ..about import version
 from ..curation.mcp_requests import register as register_requests
 from ..engine import Reverie
 from ..intents.mcp_tools import register as register_intents
@@ -43,7 +44,11 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
         yield {}
 
     server: MCPServer = MCPServer(
-        SERVER_NAME, title="Reverie memory", instructions=INSTRUCTIONS, lifespan=lifespan
+        SERVER_NAME,
+        title="Reverie memory",
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        version=version(),
     )
     for register in REGISTRARS:
         register(server, tools)
