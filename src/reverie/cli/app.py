@@ -14,6 +14,7 @@ from ..about import DISTRIBUTION
 from . import (
     curation,
     demo,
+    doctor,
     dream,
     hook,
     importer,
@@ -85,6 +86,7 @@ COMMANDS: tuple[click.Command, ...] = (
     mcp.mcp,
     ui.ui,
     demo.demo,
+    doctor.doctor,
     # integrations
     hook.hook,
     install.install,

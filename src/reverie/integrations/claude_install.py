@@ -78,6 +78,12 @@ def claude_dir() -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
+def user_mcp_path() -> Path:
+    """``~/.claude.json`` (inside ``$CLAUDE_CONFIG_DIR`` when that is set)."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(moved).expanduser() if moved else Path.home()) / ".claude.json"
+
+
 @dataclass
 class FileChange:
     """One settings file: its text before and after (None: it does not exist)."""
@@ -230,8 +236,7 @@ class ClaudeCodeInstaller:
             self.program, self.hook_program = mcp, " ".join(shell)
         if project is None:
             self.settings_path = claude_dir() / "settings.json"
-            moved = os.environ.get("CLAUDE_CONFIG_DIR")  # then .claude.json lives in it too
-            self.mcp_path = (Path(moved).expanduser() if moved else Path.home()) / ".claude.json"
+            self.mcp_path = user_mcp_path()
         else:
             self.settings_path = project / ".claude" / "settings.json"
             self.mcp_path = project / ".mcp.json"
@@ -320,4 +325,12 @@ def install_claude_code(
     return result
 
 
-__all__ = ["HOOKS", "InstallResult", "install_claude_code", "is_ours", "reverie_program"]
+__all__ = [
+    "HOOKS",
+    "InstallResult",
+    "claude_dir",
+    "install_claude_code",
+    "is_ours",
+    "reverie_program",
+    "user_mcp_path",
+]
