@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Paths, RunCli
+from conftest import Paths, RunCli, cli_command
 
 
 def doctor(run_cli: RunCli, **env: str | None) -> tuple[int, dict[str, dict[str, Any]]]:
@@ -108,3 +108,19 @@ def test_an_unreachable_embedder(healthy: Paths, run_cli: RunCli) -> None:
     found = {f["check"]: f for f in json.loads(proc.stdout)["findings"]}
     assert proc.returncode == 1 and found["embedder"]["status"] == "error"
     assert "openai" in found["embedder"]["message"] and found["embedder"]["fix"]
+
+
+def test_a_failing_hook_is_reported(healthy: Paths, run_cli: RunCli, env: dict[str, str]) -> None:
+    """A hook fails open (no output, exit 0): the doctor is where the person hears of it."""
+    assert "hooks log" not in doctor(run_cli)[1]
+    hook = subprocess.run(
+        cli_command(healthy, "hook", "session-start"),
+        input=b"not json",
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert hook.returncode == 0 and not hook.stdout
+    found = doctor(run_cli)[1]["hooks log"]
+    assert found["status"] == "warn" and "stdin is not JSON" in found["message"]
+    assert "hooks.log" in found["fix"]

@@ -27,6 +27,7 @@ from ..settings import Settings
 from ..storage.index.db import connect
 from ..storage.workspace import FileEntry, Workspace
 from .claude_install import HOOKS, SERVER, claude_dir, is_ours, user_mcp_path
+from .hooks import LOG_NAME
 
 OK, INFO, WARN, ERROR = "ok", "info", "warn", "error"
 
@@ -206,6 +207,23 @@ def _daemon(ws: Workspace) -> Iterator[Finding]:
     yield Finding("daemon", OK, f"running (pid {state.pid}, since {state.started})")
 
 
+def _hook_log(ws: Workspace) -> Iterator[Finding]:
+    """Hooks fail open (the prompt never waits on a broken memory): what went wrong is
+    only in their log."""
+    path = ws.state_dir / LOG_NAME
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return
+    if lines:
+        yield Finding(
+            "hooks log",
+            WARN,
+            f"{len(lines)} hook problem(s) logged; the last: {lines[-1][:300]}",
+            f"read {path} (delete it once fixed)",
+        )
+
+
 def _json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -263,6 +281,7 @@ def diagnose(ports: DoctorPorts) -> DoctorReport:
             lambda: _index(ws),
             lambda: _embedder(ws, ports),
             lambda: _daemon(ws),
+            lambda: _hook_log(ws),
         ):
             findings += _guarded(check)
     findings += _guarded(lambda: _llm(ports))

@@ -19,7 +19,11 @@ session's anchor on conversation lines).
 
 Idempotent and resumable: a ledger per conversation (``<state>/<agent>/integrations/
 imports/``) holds the keys of what was written; importing again adds nothing, and an
-interrupted import picks up at the first conversation not finished.
+interrupted import picks up at the first conversation not finished. Facts are known by
+their content across every ledger of the format, so a renamed or moved file adds nothing
+either; and a re-import never changes the origin a fact landed with: ``--as-owner`` on
+facts first imported without it adds nothing and says how many stay ``untrusted``
+(trust is raised only by the owner stating the fact, ``reverie write``).
 """
 
 from __future__ import annotations
