@@ -86,6 +86,7 @@ def preview(engine: Reverie, path: str, form: dict[str, str]) -> dict[str, Any]:
     """What the confirm page shows for the action at ``path`` with ``form``."""
     data = STEPS[path](engine, form)
     fields = {k: v for k, v in form.items() if k not in ("csrf", "do", "confirmed")}
+    fields.setdefault("back", "/")  # never back to the action itself (a GET there is 405)
     return {**data, "action": path, "fields": {**fields, "confirmed": CONFIRMED}}
 
 
