@@ -4,6 +4,7 @@ each finding naming the command that fixes it (issue 22, point 20)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,20 @@ def test_a_lost_key_a_dead_daemon_and_a_half_install(
     claude = found["claude code (user)"]
     assert claude["status"] == "warn" and "PreCompact" in claude["message"]
     assert claude["fix"] == "reverie install claude-code"
+
+
+def test_vectors_of_another_embedder(healthy: Paths, run_cli: RunCli) -> None:
+    """An index whose vectors another embedder made (the setting changed since)."""
+    index = healthy.state / "main" / "index.sqlite"
+    with sqlite3.connect(index) as conn:
+        conn.execute(
+            "UPDATE meta SET value = 'openai:text-embedding-3-small:1536' WHERE key = 'embedder'"
+        )
+    found = doctor(run_cli)[1]["embedder"]
+    assert found["status"] == "warn" and "text-embedding-3-small" in found["message"]
+    assert found["fix"] == "reverie index"
+    run_cli("index")
+    assert doctor(run_cli)[1]["embedder"]["status"] == "ok"
 
 
 def test_an_unreachable_embedder(healthy: Paths, run_cli: RunCli) -> None:

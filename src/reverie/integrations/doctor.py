@@ -161,11 +161,37 @@ def _embedder(ws: Workspace, ports: DoctorPorts) -> Iterator[Finding]:
             yield Finding("embedder", INFO, "none: search is keyword-only")
             return
         embedder.embed_query("doctor")
+        label = embedder.identity.label()
     except ReverieError as exc:
         fix = "check the embedder settings (`reverie settings`), or `--embedder none`"
         yield Finding("embedder", ERROR, f"{name}: {exc}", fix)
         return
-    yield Finding("embedder", OK, f"{name}: {embedder.identity.label()}")
+    indexed = _indexed_embedder(ws)
+    if indexed is not None and indexed != label:
+        yield Finding(
+            "embedder",
+            WARN,
+            f"{name}: {label}, but the index's vectors are {indexed}'s: the vector lane "
+            "is left out until they are remade",
+            "reverie index",
+        )
+        return
+    yield Finding("embedder", OK, f"{name}: {label}")
+
+
+def _indexed_embedder(ws: Workspace) -> str | None:
+    """The embedder the index's vectors were made by (None: unknown, or no index)."""
+    if not ws.index_path.is_file():
+        return None
+    try:
+        conn = connect(ws.index_path, readonly=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        finally:
+            conn.close()
+    except (sqlite3.Error, ReverieError):
+        return None
+    return str(row[0]) if row and row[0] else None
 
 
 def _llm(ports: DoctorPorts) -> Iterator[Finding]:
