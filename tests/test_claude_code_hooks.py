@@ -101,6 +101,46 @@ def test_session_start_is_capped_with_a_visible_cut(
     assert "truncated" in text and "memory_get" in text
 
 
+@pytest.mark.parametrize("file_chars", ["20000", "60000"])
+def test_session_start_keeps_user_md_when_memory_md_is_large(
+    ws: Paths, env: dict[str, str], run_cli: RunCli, file_chars: str
+) -> None:
+    """The owner's directives are the last thing cut: a large MEMORY.md is cut first,
+    and the note names the file that was cut."""
+    big = "\n".join(f"- Fact number {i} about the widgets rollout." for i in range(2000))
+    (ws.workspace / "MEMORY.md").write_text(f"# Memory\n\n{big}\n", encoding="utf-8")
+    run_cli("user", "add", "Always answer in British English.", "--key", "spelling")
+    env = {**env, "REVERIE_BOOTSTRAP_FILE_CHARS": file_chars}
+    text = context_of(
+        hook(ws, env, "session-start", json.dumps(payload("session_start.json"))), "SessionStart"
+    )
+    assert len(text) <= MAX_CONTEXT_CHARS
+    assert '<workspace-file path="USER.md">' in text
+    assert "Always answer in British English." in text
+    assert "MEMORY.md truncated" in text and "USER.md truncated" not in text
+
+
+def test_bootstrap_cuts_user_md_last() -> None:
+    """Over the total budget, MEMORY.md gives way before USER.md does."""
+    import tempfile
+
+    from reverie.recall.bootstrap import Bootstrapper
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "MEMORY.md").write_text("- a memory line\n" * 500, encoding="utf-8")
+        (root / "USER.md").write_text("- Always answer in British English.\n", encoding="utf-8")
+        boot = Bootstrapper(root).load(file_chars=20000, total_chars=3000, user_chars=4000)
+        got = {f.path: f for f in boot.files}
+        assert got["MEMORY.md"].truncated and not got["USER.md"].truncated
+        assert "Always answer in British English." in boot.text
+
+
+def test_cap_context_names_no_file_it_did_not_cut() -> None:
+    capped = cap_context("x" * 20000, 1000)
+    assert "MEMORY.md" not in capped and "truncated" in capped
+
+
 def test_user_prompt_submit_gives_the_trigger_block_only(ws: Paths, env: dict[str, str]) -> None:
     text = context_of(
         hook(ws, env, "user-prompt-submit", json.dumps(payload("user_prompt_submit.json"))),
@@ -429,3 +469,14 @@ def test_user_prompt_submit_fires_a_project_trigger_only_inside_its_repository(
     assert "turbo flag" in said(alpha / ".")  # Claude Code's cwd inside repository A
     assert "turbo flag" not in said(beta)
     assert "turbo flag" not in said(tmp_path)
+
+
+def test_cap_context_names_the_files_it_cut() -> None:
+    text = (
+        '<workspace-file path="AGENTS.md">\nshort\n</workspace-file>\n\n'
+        '<workspace-file path="MEMORY.md">\n' + "- fact\n" * 3000 + "</workspace-file>\n\n"
+        '<workspace-file path="USER.md">\n- a directive\n</workspace-file>'
+    )
+    capped = cap_context(text, 2000)
+    assert len(capped) <= 2000
+    assert "MEMORY.md, USER.md cut here" in capped and "AGENTS.md" not in capped.split("[…")[1]

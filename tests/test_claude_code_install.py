@@ -4,8 +4,10 @@ servers: added, idempotent, removed cleanly, everything else byte-identical."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -113,14 +115,105 @@ def test_project_install_keeps_its_indentation(home: Path, tmp_path: Path, run_c
     project = tmp_path / "widgets"
     settings_path = project / ".claude" / "settings.json"
     original = write_json(settings_path, THEIRS, indent=4)
-    run_cli("install", "claude-code", "--project", str(project))
+    mine = {"HOME": str(tmp_path)}  # the workspace and state dir lie under "home"
+    run_cli("install", "claude-code", "--project", str(project), env=mine)
     mcp = json.loads((project / ".mcp.json").read_text())
     assert mcp["mcpServers"]["reverie"]["args"][-1] == "mcp"
     assert '\n    "model"' in settings_path.read_text()  # still four spaces
-    assert not (home / ".claude" / "settings.json").exists()  # user settings untouched
-    run_cli("install", "claude-code", "--project", str(project), "--uninstall")
+    assert not (tmp_path / ".claude" / "settings.json").exists()  # user settings untouched
+    run_cli("install", "claude-code", "--project", str(project), "--uninstall", env=mine)
     assert settings_path.read_bytes() == original
-    assert json.loads((project / ".mcp.json").read_text()) == {}
+    assert not (project / ".mcp.json").exists()  # the install created it: gone again
+
+
+ODD = (
+    '{"model":"opus",\n'
+    '   "hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"x"}]}]},\n'
+    '   "permissions": {"allow": [], "deny": []}}'
+)  # compact, three spaces, no final newline: nothing json.dumps would give back
+
+
+def test_uninstall_gives_back_the_files_byte_for_byte(home: Path, run_cli: RunCli) -> None:
+    settings_path, claude_json = home / ".claude" / "settings.json", home / ".claude.json"
+    settings_path.write_text(ODD, encoding="utf-8")
+    mcp_text = '{\n\t"numStartups": 3,\n\t"mcpServers": {}\n}\n'  # an empty map of yours
+    claude_json.write_text(mcp_text, encoding="utf-8")
+    run_cli("install", "claude-code")
+    assert "reverie" in json.loads(claude_json.read_text())["mcpServers"]
+    run_cli("install", "claude-code", "--uninstall")
+    assert settings_path.read_text(encoding="utf-8") == ODD
+    assert claude_json.read_text(encoding="utf-8") == mcp_text
+
+
+def test_uninstall_after_your_edits_keeps_them_and_your_empty_map(
+    home: Path, run_cli: RunCli
+) -> None:
+    claude_json = home / ".claude.json"
+    claude_json.write_text('{"numStartups": 3, "mcpServers": {}}\n', encoding="utf-8")
+    run_cli("install", "claude-code")
+    data = json.loads(claude_json.read_text())
+    data["numStartups"] = 4  # Claude Code rewrites its own file meanwhile
+    claude_json.write_text(json.dumps(data), encoding="utf-8")
+    run_cli("install", "claude-code", "--uninstall")
+    assert json.loads(claude_json.read_text()) == {"numStartups": 4, "mcpServers": {}}
+
+
+def test_project_install_names_no_personal_path(
+    home: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A project's .claude/settings.json and .mcp.json are committed: they name
+    `reverie` on PATH and paths under $CLAUDE_PROJECT_DIR / $HOME, and the hook runs."""
+    project = tmp_path / "widgets"
+    project.mkdir()
+    base = [sys.executable, "-m", "reverie.cli", "--workspace", str(project / "memory-ws")]
+    base += ["--state-dir", str(home / ".reverie" / "state")]
+    subprocess.run([*base, "--embedder", "fake", "init"], env=env, check=True, timeout=120)
+    subprocess.run(
+        [*base, "install", "claude-code", "--project", str(project)],
+        env=env,
+        check=True,
+        timeout=120,
+        capture_output=True,
+    )
+    written = (project / ".claude" / "settings.json").read_text() + (
+        project / ".mcp.json"
+    ).read_text()
+    assert str(tmp_path) not in written and sys.executable not in written
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["reverie"]
+    assert server["command"] == "reverie"
+    assert server["args"] == [
+        "--workspace",
+        "${CLAUDE_PROJECT_DIR:-.}/memory-ws",
+        "--state-dir",
+        "${HOME}/.reverie/state",
+        "mcp",
+    ]
+    command = our_hooks(json.loads((project / ".claude" / "settings.json").read_text()))
+    start = command["SessionStart"][0]
+    assert start.startswith("reverie ")
+    run_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "REVERIE_EMBEDDER": "fake"}
+    run_env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    stdin = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "session_id": "x"})
+    proc = subprocess.run(
+        ["/bin/sh", "-c", start],
+        input=stdin,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "MEMORY.md" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_project_install_refuses_a_personal_path(
+    home: Path, tmp_path: Path, run_cli: RunCli
+) -> None:
+    project = tmp_path / "widgets"
+    proc = run_cli("install", "claude-code", "--project", str(project), check=False)
+    assert proc.returncode != 0 and "outside the project and your home" in proc.stderr
+    assert not (project / ".claude").exists() and not (project / ".mcp.json").exists()
 
 
 def test_broken_settings_file_is_refused_with_its_position(home: Path, run_cli: RunCli) -> None:

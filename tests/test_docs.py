@@ -51,12 +51,8 @@ def test_readme_session_example_runs(tmp_path: Path, monkeypatch) -> None:  # ty
     code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "open_session" in b)
     code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
     code = code.replace('"~/.reverie/state"', repr(str(tmp_path / "st")))
-    setup = (
-        "from reverie import Reverie as _R\n"
-        f"_R.open({str(tmp_path / 'ws')!r}, {str(tmp_path / 'st')!r}).init()\n"
-    )
-    namespace: dict[str, object] = {}
-    exec(compile(setup + code, "README.md", "exec"), namespace)
+    namespace: dict[str, object] = {}  # a fresh machine: nothing exists yet
+    exec(compile(code, "README.md", "exec"), namespace)
     turn = namespace["turn"]
     reply = turn("remember that I like tea", lambda ctx, msg: ("ok", ["ls"]), lambda call: "a.txt")  # type: ignore[operator]
     assert reply == "ok"

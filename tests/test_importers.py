@@ -301,3 +301,56 @@ def test_parsers_fail_only_with_parse_errors(fmt: str, data: bytes) -> None:
         PARSERS[fmt](data, "sample")
     except ParseError as exc:
         assert "sample" in str(exc)
+
+
+def test_claude_code_transcript_opening_with_a_file_history_snapshot(
+    ws: Paths, run_cli: RunCli, tmp_path: Path
+) -> None:
+    """Real Claude Code transcripts often open with a ``file-history-snapshot`` record
+    (no sessionId): the import reads them as the hooks do."""
+    home = tmp_path / "dot-claude"
+    project = home / "projects" / "-home-dev-widgets"
+    project.mkdir(parents=True)
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "00000000-0000-4000-8000-00000000aaaa",
+        "snapshot": {
+            "messageId": "00000000-0000-4000-8000-00000000aaaa",
+            "trackedFileBackups": {},
+            "timestamp": "2026-04-30T09:59:59.000Z",
+        },
+        "isSnapshotUpdate": False,
+    }
+    body = (FIXTURES / "transcript_part1.jsonl").read_bytes()
+    (project / "s1.jsonl").write_bytes(json.dumps(snapshot).encode() + b"\n" + body)
+    report = imp(run_cli, "claude-code", str(home), "--as-owner")
+    assert report["conversations"] == 1 and report["new"] > 0
+    assert origin_of(corpus_and_journal(ws), "bind the widgets gateway to loopback") is Origin.OWNER
+
+
+def test_mcp_memory_reimport_dedupes_by_content(ws: Paths, run_cli: RunCli, tmp_path: Path) -> None:
+    """The same graph under another name, or again with --as-owner, adds no line: facts
+    are known by their content, and the first import's origin stands (never raised)."""
+    memory = tmp_path / "memory.json"
+    memory.write_text(MEMORY_JSON)
+    assert imp(run_cli, "mcp-memory", str(memory))["new"] == 4
+    before = corpus_and_journal(ws)
+    renamed = tmp_path / "elsewhere" / "graph-backup.json"
+    renamed.parent.mkdir()
+    memory.rename(renamed)
+    assert imp(run_cli, "mcp-memory", str(renamed))["new"] == 0
+    vouched = imp(run_cli, "mcp-memory", str(renamed), "--as-owner")
+    assert vouched["new"] == 0 and vouched["already"] == 4
+    assert any("keep their origin" in w for w in vouched["warnings"])
+    assert corpus_and_journal(ws) == before  # no duplicate, no raised trust
+    assert origin_of(corpus_and_journal(ws), "Prefers tea over coffee") is Origin.UNTRUSTED
+    # a new fact vouched for lands as agent; importing it again without the flag adds nothing
+    renamed.write_text(
+        MEMORY_JSON
+        + json.dumps({"type": "entity", "name": "Widgets", "observations": ["Moved to Rust"]})
+        + "\n"
+    )
+    assert imp(run_cli, "mcp-memory", str(renamed), "--as-owner")["origins"] == {"agent": 1}
+    memory.write_text(renamed.read_text())
+    again = imp(run_cli, "mcp-memory", str(memory), "--as-owner")
+    assert again["new"] == 0 and again["warnings"][0].startswith("4 fact(s)")  # Rust: vouched

@@ -152,7 +152,8 @@ def test_an_uninitialised_workspace_exits_non_zero_with_a_clear_message(
     assert "Traceback" not in proc.stderr
     as_json = run_cli(command, "--json", check=False)
     assert as_json.returncode == 3
-    assert json.loads(as_json.stdout)["error"] == "WorkspaceError"
+    assert not as_json.stdout  # errors go to stderr, as JSON with --json
+    assert json.loads(as_json.stderr)["error"] == "WorkspaceError"
 
 
 # -- incremental sync ----------------------------------------------------------------------

@@ -428,3 +428,19 @@ def test_memory_write_appends_as_agent_and_a_declared_web_source_stays_untrusted
     by_text = {("skip" in h["snippet"]): h for h in hits if "zebrafish" in h["snippet"]}
     assert by_text[True]["origin"] == "untrusted" and by_text[True]["untrusted"] is True
     assert by_text[False]["origin"] == "agent"
+
+
+def test_the_server_reports_the_package_version() -> None:
+    from importlib import metadata
+
+    from reverie.about import DISTRIBUTION
+
+    server = build_server(cast(Reverie, BrokenEngine()), start=False)
+
+    async def main() -> Any:
+        async with Client(server) as client:
+            return client.server_info
+
+    info = _run(main)
+    assert info is not None and info.name == "reverie"
+    assert info.version and info.version == metadata.version(DISTRIBUTION)

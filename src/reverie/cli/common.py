@@ -37,9 +37,12 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], str] | None = None) -
 
 
 def _fail(as_json: bool, kind: str, message: str, code: int) -> None:
+    """An error on stderr (stdout stays for results): JSON with ``--json``."""
     if as_json:
-        click.echo(json.dumps({"error": kind, "message": message}, ensure_ascii=False))
-    click.echo(f"error: {message}", err=True)
+        error = {"error": kind, "message": message, "exit_code": code}
+        click.echo(json.dumps(error, ensure_ascii=False), err=True)
+    else:
+        click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..integrations.claude_install import install_claude_code
+from ..settings import load_settings
 from .common import Ctx, emit, handles_errors, json_option
 
 
@@ -52,9 +53,10 @@ def claude_code(
     `reverie` MCP server to Claude Code, with the absolute path of this `reverie`.
     Idempotent; other entries are left alone; each changed file is backed up first."""
     options: list[str] = []
+    s = load_settings({k: v for k, v in obj.flags.items() if v is not None})
     for flag, name in (("--workspace", "workspace"), ("--state-dir", "state_dir")):
-        if obj.flags.get(name):
-            options += [flag, str(Path(obj.flags[name]).expanduser().resolve())]
+        if s.source(name) != "default":  # a flag, the environment or the config file
+            options += [flag, str(Path(s[name]).expanduser().resolve())]
     result = install_claude_code(
         project=project, uninstall=uninstall, dry_run=dry_run, options=options
     )

@@ -28,11 +28,17 @@ class TrustedFolders:
 
     def _folder(self, path: str) -> str:
         given = Path(path).expanduser()
-        full = given if given.is_absolute() else Path.cwd() / given
-        try:
-            real = self.ws.check_inside(full.resolve())
-        except ReverieError:
-            raise ReverieError(f"{path}: not inside the workspace {self.ws.root}") from None
+        # relative: from where you stand when that is inside the workspace, else a path
+        # of the workspace itself ("notes" works from any folder)
+        tries = [given] if given.is_absolute() else [Path.cwd() / given, self.ws.root / given]
+        for full in tries:
+            try:
+                real = self.ws.check_inside(full.resolve())
+                break
+            except ReverieError:
+                continue
+        else:
+            raise ReverieError(f"{path}: not inside the workspace {self.ws.root}")
         rel = self.ws.relpath(real) if real != self.ws.root else ""
         if not rel:
             raise ReverieError(

@@ -10,14 +10,18 @@ Where Claude Code reads them (its settings and MCP documentation):
   writes; inside ``$CLAUDE_CONFIG_DIR`` when that is set) or ``<project>/.mcp.json`` (project scope), under ``"mcpServers"``:
   ``{"reverie": {"type": "stdio", "command": ..., "args": [...], "env": {}}}``.
 
-The commands name the absolute path of the installed ``reverie`` (a GUI-started client
-does not see a virtualenv's ``PATH``). Ours are recognised by their command (the
-``reverie`` program running ``hook <event>``) and by the server name ``reverie``; every
-other entry is left as it was. Idempotent: a second install changes nothing and writes
-nothing. Each write first copies the file to ``<file>.reverie-<time>.bak``, and writes
-atomically. A file is rewritten in its own indentation, so other entries keep their
-bytes; uninstalling removes the containers the install created, so install then
-uninstall gives back the same file.
+A user install names the absolute path of the installed ``reverie`` (a GUI-started
+client does not see a virtualenv's ``PATH``). A project install writes files that are
+usually committed, so it names ``reverie`` on ``PATH`` and paths relative to
+``$CLAUDE_PROJECT_DIR`` (hooks run in a shell that has it; ``.mcp.json`` expands
+``${VAR:-default}``) or ``$HOME``; any other absolute path is refused. Ours are
+recognised by their command (the ``reverie`` program running ``hook <event>``) and by
+the server name ``reverie``; every other entry is left as it was. Idempotent: a second
+install changes nothing and writes nothing. Each write first copies the file to
+``<file>.reverie-<time>.bak``, and writes atomically. Uninstall gives back the file as it
+was before the install, byte for byte, when what is left equals that backup; otherwise
+it removes our entries, and the containers the install created (never one that was
+there before, such as an empty ``"mcpServers": {}``).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..storage.files import atomic_write
+from .claude_settings_files import dump, load, uninstalled
 
 SERVER = "reverie"
 # (Claude Code event, our hook command, timeout in seconds)
@@ -71,6 +76,12 @@ def reverie_program() -> list[str]:
 def claude_dir() -> Path:
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def user_mcp_path() -> Path:
+    """``~/.claude.json`` (inside ``$CLAUDE_CONFIG_DIR`` when that is set)."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(moved).expanduser() if moved else Path.home()) / ".claude.json"
 
 
 @dataclass
@@ -120,40 +131,13 @@ class InstallResult:
         }
 
 
-def _load(path: Path) -> tuple[str | None, dict[str, Any], str | int]:
-    """(text, data, indent) of a JSON settings file (absent: None, {}, 2)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, {}, 2
-    if not text.strip():
-        return text, {}, 2
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        where = f"{path}:{line}" if line else str(path)
-        raise ConfigError(f"{where}: not valid JSON ({exc}); fix or move it first") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: not a JSON object")
-    m = re.search(r"\n([ \t]+)\S", text)
-    indent: str | int = 2
-    if m:
-        ws = m.group(1)
-        indent = ws if "\t" in ws else len(ws)
-    return text, data, indent
-
-
-def _dump(data: dict[str, Any], indent: str | int, like: str | None) -> str:
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return text + "\n" if like is None or like.endswith("\n") else text
-
-
 def is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and bool(_OURS.search(str(hook.get("command", ""))))
 
 
-def _strip_hooks(data: dict[str, Any]) -> None:
+def _strip_hooks(data: dict[str, Any], prune: bool = True) -> None:
+    """Remove our hook entries (and the groups that held only ours); ``prune``: also
+    the event lists and the ``hooks`` object left empty."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return
@@ -166,20 +150,29 @@ def _strip_hooks(data: dict[str, Any]) -> None:
                     continue  # a group that held only ours goes with it
                 group = {**group, "hooks": kept}
             groups.append(group)
-        if groups:
+        if groups or not prune:
             hooks[event] = groups
         else:
             del hooks[event]
-    if not hooks:
+    if not hooks and prune:
         del data["hooks"]
 
 
-def _add_hooks(data: dict[str, Any], program: Sequence[str]) -> None:
+def _strip_server(data: dict[str, Any], prune: bool = True) -> None:
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict) and _is_our_server(servers.get(SERVER)):
+        del servers[SERVER]
+        if not servers and prune:
+            del data["mcpServers"]
+
+
+def _add_hooks(data: dict[str, Any], program: str) -> None:
+    """Add our hooks; ``program``: the shell words that start ``reverie``."""
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError('"hooks" in the settings is not an object; fix it first')
     for event, name, timeout in HOOKS:
-        command = shlex.join([*program, "hook", name])
+        command = f"{program} hook {name}"
         entry = {"type": "command", "command": command, "timeout": timeout}
         hooks.setdefault(event, []).append({"hooks": [entry]})
 
@@ -191,45 +184,89 @@ def _is_our_server(entry: Any) -> bool:
     return any(Path(p).name in ("reverie", "reverie.exe") or p == "reverie.cli" for p in parts)
 
 
-class ClaudeCodeInstaller:
-    """Plans and applies the change to the two files of one scope."""
+def _portable(path: str, project: Path, *, shell: bool) -> str:
+    """``path`` as a project's shared files can name it: under the project as
+    ``$CLAUDE_PROJECT_DIR/...``, under your home as ``$HOME/...`` (the same place for
+    each person who clones it). Anything else is a personal path: refused."""
+    where = Path(path)
+    home = Path.home().resolve()
+    for root, var, mcp_var in (
+        (project, "CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR:-.}"),
+        (home, "HOME", "${HOME}"),
+    ):
+        if where == root or where.is_relative_to(root):
+            rel = where.relative_to(root).as_posix()
+            if not shell:
+                return mcp_var if rel == "." else f"{mcp_var}/{rel}"
+            return f'"${var}"' if rel == "." else f'"${var}"/{shlex.quote(rel)}'
+    raise ConfigError(
+        f"{path} is outside the project and your home: a project install is shared "
+        "(.claude/settings.json and .mcp.json are usually committed), so it cannot name "
+        "it. Move it under the project or your home, set REVERIE_WORKSPACE / "
+        "REVERIE_STATE_DIR in your environment instead, or install for your user only."
+    )
 
-    def __init__(self, *, project: Path | None, program: Sequence[str], now: datetime) -> None:
+
+class ClaudeCodeInstaller:
+    """Plans and applies the change to the two files of one scope.
+
+    A user install names the absolute ``program``. A project install is shared with
+    whoever clones the project, so it names ``reverie`` on ``PATH`` and the options'
+    paths relative to ``$CLAUDE_PROJECT_DIR`` or ``$HOME`` (see :func:`_portable`)."""
+
+    def __init__(
+        self,
+        *,
+        project: Path | None,
+        program: Sequence[str],
+        now: datetime,
+        options: Sequence[str] = (),
+    ) -> None:
         self.project = project
-        self.program = list(program)
         self.now = now
         if project is None:
+            self.program = [*program, *options]
+            self.hook_program = shlex.join(self.program)
+        else:
+            mcp, shell = list(program), [shlex.quote(p) for p in program]
+            for n, option in enumerate(options):
+                is_path = n % 2 == 1  # --flag PATH pairs
+                mcp.append(_portable(option, project, shell=False) if is_path else option)
+                shell.append(_portable(option, project, shell=True) if is_path else option)
+            self.program, self.hook_program = mcp, " ".join(shell)
+        if project is None:
             self.settings_path = claude_dir() / "settings.json"
-            moved = os.environ.get("CLAUDE_CONFIG_DIR")  # then .claude.json lives in it too
-            self.mcp_path = (Path(moved).expanduser() if moved else Path.home()) / ".claude.json"
+            self.mcp_path = user_mcp_path()
         else:
             self.settings_path = project / ".claude" / "settings.json"
             self.mcp_path = project / ".mcp.json"
 
     def _settings(self, uninstall: bool) -> FileChange:
-        before, data, indent = _load(self.settings_path)
+        before, data, indent = load(self.settings_path)
+        if uninstall and before is not None:
+            after = uninstalled(self.settings_path, before, data, _strip_hooks, indent)
+            return FileChange(self.settings_path, before, after)
         original = json.dumps(data, sort_keys=True)
         _strip_hooks(data)
         if not uninstall:
-            _add_hooks(data, self.program)
+            _add_hooks(data, self.hook_program)
         after = (
-            before if json.dumps(data, sort_keys=True) == original else _dump(data, indent, before)
+            before if json.dumps(data, sort_keys=True) == original else dump(data, indent, before)
         )
         if after is not None and not data and before is None:
             after = None
         return FileChange(self.settings_path, before, after)
 
     def _mcp(self, uninstall: bool) -> FileChange:
-        before, data, indent = _load(self.mcp_path)
+        before, data, indent = load(self.mcp_path)
         original = json.dumps(data, sort_keys=True)
         servers = data.get("mcpServers")
         if servers is not None and not isinstance(servers, dict):
             raise ConfigError(f'{self.mcp_path}: "mcpServers" is not an object; fix it first')
         if uninstall:
-            if isinstance(servers, dict) and _is_our_server(servers.get(SERVER)):
-                del servers[SERVER]
-                if not servers:
-                    del data["mcpServers"]
+            if before is not None:
+                after = uninstalled(self.mcp_path, before, data, _strip_server, indent)
+                return FileChange(self.mcp_path, before, after)
         else:
             entry = {
                 "type": "stdio",
@@ -238,7 +275,7 @@ class ClaudeCodeInstaller:
             }
             data.setdefault("mcpServers", {})[SERVER] = {"env": {}, **entry}
         same = json.dumps(data, sort_keys=True) == original
-        after = before if same else _dump(data, indent, before)
+        after = before if same else dump(data, indent, before)
         return FileChange(self.mcp_path, before, after)
 
     def plan(self, *, uninstall: bool) -> list[FileChange]:
@@ -268,17 +305,32 @@ def install_claude_code(
     program: Sequence[str] | None = None,
 ) -> InstallResult:
     """Install (or remove) our hooks and MCP server for Claude Code. ``options``: global
-    options (``--workspace``, ``--state-dir``) every command is to carry."""
-    base = [*(program or reverie_program()), *options]
+    options (``--workspace PATH``, ``--state-dir PATH`` pairs, absolute paths) every
+    command is to carry. A project install names ``reverie`` on ``PATH``."""
     scope = "user" if project is None else "project"
+    if program is None:
+        program = reverie_program() if project is None else [SERVER]
     installer = ClaudeCodeInstaller(
-        project=project.resolve() if project else None, program=base, now=datetime.now(UTC)
+        project=project.resolve() if project else None,
+        program=program,
+        now=datetime.now(UTC),
+        options=options,
     )
-    result = InstallResult("uninstall" if uninstall else "install", scope, dry_run, base)
+    result = InstallResult(
+        "uninstall" if uninstall else "install", scope, dry_run, installer.program
+    )
     result.files = installer.plan(uninstall=uninstall)
     if not dry_run:
         installer.apply(result.files)
     return result
 
 
-__all__ = ["HOOKS", "InstallResult", "install_claude_code", "is_ours", "reverie_program"]
+__all__ = [
+    "HOOKS",
+    "InstallResult",
+    "claude_dir",
+    "install_claude_code",
+    "is_ours",
+    "reverie_program",
+    "user_mcp_path",
+]

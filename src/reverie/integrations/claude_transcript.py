@@ -199,6 +199,21 @@ def parse(data: bytes, *, start: int = 0, first_line: int = 1, path: str = "") -
     return parsed
 
 
+# The record types Claude Code writes to a transcript. A real transcript often opens
+# with a ``file-history-snapshot`` (no ``sessionId``), so the type alone must do.
+RECORD_TYPES = frozenset(
+    {
+        "summary",
+        "user",
+        "assistant",
+        "system",
+        "attachment",
+        "file-history-snapshot",
+        "queue-operation",
+    }
+)
+
+
 def is_claude_code_record(line: bytes) -> bool:
     """True when ``line`` (a transcript's first line) has the shape of a Claude Code
     record (for a helpful error where another format was expected)."""
@@ -206,13 +221,12 @@ def is_claude_code_record(line: bytes) -> bool:
         first = json.loads(line)
     except ValueError:
         return False
-    return isinstance(first, dict) and (
-        "sessionId" in first or first.get("type") in ("summary", "user", "assistant")
-    )
+    return isinstance(first, dict) and ("sessionId" in first or first.get("type") in RECORD_TYPES)
 
 
 __all__ = [
     "COMPACT_SUMMARY",
+    "RECORD_TYPES",
     "Parsed",
     "Turn",
     "is_claude_code_record",

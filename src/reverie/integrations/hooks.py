@@ -25,12 +25,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..provenance.frames import WORKSPACE_FILE_TAG
 from ..storage.workspace import hooks_log_path
 
 EVENTS = {
@@ -43,10 +45,17 @@ CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})  # take additio
 MAX_CONTEXT_CHARS = 10_000  # what Claude Code injects of a hook's context at most
 LOG_MAX_BYTES = 1_000_000
 
+_FILE_OPEN = re.compile(rf'<{WORKSPACE_FILE_TAG} path="([^"]+)">')
+_FILE_CLOSE = f"</{WORKSPACE_FILE_TAG}>"
 BOOTSTRAP_PREFACE = (
     "Long-term memory (Reverie): the user's curated notes follow. Search for more with the "
     "memory_search tool before answering questions about earlier work."
 )
+
+
+# What the hook adds around the files' text: the preface, and per file the block's tags
+# and a truncation note's margin (the bootstrap budget counts only the bodies).
+_FRAMING = len(BOOTSTRAP_PREFACE) + 2 + 3 * (2 * len(WORKSPACE_FILE_TAG) + 60)
 
 
 class HookInputError(ValueError):
@@ -82,18 +91,29 @@ def read_payload(raw: bytes | str, event: str) -> dict[str, Any]:
 
 
 def cap_context(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
-    """``text`` within ``limit`` characters; a cut ends on a whole line and says so."""
+    """``text`` within ``limit`` characters; a cut ends on a whole line and says so,
+    naming the bootstrap files it cut (when it cut any)."""
     if len(text) <= limit:
         return text
     notice = (
         f"\n[… memory context truncated: {{shown:,}} of {len(text):,} characters shown. "
-        'The files are complete; read them with memory_get(path="MEMORY.md").]'
+        "The memory files are complete{where}; read more with memory_search or memory_get.]"
     )
-    keep = limit - len(notice.format(shown=limit)) - 1
+
+    def where(names: list[str]) -> str:
+        return f" ({', '.join(names)} cut here)" if names else ""
+
+    worst = notice.format(shown=limit, where=where(_FILE_OPEN.findall(text)))
+    keep = limit - len(worst) - 1
     cut = text[: max(0, keep)]
     if "\n" in cut[keep // 2 :]:
         cut = cut[: cut.rfind("\n")]
-    return cut + notice.format(shown=len(cut))
+    cut_files = [
+        m.group(1)
+        for m in _FILE_OPEN.finditer(text)
+        if text.find(_FILE_CLOSE, m.end()) + len(_FILE_CLOSE) > len(cut)
+    ]
+    return cut + notice.format(shown=len(cut), where=where(cut_files))
 
 
 def _context_output(event: str, text: str, limit: int) -> dict[str, Any] | None:
@@ -140,6 +160,10 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
     engine = open_engine()
     if name == "SessionStart":
         engine.workspace.require()
+        s = engine.settings  # fit the bootstrap to what Claude Code injects: the
+        fit = min(engine.settings.hook_context_chars, MAX_CONTEXT_CHARS) - _FRAMING
+        if s.bootstrap_total_chars > fit:  # bootstrap's own cuts keep USER.md whole
+            engine.settings = s.replace(bootstrap_total_chars=max(0, fit))
         boot = engine.bootstrap()
         text = f"{BOOTSTRAP_PREFACE}\n\n{boot.text}" if boot.text.strip() else ""
         run.output = _context_output(name, text, engine.settings.hook_context_chars)

@@ -19,7 +19,11 @@ session's anchor on conversation lines).
 
 Idempotent and resumable: a ledger per conversation (``<state>/<agent>/integrations/
 imports/``) holds the keys of what was written; importing again adds nothing, and an
-interrupted import picks up at the first conversation not finished.
+interrupted import picks up at the first conversation not finished. Facts are known by
+their content across every ledger of the format, so a renamed or moved file adds nothing
+either; and a re-import never changes the origin a fact landed with: ``--as-owner`` on
+facts first imported without it adds nothing and says how many stay ``untrusted``
+(trust is raised only by the owner stating the fact, ``reverie write``).
 """
 
 from __future__ import annotations
@@ -176,9 +180,14 @@ class Importer:
 
     @staticmethod
     def _is_transcript(file: Path, root: Path) -> bool:
-        """A Claude Code transcript (not ``history.jsonl`` or another JSONL beside it)."""
+        """A Claude Code transcript (not ``history.jsonl`` or another JSONL beside it):
+        its first non-blank line is a Claude Code record (a ``file-history-snapshot``
+        opens many real ones)."""
         with reader.open_checked(file, root) as fh:
-            return is_claude_code_record(fh.readline())
+            for raw in fh:
+                if raw.strip():
+                    return is_claude_code_record(raw)
+        return False
 
     def run(self, path: Path) -> ImportReport:
         self.engine.workspace.require()
@@ -218,10 +227,36 @@ class Importer:
             ) from None
         return set(data.get("keys", [])) if isinstance(data, dict) else set()
 
-    def _save(self, unit_id: str, keys: set[str]) -> None:
+    def _save(self, unit_id: str, keys: set[str], vouched: set[str] | None = None) -> None:
         self.ledgers.mkdir(parents=True, exist_ok=True)
-        body = {"id": unit_id, "format": self.fmt, "as_owner": self.as_owner, "keys": sorted(keys)}
+        body: dict[str, Any] = {
+            "id": unit_id,
+            "format": self.fmt,
+            "as_owner": self.as_owner,
+            "keys": sorted(keys),
+        }
+        if vouched is not None:
+            body["vouched"] = sorted(vouched)
         atomic_write(self._ledger_path(unit_id), json.dumps(body, ensure_ascii=False))
+
+    def _known_facts(self) -> dict[str, bool]:
+        """Every fact this format imported before, from any file (a renamed or moved
+        file holds the same facts): its key, and whether it was vouched (--as-owner)."""
+        known: dict[str, bool] = {}
+        for ledger in sorted(self.ledgers.glob("*.json")) if self.ledgers.is_dir() else ():
+            try:
+                data = json.loads(ledger.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # _done names a broken ledger of the file being imported
+            if not isinstance(data, dict):
+                continue
+            keys = [k for k in data.get("keys", []) if isinstance(k, str)]
+            vouched = data.get("vouched")
+            if not isinstance(vouched, list):  # a ledger from before "vouched"
+                vouched = keys if data.get("as_owner") is True else []
+            for key in keys:
+                known[key] = known.get(key, False) or key in vouched
+        return known
 
     # -- writers -----------------------------------------------------------------------
     def _conversation(self, conv: Conversation, report: ImportReport) -> None:
@@ -261,15 +296,30 @@ class Importer:
         report.warnings += result.warnings
 
     def _facts(self, conv: Conversation, report: ImportReport) -> None:
+        """Facts are deduplicated by content (the item's key), whatever file they came
+        from and whatever flags: a fact imported before is never written again, and
+        keeps the origin it landed with (a re-import never changes trust)."""
         done = self._done(conv.id)
+        known = self._known_facts()
         by_source: dict[Source, list[str]] = {}
+        written: set[str] = set()
+        stayed = 0
         report.items += len(conv.items)
         for item in conv.items:
-            if item.key in done:
+            if item.key in done or item.key in known or item.key in written:
                 report.already += 1
+                if self.as_owner and item.key not in written and not known.get(item.key):
+                    stayed += 1
                 continue
+            written.add(item.key)
             by_source.setdefault(_source(item.role, self.as_owner), []).append(item.text)
             report.new += 1
+        if stayed:
+            report.warnings.append(
+                f"{stayed} fact(s) were imported before without --as-owner and keep their "
+                "origin (untrusted): a re-import never changes the trust of a line. To "
+                "vouch for one, state it yourself with `reverie write TEXT`."
+            )
         role = "vouched" if self.as_owner else "import"
         for source, texts in by_source.items():
             origin = OWNER_AT_CLI.origin(source)
@@ -285,7 +335,8 @@ class Importer:
             report.files.append(appended.path)
             report.warnings += list(appended.warnings)
         if not self.dry_run and by_source:
-            self._save(conv.id, done | {i.key for i in conv.items})
+            vouched = {k for k, v in known.items() if v and k in done}
+            self._save(conv.id, done | written, vouched | (written if self.as_owner else set()))
 
     def _transcript(self, file: Path, report: ImportReport) -> None:
         data = _read(file, file.parent)

@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
+from ..about import version
 from ..engine import Reverie
 from . import intent_tools, memory_tools, request_tools, resources
 from .schemas import INSTRUCTIONS
@@ -39,7 +40,11 @@ def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
         yield {}
 
     server: MCPServer = MCPServer(
-        SERVER_NAME, title="Reverie memory", instructions=INSTRUCTIONS, lifespan=lifespan
+        SERVER_NAME,
+        title="Reverie memory",
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        version=version(),
     )
     for register in REGISTRARS:
         register(server, tools)

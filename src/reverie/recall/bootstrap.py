@@ -122,11 +122,17 @@ class Bootstrapper:
         parts: list[str] = []
         files: list[BootstrapFile] = []
         self._warnings = []
-        left = total_chars
-        for name in FILES:
-            text = self._read(name)
+        texts = [(name, self._read(name)) for name in FILES]
+        # USER.md (the owner's directives) is the last thing cut: its share is set aside
+        # first, so a large MEMORY.md gives way before it (then AGENTS.md).
+        user = dict(texts).get("USER.md") or ""
+        reserved = min(len(user.strip("\n")), file_chars, user_chars, total_chars)
+        left = total_chars - reserved
+        for name, text in texts:
             if text is None or not text.strip():
                 continue
+            if name == "USER.md":
+                left += reserved
             budget = min(file_chars, left, user_chars if name == "USER.md" else file_chars)
             body = text.strip("\n")
             truncated = len(body) > budget

@@ -4,11 +4,14 @@ Who can use it, and how that is enforced:
 
 - it binds 127.0.0.1 only, and answers only requests whose ``Host`` is that address
   (or ``localhost``) on its port, so a web page cannot reach it by DNS rebinding;
-- the URL it prints carries a random token; the first visit trades it for an HttpOnly,
-  SameSite=Strict cookie, and every request without that cookie is refused (403);
-- every state change is a POST carrying a CSRF token (derived from the session token)
-  in the form; a POST without it, or with a wrong one, is refused (403) and changes
-  nothing;
+- the URL it prints carries a random token; a visit with it opens a session: a fresh
+  random session id in an HttpOnly, SameSite=Strict cookie (never the token itself, which
+  stays only in the printed URL), and every request without a live session is refused
+  (403);
+- every state change is a POST carrying a CSRF token (derived from the session id) in
+  the form; a POST without it, or with a wrong one, is refused (403) and changes
+  nothing; one that changes things for good (forget, restore, confirming a request)
+  first shows what it will change and asks once (:mod:`.confirm`);
 - the page loads nothing from anywhere (inline CSS, no script, a Content-Security-
   Policy that forbids all else), so it works offline;
 - memory text is rendered by autoescaped templates only: a ``<script>`` in a journal
@@ -34,7 +37,8 @@ from starlette.routing import Route
 
 from ..engine import Reverie
 from ..errors import ReverieError
-from . import views
+from . import confirm, views
+from .listing import page_of
 from .templates import CSS, ENV
 
 COOKIE = "reverie_review"
@@ -55,7 +59,8 @@ class ReviewApp:
     def __init__(self, engine: Reverie, *, token: str | None = None, port: int = 0) -> None:
         self.engine = engine
         self.token = token or secrets.token_urlsafe(24)
-        self.csrf = hmac.new(self.token.encode(), b"csrf", hashlib.sha256).hexdigest()
+        self._secret = secrets.token_bytes(32)  # signs CSRF tokens; never leaves the process
+        self._sessions: set[str] = set()  # live session ids (sha256 of the cookie)
         self.port = port
         self._lock = threading.Lock()
         routes = [
@@ -86,14 +91,43 @@ class ReviewApp:
         host = request.headers.get("host", "")
         if self.port and host not in (f"127.0.0.1:{self.port}", f"localhost:{self.port}"):
             return PlainTextResponse("refused: unexpected Host header", status_code=403)
-        if hmac.compare_digest(request.cookies.get(COOKIE, ""), self.token):
+        if self._session(request) is not None:
             return None
         given = request.query_params.get("token", "")
         if request.method == "GET" and hmac.compare_digest(given, self.token):
+            sid = secrets.token_urlsafe(32)
+            self._sessions.add(hashlib.sha256(sid.encode()).hexdigest())
             back = RedirectResponse(request.url.path, status_code=303)
-            back.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
+            back.set_cookie(COOKIE, sid, httponly=True, samesite="strict")
             return back
         return PlainTextResponse("refused: open the URL that `reverie ui` printed", status_code=403)
+
+    def _session(self, request: Request) -> str | None:
+        """The request's live session id, or None."""
+        sid = request.cookies.get(COOKIE, "")
+        live = sid and hashlib.sha256(sid.encode()).hexdigest() in self._sessions
+        return sid if live else None
+
+    def csrf_for(self, request: Request) -> str:
+        sid = self._session(request) or ""
+        return hmac.new(self._secret, sid.encode(), hashlib.sha256).hexdigest()
+
+    def _render(self, request: Request, name: str, data: dict[str, Any]) -> Response:
+        here = request.url.path
+        kept = [(k, v) for k, v in request.query_params.multi_items() if k not in ("done", "token")]
+        html = ENV.get_template(name).render(
+            title=dict(NAV).get(here, name),
+            css=CSS,
+            nav=NAV,
+            here=here,
+            back_here=here + (f"?{urlencode(kept)}" if kept else ""),
+            csrf=self.csrf_for(request),
+            flash=request.query_params.get("done", ""),
+            **data,
+        )
+        return HTMLResponse(
+            html, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+        )
 
     def page(self, build: Callable[[Request], tuple[str, dict[str, Any]]]) -> Any:
         async def endpoint(request: Request) -> Response:
@@ -105,19 +139,7 @@ class ReviewApp:
                     name, data = build(request)
             except (ReverieError, ValueError) as exc:
                 return PlainTextResponse(f"error: {exc}", status_code=400)
-            here = request.url.path
-            html = ENV.get_template(name).render(
-                title=dict(NAV).get(here, name),
-                css=CSS,
-                nav=NAV,
-                here=here,
-                csrf=self.csrf,
-                flash=request.query_params.get("done", ""),
-                **data,
-            )
-            return HTMLResponse(
-                html, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
-            )
+            return self._render(request, name, data)
 
         return endpoint
 
@@ -127,13 +149,19 @@ class ReviewApp:
             if refused is not None:
                 return refused
             form = {k: str(v) for k, v in (await request.form()).items()}
-            if not hmac.compare_digest(form.get("csrf", ""), self.csrf):
+            if not hmac.compare_digest(form.get("csrf", ""), self.csrf_for(request)):
                 return PlainTextResponse("refused: missing or wrong CSRF token", status_code=403)
+            came_from = form.get("back", "/")
             try:
                 with self._lock:
+                    if confirm.needs_confirm(request.url.path, form):  # show, ask once
+                        step = confirm.preview(self.engine, request.url.path, form)
+                        return self._render(request, "confirm", {"step": step})
                     back, said = do(form)
             except (ReverieError, ValueError) as exc:
-                back, said = form.get("back", "/"), f"refused: {exc}"
+                back, said = came_from, f"refused: {exc}"
+            if "back" in form:
+                back = came_from  # the view it came from
             if not back.startswith("/") or back.startswith("//"):
                 back = "/"
             sep = "&" if "?" in back else "?"
@@ -146,8 +174,8 @@ class ReviewApp:
         trusted = self.engine.curation.trusted.folders()
         return "memory", {"files": views.curated(self.engine), "trusted": trusted}
 
-    def _files(self, _r: Request) -> tuple[str, dict[str, Any]]:
-        return "files", {"files": views.episodic_files(self.engine)}
+    def _files(self, r: Request) -> tuple[str, dict[str, Any]]:
+        return "files", {"list": page_of(views.episodic_files(self.engine), dict(r.query_params))}
 
     def _file(self, r: Request) -> tuple[str, dict[str, Any]]:
         return "file", {"data": views.file_lines(self.engine, r.query_params.get("path", ""))}

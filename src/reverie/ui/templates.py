@@ -44,6 +44,7 @@ FORM = """{% macro post(action, label, fields, confirm=False) -%}
 <form class="inline" method="post" action="{{ action }}">
 <input type="hidden" name="csrf" value="{{ csrf }}">
 {% for k, v in fields.items() %}<input type="hidden" name="{{ k }}" value="{{ v }}">{% endfor %}
+{% if 'back' not in fields %}<input type="hidden" name="back" value="{{ back_here }}">{% endif %}
 <button type="submit" name="do" value="{{ label }}">{{ label }}</button></form>
 {%- endmacro %}
 {% macro badge(origin) -%}<span class="badge {{ origin or 'none' }}">{{ origin or '?' }}</span>{%- endmacro %}"""
@@ -61,9 +62,21 @@ MEMORY = """{% extends "base" %}{% from "form" import post with context %}{% blo
 {% endblock %}"""
 
 FILES = """{% extends "base" %}{% block body %}<h2>Journals, session corpus, imports, notes</h2>
-<table><tr><th>file</th><th>kind</th></tr>{% for f in files %}
+<form method="get" action="/files"><input name="q" value="{{ list.q }}" size="30" aria-label="filter by path" placeholder="part of the path">
+<select name="kind" aria-label="kind"><option value="">every kind</option>{% for k in list.kinds %}<option value="{{ k }}"{{ ' selected' if k == list.kind else '' }}>{{ k }}</option>{% endfor %}</select>
+<button>filter</button></form>
+<p class="muted pager">{{ list.total }} file(s) · page {{ list.page }} of {{ list.pages }}
+{% if list.page > 1 %}<a rel="prev" href="/files?{{ {'q': list.q, 'kind': list.kind, 'page': list.page - 1}|urlencode }}">previous</a>{% endif %}
+{% if list.page < list.pages %}<a rel="next" href="/files?{{ {'q': list.q, 'kind': list.kind, 'page': list.page + 1}|urlencode }}">next</a>{% endif %}</p>
+<table><tr><th>file</th><th>kind</th></tr>{% for f in list.files %}
 <tr><td><a href="/file?path={{ f.path|urlencode }}">{{ f.path }}</a></td><td>{{ f.kind }}</td></tr>
 {% else %}<tr><td colspan="2" class="muted">no files</td></tr>{% endfor %}</table>{% endblock %}"""
+
+CONFIRM = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+<h2 class="confirm">{{ step.question }}</h2>
+<div class="diff">{% for c in step.changes %}<div class="{{ 'add' if c.sign == '+' else ('del' if c.sign == '-' else '') }}">{{ c.sign }} {{ c.text }} <span class="muted">{{ c.where }}</span></div>{% else %}<span class="muted">nothing would change</span>{% endfor %}</div>
+<p>{{ post(step.action, 'yes, ' ~ step.verb, step.fields) }} <a href="{{ step.fields.back or '/' }}">cancel</a></p>
+{% endblock %}"""
 
 FILE = """{% extends "base" %}{% from "form" import post, badge with context %}{% block body %}
 <h2>{{ data.path }} <span class="muted">({{ data.kind }})</span></h2>
@@ -128,6 +141,7 @@ ENV = Environment(
             "pending": PENDING,
             "intents": INTENTS,
             "search": SEARCH,
+            "confirm": CONFIRM,
         }
     ),
     autoescape=True,  # every template, whatever its name: memory text is never markup

