@@ -305,6 +305,7 @@ class Reverie(Adapters):
             reindex=self._reindex,
             journal=lambda text: self.write(text, source=Source.ASSISTANT, author=agent),
             max_pending=self.settings.pending_max,
+            intents=lambda: self.intents,
         )
 
     # -- dreaming -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from ..intents import Intents
 from ..recall.log import RecallLog
 from ..storage.index.db import Connection
 from ..storage.workspace import Workspace
@@ -29,6 +30,7 @@ class Curation:
         reindex: Callable[[], object],
         journal: Callable[[str], object],
         max_pending: int,
+        intents: Callable[[], Intents | None] = lambda: None,
     ) -> None:
         self.ws = workspace
         ports = ForgetPorts(workspace, preimages_kept, now, recall_log, conn, reindex)
@@ -40,6 +42,7 @@ class Curation:
             preimages_kept=preimages_kept,
             journal=journal,
             max_pending=max_pending,
+            intents=intents,
         )
         self.trusted = TrustedFolders(workspace)
 

@@ -176,6 +176,8 @@ class Workspace:
         """The owner's curation state: pending agent requests, trusted folders."""
         return self.agent_dir / "curation"
 
+    pending_requests_path = property(lambda self: self.curation_dir / "pending.json")
+
     @property
     def dream_state_path(self) -> Path:
         return self.agent_dir / "dreams" / "state.json"
