@@ -35,6 +35,7 @@ from ..clock import Clock
 from ..errors import ProviderError
 from ..llm.base import LLM, Message
 from ..provenance.grounding import grounded
+from ..provenance.redact import for_model
 from ..results import Accepted, Rejected
 from ..settings import Settings
 from ..storage.locks import held
@@ -163,7 +164,7 @@ class UserModel:
         }
         try:
             reply = model.complete(
-                [Message("user", json.dumps(payload, ensure_ascii=False))],
+                [Message("user", for_model(json.dumps(payload, ensure_ascii=False)))],
                 system=SUBJECT_SYSTEM,
                 json_schema=SUBJECT_SCHEMA,
                 timeout=self._timeout,

@@ -17,6 +17,7 @@ from ..errors import ProviderError, ReverieError, WorkspaceError
 from ..provenance.frames import frame_lines
 from ..provenance.markers import resolve
 from ..provenance.origin import Origin, lowest
+from ..provenance.paths import in_group_corpus
 from ..storage.embedders.base import Embedder
 from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
@@ -152,6 +153,7 @@ class Searcher:
             cfg = RankConfig(**{**cfg.__dict__, "half_life_days": 1e12})
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
+        cands = [c for c in cands if not in_group_corpus(c.path)]  # no group chat: R-LANE2-2
         ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
         notes: list[str] = []
         reranked: dict[int, float] = {}

@@ -42,6 +42,7 @@ from ..provenance.origin import (
     SessionKind,
     Source,
 )
+from ..provenance.redact import strip_controls
 from ..recall.context import TurnContext
 from ..recall.escalation import Target, Turn
 from ..results import Accepted, Pending, Rejected
@@ -60,7 +61,6 @@ from ..write.flush import (
 )
 from ..write.ingest import IngestResult
 from ..write.journal import Appended
-from ..write.redact import strip_controls
 from ..write.transcript import VERSION, append_record, load
 from ..write.transcript import create as create_transcript
 from .host import ROLE, TURN_ROLES, Recorded, SessionHost, said_at
