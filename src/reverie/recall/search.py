@@ -275,15 +275,20 @@ class Searcher:
 
 @dataclass(frozen=True)
 class GetResult:
-    """Lines of a workspace file (``memory_get``), with where more is available."""
+    """Lines of a workspace file (``memory_get``), with where more is available.
+
+    ``text`` is what every door shows (the CLI, the MCP tool and resource, JSON alike):
+    the lines framed per run of origin (:func:`reverie.provenance.frames.frame_lines`),
+    so no line below agent trust reaches a reader, or a model, unframed. ``raw`` holds
+    the lines as the file does, for code below the doors (lane 2 frames them itself)."""
 
     path: str
     start_line: int
     end_line: int
-    text: str  # the lines as the file holds them (for people and scripts)
+    raw: str  # the lines as the file holds them (never shown by a door)
     more_from: int | None
     total_lines: int
-    framed: str = ""  # the lines as a model may read them: framed per run of origin
+    text: str = ""  # the lines as anyone (a model included) may read them: framed
     segments: tuple[tuple[int, int, Origin], ...] = ()  # (start, end, origin) runs
 
     @property
@@ -291,15 +296,15 @@ class GetResult:
         return any(o is Origin.UNTRUSTED for _, _, o in self.segments)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "segments"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("segments", "raw")}
         out["segments"] = [
             {"start_line": a, "end_line": b, "origin": o.value} for a, b, o in self.segments
         ]
         out["untrusted"] = self.untrusted
         return out
 
-    def render(self, *, for_model: bool = False) -> str:
-        out = self.framed if for_model else self.text
+    def render(self) -> str:
+        out = self.text
         if self.more_from is not None:
             out += f"\n[more available from line {self.more_from}]"
         return out
