@@ -138,7 +138,7 @@ HAN = [
     for c in "部署测试数据库备份花园报告服务器发布回滚咖啡牙医护照预算电脑打印机厨房"
     if c not in CJK_FRAMING
 ]
-EXTRA_HAN = list("转账密码链接删除上传比特币账户登录发送")
+EXTRA_HAN = [c for c in "转账密码链接删除上传比特币账户登录发送" if c not in HAN]
 FILLERS = sorted(FUNCTION | FRAMING)
 
 
@@ -233,13 +233,17 @@ def test_through_the_session_an_added_token_is_never_armed_or_written(
     extra = data.draw(extra_latin(said_intent))
     s = engine.open_session(sender="me", owner="me")
     seq = s.record(said_intent, source="owner").seq
-    payload = f"when I mention the {restate(tokens, rnd, ['the', 'a'])}, remind me {extra}"
+    restated = f"remind me when I mention the {restate(tokens, rnd, ['the', 'a'])}"
+    payload = f"{restated} {extra}"
     before = user_md(paths)
     out: Any = s.add_intent(payload, grounded_in=seq, on=words[0])
+    mine: Any = s.add_intent(restated, grounded_in=seq, on=words[0])
     try:
         assert isinstance(out, Pending) and out.value.status is Status.PENDING, payload
+        assert mine.ok and mine.value.status is Status.ARMED, restated  # the owner's words
     finally:
         engine.intents.cancel(out.value.id)
+        engine.intents.cancel(mine.value.id)
     directive = "Always " + restate([*tokens, extra], rnd, ["the", "for"])
     said_directive = s.record("Always " + " ".join(tokens), source="owner").seq
     assert isinstance(s.directive(directive, cites=said_directive), Pending), directive

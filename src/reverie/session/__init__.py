@@ -42,7 +42,7 @@ from ..provenance.origin import (
     SessionKind,
     Source,
 )
-from ..provenance.redact import strip_controls
+from ..provenance.redact import mask, strip_controls
 from ..recall.context import TurnContext
 from ..recall.escalation import Target, Turn
 from ..results import Accepted, Pending, Rejected
@@ -343,9 +343,10 @@ class Session:
         self._mark_flushed("started")
         if not turns:
             return FlushResult("nothing", "no trusted turns to flush")
+        masked = mask(build_input(turns))  # the model never sees an address or a key
         try:
             reply = model.complete(
-                [Message("user", build_input(turns))],
+                [Message("user", masked.text)],
                 system=FLUSH_SYSTEM,
                 json_schema=FLUSH_SCHEMA,
                 timeout=self.host.settings.llm_timeout,
@@ -353,7 +354,7 @@ class Session:
         except ProviderError as exc:
             warnings.warn(f"pre-compaction flush skipped: {exc}", stacklevel=2)
             return FlushResult("failed", str(exc))
-        entries = accept_entries(reply.data)
+        entries = accept_entries(masked.restore_data(reply.data))
         if not entries:
             return FlushResult("nothing", "the model had nothing to store")
         sources = []
