@@ -9,9 +9,11 @@ words reordered, function words added) is still armed.
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -248,3 +250,38 @@ def test_through_the_session_an_added_token_is_never_armed_or_written(
     said_directive = s.record("Always " + " ".join(tokens), source="owner").seq
     assert isinstance(s.directive(directive, cites=said_directive), Pending), directive
     assert user_md(paths) == before
+
+
+# -- one stop-word source (issue 20.3) ---------------------------------------------------
+def _word_lists(path: Path) -> list[int]:
+    """Lines of ``path`` where a list of English function words is spelled out."""
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings
+    for node in ast.walk(tree):
+        words: list[str] = []
+        if id(node) in prose:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words = node.value.replace("|", " ").split()
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            words = [
+                e.value
+                for e in node.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+        plain = all(w.replace("'", "").isalpha() and w.islower() for w in words)
+        if len(words) >= 12 and plain and {"the", "and", "of"} <= set(words):
+            found.append(node.lineno)
+    return found
+
+
+def test_every_stop_word_list_lives_in_one_module() -> None:
+    package = Path(__file__).resolve().parents[1] / "src" / "reverie"
+    copies = {
+        str(p.relative_to(package)): lines
+        for p in package.rglob("*.py")
+        if p.name != "stopwords.py" and (lines := _word_lists(p))
+    }
+    assert copies == {}
+    assert _word_lists(package / "stopwords.py")  # the check sees a list where there is one

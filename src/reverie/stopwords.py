@@ -11,6 +11,7 @@ Each user picks the list made for its job; none keeps a copy of its own:
   not its subject (matching USER.md directives to a message);
 - :data:`KEY`: words left out of a directive's automatic key;
 - :data:`TRIGGER`: words that are never an event intent's trigger term;
+- :data:`TRIGGER_PHRASE`: words that never carry a trigger phrase dreaming picks;
 - :data:`FUNCTION` and :data:`FRAMING`: the only words a restatement of the owner's
   message may add (:mod:`reverie.provenance.grounding`); :data:`NEGATION` marks a
   message that says "not";
@@ -72,6 +73,20 @@ TRIGGER = _words(
     this that these those thing things stuff topic subject again"""
 )
 
+TRIGGER_PHRASE = _words(
+    """a about after all also am an and any are as at be because been before being but by
+    can could did do does done each every for from get gets got had has have he her here
+    his how i if in into is it its just like may me might more most much must my no not
+    now of off on once one only or other our out over per please same she should so some
+    such than that the their them then there these they this those to too under until up
+    us use used uses using very via was we well were what when where which while who why
+    will with within without would yet you your user users assistant agent always never
+    prefer prefers want wants need needs thing things run runs running ran live lives go
+    goes went keep keeps kept set sets make makes made take takes put day days time
+    times today tomorrow yesterday week new old next last first good bad lot again still
+    even really way skip post note notes said says say see know think ok okay"""
+)
+
 # -- grounding: what a restatement may add to the owner's words -------------------------
 # Closed-class words that carry no instruction of their own. Left out on purpose: words
 # that change when, how often or whether ("before", "after", "every", "each", "all",
@@ -113,4 +128,5 @@ __all__ = [
     "QUERY",
     "SIMILARITY",
     "TRIGGER",
+    "TRIGGER_PHRASE",
 ]
