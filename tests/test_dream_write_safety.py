@@ -208,6 +208,21 @@ def test_a_valid_rewrite_is_applied(site: Site) -> None:
     assert model.calls[0].json_schema is not None
 
 
+def test_the_model_never_sees_a_stored_address_and_the_rewrite_keeps_it(site: Site) -> None:
+    """Issue 22.5: every path to a model is redacted; the consolidation turn gets
+    numbered placeholders, and what it returns gets the values back (nothing lost)."""
+    kept = "- The on-call phone is +1 415 555 0100, mail oncall@acme.example for pages."
+    site.memory.write_text(OLD_MEMORY.replace(HUMAN[1], f"{HUMAN[1]}\n{kept}"), encoding="utf-8")
+    engine, model = with_model(site, rewrite)
+    with engine:
+        report = engine.dream()
+    shown = model.calls[0].messages[-1].content
+    assert "oncall@acme.example" not in shown and "415 555 0100" not in shown
+    assert "[REDACTED:email:" in shown and "[REDACTED:phone:" in shown
+    assert report.mode == "rewrite", report.fallback_reason
+    assert kept in site.memory.read_text(encoding="utf-8")
+
+
 def test_a_person_edit_during_the_model_turn_survives(site: Site) -> None:
     def model_turn(messages: Sequence[Message]) -> dict[str, Any]:
         with site.memory.open("a", encoding="utf-8") as fh:  # a person saves in an editor

@@ -29,6 +29,7 @@ from reverie.session import Session
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 CORPUS = f"memory/.dreams/session-corpus/{NOW.date().isoformat()}.md"
+GROUP_CORPUS = f"memory/.dreams/session-corpus/group/main/<session>/{NOW.date().isoformat()}.md"
 ANCHOR = re.compile(r"((?:memory)/[^\s#]+#L\d+-L\d+)")
 ANCHOR_ANY = re.compile(r"((?:memory|sessions)/[^\s#]+#L\d+-L\d+)")
 ASK = "What did we decide last time about the orders database?"
@@ -374,9 +375,11 @@ def test_a_group_chat_never_runs_the_lane(engine: Reverie, stub: Stub) -> None:
 
 
 def test_a_group_chat_is_never_a_source(engine: Reverie, stub: Stub, paths: Paths) -> None:
-    corpus = (paths.workspace / CORPUS).read_text(encoding="utf-8").splitlines()
+    assert "MARMALADE" not in (paths.workspace / CORPUS).read_text(encoding="utf-8")
+    group_file = GROUP_CORPUS.replace("<session>", "team-chat")
+    corpus = (paths.workspace / group_file).read_text(encoding="utf-8").splitlines()
     [group_line] = [i for i, line in enumerate(corpus, start=1) if "MARMALADE" in line]
-    group_anchor = f"{CORPUS}#L{group_line}-L{group_line}"
+    group_anchor = f"{group_file}#L{group_line}-L{group_line}"
     steps = iter(
         [
             {"action": "search", "query": "MARMALADE group prefers"},
@@ -479,7 +482,8 @@ def test_other_agents_and_unsealed_transcripts_are_refused(
     refused = ctx.escalation["refused_sessions"]
     assert "no transcript of agent main" in refused["other-dm"]
     assert "not sealed" in refused["forged"]
-    assert "team-chat" in refused and "(no anchor)" in refused
+    assert "(no anchor)" in refused
+    assert "team-chat" not in refused  # a group chat's lines are not even found (search)
     assert ctx.escalation["status"] == "skipped" and "empty result" in ctx.escalation["reason"]
     assert "PostgreSQL 16" in prompt  # the direct conversation is still a source
 

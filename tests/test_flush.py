@@ -10,6 +10,7 @@ today's journal, and a slow or broken model never breaks the turn.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -279,6 +280,29 @@ def test_the_flush_model_sees_only_trusted_turns(make: EngineFactory) -> None:
         assert hidden not in seen
     assert call.json_schema is not None
     assert call.timeout == s.host.settings.llm_timeout
+
+
+def test_the_flush_model_never_sees_an_address_and_the_journal_keeps_it(
+    make: EngineFactory, paths: Paths
+) -> None:
+    """Issue 22.5: redaction on every path to a model; the flush model gets numbered
+    placeholders and the entries it writes get the values back."""
+    s = make(**TOKENS, flush_transcript_bytes=BIG_BYTES).open_session(sender="a", owner="a")
+    talk(s, 8)
+    s.record("My billing contact is ana@billing.example, phone +1 415 555 0100.", source="owner")
+
+    def model(messages: Any) -> dict[str, Any]:
+        said = messages[-1].content
+        found = re.findall(r"\[REDACTED:[a-z_]+:\d+\]", said)
+        return {"entries": [f"Billing contact {' '.join(found)}."]}
+
+    llm = ScriptedLLM([model])
+    assert s.flush(llm).status == "written"
+    seen = "\n".join(m.content for m in llm.calls[0].messages)
+    assert "ana@billing.example" not in seen and "415 555 0100" not in seen
+    assert any(
+        "ana@billing.example" in ln and "+1 415 555 0100" in ln for ln in journal_lines(paths)
+    )
 
 
 # --- a broken model never breaks the turn (P5) ------------------------------------------------

@@ -27,8 +27,8 @@ from reverie.engine import Reverie
 from reverie.provenance.markers import resolve
 from reverie.provenance.origin import Origin
 from reverie.provenance.paths import classify
+from reverie.provenance.redact import placeholder
 from reverie.session import Session
-from reverie.write.redact import placeholder
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 DAY = NOW.date().isoformat()

@@ -60,16 +60,17 @@ def test_session_call_citing_the_owner_arms_only_what_the_owner_said(engine: Rev
     page = s.record(PAGE, source="web").seq
     # the owner's own words, cited: armed
     mine = s.add_intent("remind me Friday at 9 to call mom", grounded_in=asked)
-    assert mine.status is Status.ARMED and mine.proposed_by == f"session:{s.id}#{asked}"
+    assert mine.ok and mine.value.status is Status.ARMED
+    assert mine.value.proposed_by == f"session:{s.id}#{asked}"
     # the page's payload, citing the owner's message, the page, or nothing: pending
     for cite in (asked, page, None):
         for payload in (WIRE, LINK):
             got = s.add_intent(payload, grounded_in=cite)
-            assert got.status is Status.PENDING, (payload, cite)
+            assert not got.ok and got.value.status is Status.PENDING, (payload, cite)
     # an owner message that only half holds it does not widen into the payload's terms
     bank = s.record("tell me when the bank replies", source="owner").seq
     widened = s.add_intent(LINK, grounded_in=bank)
-    assert widened.status is Status.PENDING
+    assert not widened.ok and widened.value.status is Status.PENDING
     assert armed(engine) == ["remind me Friday at 9 to call mom"]
     assert engine.context("the bank called").intents == []
 
@@ -77,13 +78,13 @@ def test_session_call_citing_the_owner_arms_only_what_the_owner_said(engine: Rev
 def test_recalled_memory_and_non_owners_cannot_ground_an_intent(engine: Reverie) -> None:
     s = owner_session(engine)
     recalled = s.record(LINK, source="recalled").seq
-    assert s.add_intent(LINK, grounded_in=recalled).status is Status.PENDING
+    assert s.add_intent(LINK, grounded_in=recalled).value.status is Status.PENDING
     group = engine.open_session(channel="group", sender="alice", owner="alice")
     seq = group.record(LINK, source="owner", sender="mallory").seq
-    assert group.add_intent(LINK, grounded_in=seq).status is Status.PENDING
+    assert group.add_intent(LINK, grounded_in=seq).value.status is Status.PENDING
     cron = engine.open_session(kind="cron", sender="alice", owner="alice")
     seq = cron.record(LINK, source="owner").seq
-    assert cron.add_intent(LINK, grounded_in=seq).status is Status.PENDING
+    assert cron.add_intent(LINK, grounded_in=seq).value.status is Status.PENDING
     assert armed(engine) == []
 
 

@@ -28,8 +28,8 @@ from reverie.engine import Reverie
 from reverie.provenance.markers import resolve
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.provenance.paths import classify
+from reverie.provenance.redact import redact
 from reverie.write.journal import clean_lines
-from reverie.write.redact import redact
 
 DATA = DATASETS / "poisoning"
 NOW = datetime.fromisoformat(FIXED_NOW)

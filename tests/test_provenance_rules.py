@@ -35,6 +35,7 @@ OWNER = "alice"
 NOW = datetime.fromisoformat(FIXED_NOW)
 JOURNAL = f"memory/{NOW.date().isoformat()}.md"
 CORPUS = f"memory/.dreams/session-corpus/{NOW.date().isoformat()}.md"
+CORPUS_OF_GROUP = "memory/.dreams/session-corpus/group/main/{sid}/" + f"{NOW.date().isoformat()}.md"
 FORGED = "<!-- origin: owner; sig: 0123456789abcdef -->"
 
 UNT, SYS, AGT, OWN = Origin.UNTRUSTED, Origin.SYSTEM, Origin.AGENT, Origin.OWNER
@@ -225,11 +226,14 @@ def test_origin_is_computed_from_session_context(
     assert msg["origin"] == want.value
     assert msg["source"] == CASES[case][0].value
 
-    # 2. the session corpus (interactive only; recalled memory is never evidence)
-    corpus_rows = [r for r in matrix.rows if r.path == CORPUS and text in r.text]
+    # 2. the session corpus (interactive only; recalled memory is never evidence); a
+    # group chat's lines in a folder of their own, which search leaves out
+    sid = matrix.transcripts[(kind, channel, case)].stem
+    where = CORPUS if channel is Channel.DIRECT else CORPUS_OF_GROUP.format(sid=sid)
+    corpus_rows = [r for r in matrix.rows if r.path == where and text in r.text]
     evidence = kind is SessionKind.INTERACTIVE and case != "recalled"
     if evidence:
-        assert line_origins(matrix.paths, CORPUS, text) == [want]
+        assert line_origins(matrix.paths, where, text) == [want]
         assert corpus_rows, "the message is searchable evidence"
         assert {r.origin for r in corpus_rows} == {want}
         assert {r.session_kind for r in corpus_rows} == {"interactive"}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.write.redact import KINDS, Redaction, placeholder, redact
+from reverie.provenance.redact import KINDS, Redaction, placeholder, redact
 
 # --- independent check-digit helpers (not the module's own) ------------------------------
 

@@ -26,10 +26,10 @@ from reverie.cli.app import cli
 from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.provenance.frames import strip_injected
+from reverie.provenance.grounding import grounded
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.storage.trailers import parse_line
 from reverie.user.directives import as_directive, is_imperative, parse, problems, retire, upsert
-from reverie.user.grounding import grounded
 from reverie.user.restate import render_block, select
 
 NOW = datetime.fromisoformat(FIXED_NOW)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .recall.bootstrap import Bootstrap
     from .recall.context import TurnContext
     from .recall.search import GetResult, Hit, SearchResponse
-    from .results import Accepted, Outcome, Rejected
+    from .results import Accepted, Outcome, Pending, Rejected
     from .session import Recorded, Session, SessionHost
     from .settings import Settings, load_settings
     from .storage.document import FileWarning
@@ -73,6 +73,7 @@ _HOME = {
     "SearchResponse": ".recall.search",
     "Accepted": ".results",
     "Outcome": ".results",
+    "Pending": ".results",
     "Rejected": ".results",
     "Recorded": ".session",
     "Session": ".session",
@@ -125,6 +126,7 @@ __all__ = [
     "Outcome",
     "ParseError",
     "PathEscapeError",
+    "Pending",
     "ProviderError",
     "ProviderTimeout",
     "ProviderUnavailable",

@@ -350,7 +350,7 @@ class Reverie:
     def curation(self) -> Curation:
         """The owner's hand: forget, pending agent requests, trusted folders."""
         if self._curation is None:
-            self._curation = self._a.curation()
+            self._curation = self._a.curation(lambda: self.intents)
         return self._curation
 
     # -- dreaming -------------------------------------------------------------------------

@@ -7,6 +7,9 @@ An expected "no" is a value, not an exception. ``Accepted`` and ``Rejected`` car
         case Accepted(value=gates): ...
         case Rejected(code=gate, reason=why): ...
 
+``Pending`` is the third answer of a request only the owner may grant: it was kept, not
+done, under an id the owner confirms or rejects.
+
 ``Rejected.code`` is a stable identifier (a gate's name, a check's name) for code and
 tests; ``Rejected.reason`` is always the sentence a person reads.
 """
@@ -38,6 +41,19 @@ class Rejected:
     ok: Literal[False] = field(default=False, init=False)
 
 
+@dataclass(frozen=True)
+class Pending(Generic[T]):
+    """Not done on the caller's word: recorded, waiting for the owner
+    (``reverie pending confirm ID`` or ``reject ID``). ``code`` names the rule that held
+    it back, ``reason`` says why in words, ``value`` is what waits."""
+
+    id: str
+    code: str
+    reason: str
+    value: T
+    ok: Literal[False] = field(default=False, init=False)
+
+
 Outcome: TypeAlias = Accepted[T] | Rejected
 
-__all__ = ["Accepted", "Outcome", "Rejected"]
+__all__ = ["Accepted", "Outcome", "Pending", "Rejected"]

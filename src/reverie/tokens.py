@@ -20,6 +20,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
+from .stopwords import QUERY, SIMILARITY
+
 _CJK_RANGES = (
     (0x3000, 0x303F),  # CJK symbols and punctuation (、。「」)
     (0x3040, 0x30FF),  # Hiragana, Katakana
@@ -173,57 +175,9 @@ def fts_query(text: str, *, mode: str = "OR", drop: frozenset[str] = frozenset()
     return f" {mode} ".join(parts)
 
 
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
-)
-
-
-# words that say what kind of question it is, not what it is about: left out of the
-# keyword lane's query (NLTK's English stop-word list, lower case, apostrophes dropped
-# the way ``terms`` splits them)
-QUERY_STOP_WORDS = frozenset(
-    """i me my myself we our ours ourselves you your yours yourself yourselves he him his
-    himself she her hers herself it its itself they them their theirs themselves what
-    which who whom this that these those am is are was were be been being have has had
-    having do does did doing a an the and but if or because as until while of at by for
-    with about against between into through during before after above below to from up
-    down in out on off over under again further then once here there when where why how
-    all any both each few more most other some such no nor not only own same so than too
-    very s t can will just don should now d ll m o re ve y ain aren couldn didn doesn
-    hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn""".split()  # noqa: SIM905
-)
+# the stop-word lists live in one module (:mod:`reverie.stopwords`)
+_STOP = SIMILARITY
+QUERY_STOP_WORDS = QUERY
 
 
 @lru_cache(maxsize=65536)

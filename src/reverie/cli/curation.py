@@ -98,6 +98,7 @@ def pending_list(obj: Ctx, all_: bool, as_json: bool) -> None:
         rows = []
         for r in d:
             what = f"{r['text']!r}" + (f" -> {r['new_text']!r}" if r["new_text"] else "")
+            what += f" ({r['reason']})" if r.get("reason") else ""
             rows.append(f"{r['id']} {r['status']:9} {r['kind']:7} {r['at']} {what}")
             for c in r.get("changes", []):
                 rows.append(f"    {c['path']}:{c['line']}\n    - {c['old']}")
@@ -113,9 +114,18 @@ def pending_list(obj: Ctx, all_: bool, as_json: bool) -> None:
 @click.pass_obj
 @handles_errors
 def pending_confirm(obj: Ctx, rid: str, as_json: bool) -> None:
-    """Carry out request ID as your own forget (or correction)."""
+    """Carry out request ID as your own forget, correction or directive (or arm the
+    proposed intent ID)."""
     data = obj.engine.curation.pending.confirm(rid)
-    emit(data, as_json, lambda d: f"confirmed {rid}\n" + _render_forget(d["forget"]))
+    emit(data, as_json, lambda d: f"confirmed {rid}\n" + _render_confirmed(d))
+
+
+def _render_confirmed(d: dict[str, Any]) -> str:
+    if "intent" in d:
+        return f"armed: {d['intent']['text']} ({d['intent']['when']})"
+    if "directive" in d:
+        return f"USER.md: {d['directive']['summary']}"
+    return _render_forget(d["forget"])
 
 
 @pending.command("reject")

@@ -7,6 +7,11 @@ text). A request is recorded in the state dir and changes nothing else; only the
 owner. ``reverie pending reject ID`` drops it. Requests keep their text (the owner must
 read what is asked), in the state dir, never in the workspace.
 
+A session's directive that its cited owner message does not hold all of is kept the
+same way (kind ``directive``), and so is every standing intent an agent proposed (kind
+``intent``: it lives in the intents table, pending, and is listed here): confirming one
+writes the directive to USER.md, or arms the intent, as the owner's own.
+
 A confirmed correction edits, in every file the forget of its old text would touch,
 the words it names and nothing else (:mod:`.correct`): the rest of the line, its
 origin marker (re-signed for the new words: the line keeps its trust, no more) and its
@@ -17,43 +22,27 @@ confirm, :meth:`Pending.diff` shows each line as it is and as it will be.
 
 from __future__ import annotations
 
-import json
-import secrets
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from filelock import FileLock
-
+from ..clock import Clock
+from ..dreaming.directives import write_directive
 from ..errors import ReverieError
-from ..storage.files import atomic_write
-from ..storage.tombstone_hash import tokens
-from ..storage.workspace import Workspace, lock_beside
-from .correct import clean_new_text, planner
+from ..intents import Intents
+from ..intents.model import Status
+from ..storage.workspace import Workspace
+from .correct import planner
 from .forget import ForgetReport, Forgetter
+from .requests import MAX_PENDING, MAX_TEXT, Request, Requests
 from .select import Selector
-
-MAX_PENDING = 200  # an agent looping on requests cannot grow the file without bound
-MAX_TEXT = 4000
-
-
-@dataclass
-class Request:
-    """One agent request."""
-
-    id: str
-    kind: str  # forget | correct
-    text: str
-    new_text: str | None
-    at: str
-    by: str
-    status: str = "pending"  # pending | confirmed | rejected
-    decided: str | None = None
 
 
 class Pending:
-    """The pending-request store (``<state>/<agent>/curation/pending.json``)."""
+    """What waits for the owner: the requests of :mod:`.requests`, and the standing
+    intents an agent or an ungrounded session call proposed (kind ``intent``, the
+    intent's own id)."""
 
     def __init__(
         self,
@@ -61,103 +50,94 @@ class Pending:
         forgetter: Forgetter,
         *,
         now: Callable[[], datetime],
+        preimages_kept: int,
         max_pending: int = MAX_PENDING,
+        intents: Callable[[], Intents | None] = lambda: None,
     ) -> None:
         self.ws, self.forgetter, self.now = ws, forgetter, now
-        self.max_pending = max_pending
-        self.path = ws.pending_path
-
-    def _load(self) -> list[Request]:
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
-        except ValueError as exc:
-            raise ReverieError(f"{self.path}: corrupt pending requests ({exc})") from None
-        return [Request(**r) for r in raw]
-
-    def _save(self, items: list[Request]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(
-            self.path, json.dumps([asdict(r) for r in items], ensure_ascii=False, indent=1)
-        )
-
-    def _lock(self) -> FileLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(lock_beside(self.path)), timeout=60)
+        self.store = Requests(ws, now=now, max_pending=max_pending)
+        self.preimages_kept = preimages_kept
+        self.intents = intents
+        self.path = self.store.path
 
     def request(self, kind: str, text: str, new_text: str | None = None, *, by: str) -> Request:
         """Record a request; nothing else changes."""
-        if kind not in ("forget", "correct"):
-            raise ReverieError(f"unknown request kind {kind!r}")
-        Selector.of(text)  # the same rules as the owner's forget TEXT
-        if kind == "correct" and not clean_new_text(new_text or ""):
-            raise ReverieError("a correction needs the new text")
-        if kind == "correct" and tokens(clean_new_text(new_text or "")) == tokens(text):
-            raise ReverieError("a correction must change at least one word")
-        if len(text) > MAX_TEXT or len(new_text or "") > MAX_TEXT:
-            raise ReverieError(f"a request holds at most {MAX_TEXT} characters per text")
-        with self._lock():
-            items = self._load()
-            if sum(r.status == "pending" for r in items) >= self.max_pending:
-                raise ReverieError(
-                    f"{self.max_pending} requests are already waiting for the owner (pending_max)"
-                )
-            req = Request(
-                id=secrets.token_hex(4),
-                kind=kind,
-                text=text.strip(),
-                new_text=new_text.strip() if new_text else None,
-                at=self.now().isoformat(timespec="seconds"),
-                by=by,
+        return self.store.add(kind, text, new_text, by=by)
+
+    def _intents(self) -> list[Request]:
+        intents = self.intents()
+        if intents is None:
+            return []
+        return [
+            Request(
+                i.id, "intent", i.text, None, i.created.isoformat(timespec="seconds"),
+                i.proposed_by, reason=f"{i.kind.value} intent, {i.when}",
             )
-            self._save([*items, req])
-        return req
+            for i in intents.listing()
+            if i.status is Status.PENDING
+        ]  # fmt: skip
 
     def requests(self, *, all_: bool = False) -> list[Request]:
-        return [r for r in self._load() if all_ or r.status == "pending"]
+        mine = [r for r in self.store.load() if all_ or r.status == "pending"]
+        return mine + self._intents()
 
     def _take(self, rid: str) -> Request:
-        for r in self._load():
-            if r.id == rid:
-                if r.status != "pending":
-                    raise ReverieError(f"request {rid} is already {r.status}")
-                return r
-        raise ReverieError(f"no pending request {rid!r}; see `reverie pending list`")
-
-    def _decide(self, rid: str, status: str) -> None:
-        items = self._load()
-        for r in items:
-            if r.id == rid:
-                r.status, r.decided = status, self.now().isoformat(timespec="seconds")
-        self._save(items)
+        req = self.store.take(rid)
+        if req is None:
+            req = next((r for r in self._intents() if r.id == rid.strip()), None)
+        if req is None:
+            raise ReverieError(f"no pending request {rid!r}; see `reverie pending list`")
+        return req
 
     def reject(self, rid: str) -> Request:
-        with self._lock():
+        with self.store.lock():
             req = self._take(rid)
-            self._decide(rid, "rejected")
+            if req.kind == "intent":
+                self._intent_port().cancel(req.id)
+            else:
+                self.store.decide(rid, "rejected")
         req.status = "rejected"
         return req
 
+    def _intent_port(self) -> Intents:
+        intents = self.intents()
+        if intents is None:  # (listed only when the port is there)
+            raise ReverieError("standing intents are not available here")
+        return intents
+
     def confirm(self, rid: str) -> dict[str, Any]:
-        """Carry the request out as the owner's own forget (or correction)."""
-        with self._lock():
+        """Carry the request out as the owner's own forget, correction or directive, or
+        arm the proposed intent."""
+        with self.store.lock():
             req = self._take(rid)
             by = f"owner confirmed agent request {req.id}"
-            if req.kind == "forget":
-                report = self.forgetter.forget(Selector.of(req.text), by=by)
-                written: list[str] = []
+            out: dict[str, Any] = {}
+            if req.kind == "intent":
+                out["intent"] = self._intent_port().confirm(req.id).as_dict()
+            elif req.kind == "directive":
+                out["directive"] = self._write_directive(req, by)
+            elif req.kind == "forget":
+                out["forget"] = self.forgetter.forget(Selector.of(req.text), by=by).as_dict()
+                out["written"] = []
             else:
                 report = self._correct(req, by=by, dry_run=False)
-                written = sorted(
+                out["written"] = sorted(
                     rel for rel, hits in report.files.items() if any(h.get("new") for h in hits)
                 )
-            self._decide(rid, "confirmed")
-        return {
-            "request": asdict(req) | {"status": "confirmed"},
-            "forget": report.as_dict(),
-            "written": written,
-        }
+                out["forget"] = report.as_dict()
+            if req.kind != "intent":
+                self.store.decide(req.id, "confirmed")
+        return {"request": asdict(req) | {"status": "confirmed"}, **out}
+
+    def _write_directive(self, req: Request, by: str) -> dict[str, Any]:
+        clock = Clock(self.now())
+        outcome = write_directive(
+            self.ws, req.text, key=req.key, by=by, clock=clock, preimages_kept=self.preimages_kept
+        )
+        if not outcome.ok:
+            raise ReverieError(f"request {req.id}: USER.md refused it: {outcome.reason}")
+        self.forgetter.p.reindex()
+        return {"action": outcome.value.action, "summary": outcome.value.summary()}
 
     # -- corrections ---------------------------------------------------------------------
     def _correct(self, req: Request, *, by: str, dry_run: bool) -> ForgetReport:
@@ -168,11 +148,14 @@ class Pending:
 
     def diff(self, req: Request) -> list[dict[str, Any]]:
         """What confirming ``req`` changes, line by line: ``path``, ``line``, ``old``
-        and ``new`` (None: the line goes). Nothing is written."""
+        and ``new`` (None: the line goes). Nothing is written; a directive or an intent
+        changes no line (its text is the change)."""
         if req.kind == "forget":
             report = self.forgetter.forget(Selector.of(req.text), dry_run=True)
-        else:
+        elif req.kind == "correct":
             report = self._correct(req, by="preview", dry_run=True)
+        else:
+            return []
         return [
             {"path": rel, "line": h["line"], "old": h["text"], "new": h.get("new")}
             for rel, hits in sorted(report.files.items())
@@ -180,4 +163,4 @@ class Pending:
         ]
 
 
-__all__ = ["MAX_PENDING", "Pending", "Request"]
+__all__ = ["MAX_PENDING", "MAX_TEXT", "Pending", "Request"]

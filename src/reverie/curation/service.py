@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from ..intents import Intents
 from ..recall.log import RecallLog
 from ..storage.index.db import Connection
 from ..storage.index.store import unregister_under
@@ -29,6 +30,7 @@ class Curation:
         conn: Callable[[], Connection],
         reindex: Callable[[], object],
         max_pending: int,
+        intents: Callable[[], Intents | None] = lambda: None,
     ) -> None:
         self.ws = workspace
         self._conn, self._reindex = conn, reindex
@@ -38,7 +40,9 @@ class Curation:
             workspace,
             self.forgetter,
             now=now,
+            preimages_kept=preimages_kept,
             max_pending=max_pending,
+            intents=intents,
         )
         self.trusted = TrustedFolders(workspace)
 

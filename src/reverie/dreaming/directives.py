@@ -10,7 +10,8 @@ between wins: the change is computed again on their version (never overwritten).
 Who may write (the callers decide, this module enforces the rest):
 - the owner at the CLI (``reverie user add/retire``);
 - a session, only when the directive is grounded in an owner message of that session
-  (:func:`reverie.user.grounding.grounded`, checked by :meth:`Session.directive`);
+  (:func:`reverie.provenance.grounding.grounded`, checked by :meth:`Session.directive`;
+  one that is not stays pending until the owner confirms it);
 - dreaming, only from *owner*-origin lines of interactive sessions that passed every
   promotion gate (:meth:`UserModel.take_from_dream`); untrusted, system and agent lines
   never reach USER.md, however often they were recalled.
@@ -33,6 +34,8 @@ from typing import Any, Protocol
 from ..clock import Clock
 from ..errors import ProviderError
 from ..llm.base import LLM, Message
+from ..provenance.grounding import grounded
+from ..provenance.redact import for_model
 from ..results import Accepted, Rejected
 from ..settings import Settings
 from ..storage.locks import held
@@ -48,7 +51,6 @@ from ..user.directives import (
     retire,
     upsert,
 )
-from ..user.grounding import grounded
 from ..write.transcript import load
 from .consolidate import Promotion
 from .junk import junk_reason
@@ -162,7 +164,7 @@ class UserModel:
         }
         try:
             reply = model.complete(
-                [Message("user", json.dumps(payload, ensure_ascii=False))],
+                [Message("user", for_model(json.dumps(payload, ensure_ascii=False)))],
                 system=SUBJECT_SYSTEM,
                 json_schema=SUBJECT_SCHEMA,
                 timeout=self._timeout,
@@ -240,21 +242,35 @@ def from_session(
     key: str | None = None,
 ) -> Accepted[Change] | Rejected:
     """A directive stated in a session: written only when grounded in the owner message
-    ``cites`` of that session's ``transcript`` (:func:`reverie.user.grounding.grounded`),
-    else refused with the reason. Takes the dream lock (one writer of USER.md at a time)."""
+    ``cites`` of that session's ``transcript`` (:func:`reverie.provenance.grounding.grounded`),
+    else refused with the reason (code ``grounding``: the owner message does not say all
+    of it; the caller keeps such a directive pending for the owner)."""
     messages = load(transcript).messages
     match grounded(messages, cites, text, session_kind=session_kind):
         case Rejected() as refused:
             return refused
-    ws, s = host.workspace, host.settings
-    model = UserModel(ws, preimages_kept=s.preimages_kept, clock=host.clock)
-    with held(ws.dream_lock, wait=60, busy="a dream is writing the curated files"):
-        out = model.add(
-            text, key=key, observed=host.clock.today(), by=f"owner in a session, message {cites}"
-        )
+    s = host.settings
+    out = write_directive(
+        host.workspace,
+        text,
+        key=key,
+        by=f"owner in a session, message {cites}",
+        clock=host.clock,
+        preimages_kept=s.preimages_kept,
+    )
     if isinstance(out, Accepted) and out.value.action != "unchanged":
         host.mark_dirty()  # the index picks USER.md up at its next sync
     return out
+
+
+def write_directive(
+    ws: Workspace, text: str, *, key: str | None, by: str, clock: Clock, preimages_kept: int
+) -> Accepted[Change] | Rejected:
+    """Write one directive the owner stands behind into USER.md (under the dream lock:
+    one writer of the curated files at a time)."""
+    model = UserModel(ws, preimages_kept=preimages_kept, clock=clock)
+    with held(ws.dream_lock, wait=60, busy="a dream is writing the curated files"):
+        return model.add(text, key=key, observed=clock.today(), by=by)
 
 
 __all__ = [
@@ -265,4 +281,5 @@ __all__ = [
     "DirectiveReport",
     "UserModel",
     "from_session",
+    "write_directive",
 ]

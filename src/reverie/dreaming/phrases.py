@@ -13,29 +13,11 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..recall.evidence import concept_tags
+from ..stopwords import TRIGGER_PHRASE
 from ..tokens import is_cjk
 
 _TOKEN = re.compile(r"[^\W_]+(?:[-.'][^\W_]+)*")
-# fmt: off
-STOP_WORDS = frozenset((
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
-    "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "done",
-    "each", "every", "for", "from", "get", "gets", "got", "had", "has", "have", "he", "her", "here",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "like", "may", "me", "might",
-    "more", "most", "much", "must", "my", "no", "not", "now", "of", "off", "on", "once", "one",
-    "only", "or", "other", "our", "out", "over", "per", "please", "same", "she", "should", "so",
-    "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "to", "too", "under", "until", "up", "us", "use", "used", "uses", "using",
-    "very", "via", "was", "we", "well", "were", "what", "when", "where", "which", "while", "who",
-    "why", "will", "with", "within", "without", "would", "yet", "you", "your", "user", "users",
-    "assistant", "agent", "always", "never", "prefer", "prefers", "want", "wants", "need", "needs",
-    "thing", "things", "run", "runs", "running", "ran", "live", "lives", "go", "goes", "went",
-    "keep", "keeps", "kept", "set", "sets", "make", "makes", "made", "take", "takes", "put",
-    "day", "days", "time", "times", "today", "tomorrow", "yesterday", "week", "new", "old",
-    "next", "last", "first", "good", "bad", "lot", "again", "still", "even", "really", "way",
-    "skip", "post", "note", "notes", "said", "says", "say", "see", "know", "think", "ok", "okay",
-))
-# fmt: on
+STOP_WORDS = TRIGGER_PHRASE  # (reverie.stopwords)
 MAX_SHARE = 0.2  # a phrase in more than this share of the corpus is generic
 
 

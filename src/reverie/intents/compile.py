@@ -27,6 +27,7 @@ from typing import Any
 from croniter import croniter
 
 from ..errors import ReverieError
+from ..stopwords import TRIGGER
 from ..tokens import is_cjk, terms
 from .model import MAX_TEXT_CHARS, Kind, Spec, parse_triggers
 from .recur import DEFAULT_HOUR, default_time, recurrence, time_of_day
@@ -75,41 +76,7 @@ _GENERIC = frozenset(
     ]
 )
 _CN_GENERIC = ("我", "你", "他", "她", "有人", "谁", "任何人", "大家", "用户", "别人", "对方")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "about",
-        "my",
-        "our",
-        "your",
-        "his",
-        "her",
-        "their",
-        "its",
-        "of",
-        "to",
-        "on",
-        "in",
-        "at",
-        "for",
-        "and",
-        "or",
-        "any",
-        "some",
-        "this",
-        "that",
-        "these",
-        "those",
-        "thing",
-        "things",
-        "stuff",
-        "topic",
-        "subject",
-        "again",
-    ]
-)
+_STOP = TRIGGER
 _CN_TRIM = re.compile(r"^(?:了|过|到)|(?:的事情|的事|这件事|那件事|的话题|这个|那个|了)$")
 
 

@@ -1,11 +1,10 @@
 """Standing intents as a service: add, confirm, cancel, list, and fire (R-INTENT-1..3).
 
-Who may arm an intent is decided here from the caller's *proposer* (computed by code
-at the entry point, never from the text): the owner (``reverie intent add``, or the
-session API citing the owner's own message) arms at once; anyone else (an MCP client,
-an ungrounded session call) only proposes: the intent is *pending*, never fires, and
-waits for ``reverie intent confirm ID``. Nothing else creates intents: not recorded
-messages, not tool output, not recalled memory, not dreaming.
+Who may arm an intent is decided from the caller's *proposer* (computed by code at the
+entry point, never from the text): the owner (``reverie intent add``, or the session API
+citing an owner message that holds all of the intent) arms at once; anyone else only
+proposes: the intent is *pending*, never fires, and waits for the owner (``reverie
+intent confirm ID`` or ``reverie pending confirm ID``). Nothing else creates intents.
 
 Firing (:meth:`Intents.fire_turn`) is zero-model: an in-memory keyword prefilter over
 the armed event intents (at most ``intent_max_armed``), then one ``BEGIN IMMEDIATE``
@@ -26,11 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..clock import Clock, local_zone
 from ..errors import ConfigError, ReverieError
+from ..provenance.grounding import Grounded, faithful
+from ..results import Accepted, Pending, Rejected
 from ..settings import Settings
 from ..storage.workspace import Workspace
 from .armed import Armed
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .store import Store
+from .store import local as _local
+from .store import stamp as _u
 
 if TYPE_CHECKING:  # built on the first change: firing on a prompt never writes the view
     from .view import ViewWriter
@@ -191,17 +194,23 @@ class Intents:
                 return old
         return None
 
-    def propose(self, text: str, said: str | None, where: str, **how: str | None) -> Intent:
-        """An intent from a session: armed when ``said`` (the cited owner message, None
-        when there is none) is what it is made of (:func:`grounded`); pending otherwise."""
-        now = self.now()
-        days = int(self.settings.intent_wish_review_days)
-        spec = _compile().compile_text(text, now, wish_days=days, **how)
-        from .grounding import grounded
-
-        if said is not None and grounded(said, spec):
-            return self.add(text, proposer="owner", proposed_by=where, spec=spec)
-        return self.add(text, proposer="agent", proposed_by=where.split("#")[0], spec=spec)
+    def propose(
+        self, text: str, said: Accepted[Grounded] | Rejected, where: str, **how: str | None
+    ) -> Accepted[Intent] | Pending[Intent]:
+        """An intent from a session: armed when the cited owner message ``said`` holds all
+        of it, time and triggers included (:func:`~reverie.provenance.grounding.faithful`);
+        else pending, with the reason, under its id (``reverie pending confirm ID``)."""
+        outcome, keys = said, ("at", "every", "on", "review_by")
+        when: dict[str, Any] = {k: how.get(k) for k in keys}
+        if isinstance(said, Accepted):
+            whole = " ".join([text, *(v for v in how.values() if v)])
+            outcome = faithful(whole, said.value.text, seq=said.value.seq)
+        if isinstance(outcome, Accepted):
+            return Accepted(self.add(text, proposer="owner", proposed_by=where, **when))
+        intent = self.add(text, proposer="agent", proposed_by=where.split("#")[0], **when)
+        if intent.status is Status.ARMED:  # the owner armed this very intent already
+            return Accepted(intent)
+        return Pending(intent.id, outcome.code, outcome.reason, intent)
 
     def _arm(self, conn: Any, intent: Intent, now: datetime) -> Intent:
         armed = conn.execute(
@@ -384,16 +393,6 @@ class Intents:
         if out:
             self._armed = None
         return out
-
-
-def _u(moment: datetime) -> str:
-    from .store import utc
-
-    return utc(moment) or ""
-
-
-def _local(moment: datetime | None, zone: tzinfo) -> str:
-    return moment.astimezone(zone).isoformat(timespec="minutes") if moment else ""
 
 
 __all__ = ["Intents", "Proposer"]

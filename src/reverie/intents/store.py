@@ -11,7 +11,7 @@ import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,16 @@ _TIMES |= {"next_turn", "next_notify"}
 
 def utc(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def stamp(moment: datetime) -> str:
+    """``moment`` as stored (UTC, seconds)."""
+    return utc(moment) or ""
+
+
+def local(moment: datetime | None, zone: tzinfo) -> str:
+    """``moment`` in ``zone``, to the minute, for people ("" for none)."""
+    return moment.astimezone(zone).isoformat(timespec="minutes") if moment else ""
 
 
 def _time(value: str | None) -> datetime | None:
@@ -189,4 +199,4 @@ class Store:
         return [tuple(r) for r in rows]
 
 
-__all__ = ["COLUMNS", "Store", "from_row", "to_row", "utc"]
+__all__ = ["COLUMNS", "Store", "from_row", "local", "stamp", "to_row", "utc"]

@@ -25,7 +25,7 @@ CONTEXT_PROMPT = (
 
 def _read(tools: MemoryTools, path: str) -> str:
     def body() -> str:
-        return tools.engine.get(path, from_line=1).render(for_model=True)
+        return tools.engine.get(path, from_line=1).render()
 
     try:
         with tools.lock:

@@ -116,9 +116,8 @@ class MemoryTools:
     def get(self, path: str, from_line: int, lines: int) -> CallToolResult:
         def body() -> CallToolResult:
             result = self.engine.get(path, from_line=from_line, lines=lines)
-            text = result.render(for_model=True)  # framed per run of lines by origin
-            structured = result.as_dict()
-            structured["text"] = structured.pop("framed")  # never the raw untrusted text
+            text = result.render()  # framed per run of lines by origin
+            structured = result.as_dict()  # its text framed too
             return CallToolResult(
                 content=[TextContent(type="text", text=text)],
                 structured_content=structured,

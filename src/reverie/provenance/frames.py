@@ -146,15 +146,22 @@ def frame_untrusted(text: str, where: str) -> str:
     return f"{UNTRUSTED_OPEN.format(where=where)}\n{text}\n{UNTRUSTED_CLOSE}"
 
 
+def needs_frame(origin: Origin) -> bool:
+    """Below agent trust (``untrusted``, ``system``): framed by every door, wherever
+    the text goes (a search hit, ``memory_get``, lane 2's block, the CLI, MCP, hooks)."""
+    return origin.rank < Origin.AGENT.rank
+
+
 def frame_for(origin: Origin, text: str, where: str) -> str:
     """``text`` as a model may read it: defused, and inside the frame its origin
-    calls for (untrusted and system content are framed; owner and agent are not)."""
+    calls for (untrusted and system content are framed; owner and agent are not).
+    The one framing decision: every door's text is made by this function."""
     body = defuse(text)
+    if not needs_frame(origin):
+        return body
     if origin is Origin.UNTRUSTED:
         return frame_untrusted(body, where)
-    if origin is Origin.SYSTEM:
-        return f"{SYSTEM_OPEN.format(where=where)}\n{body}\n{SYSTEM_CLOSE}"
-    return body
+    return f"{SYSTEM_OPEN.format(where=where)}\n{body}\n{SYSTEM_CLOSE}"
 
 
 def frame_lines(
@@ -197,6 +204,7 @@ __all__ = [
     "frame_for",
     "frame_lines",
     "frame_untrusted",
+    "needs_frame",
     "strip_generated_markers",
     "strip_injected",
     "workspace_file_block",

@@ -58,7 +58,7 @@ from .origin import Origin, SessionKind, cap, lowest
 MARKER_RE = re.compile(r"\s*<!--\s*origin\s*:([^<>]*?)-->", re.IGNORECASE)
 _FIELD_RE = re.compile(r"^\s*(origin|session|sig)?\s*:?\s*([A-Za-z0-9_-]+)\s*$")
 SIG_HEX = 16
-INFO_FIELDS = frozenset({"role", "anchor", "at"})
+INFO_FIELDS = frozenset({"role", "anchor", "at", "channel", "agent"})
 # what a line cut inside its leading marker can look like: a comment opened and never
 # closed, or an item holding nothing but the first characters of "<!--"
 _UNCLOSED_RE = re.compile(r"<!--(?:(?!-->).)*$", re.DOTALL)
@@ -104,7 +104,7 @@ def render_marker(
 ) -> str:
     """``text`` with a marker. Signed when ``key`` is given (only code that knows the
     real origin from session context may pass it). ``info`` adds informational fields
-    (role, anchor) that never affect trust; ``project`` the project key the line was
+    (role, anchor, channel, agent) that never affect trust; ``project`` the project key the line was
     written in (signed with the rest; a key that is no plain key is left out)."""
     text = strip_markers(text)
     fields = [f"origin: {origin.value}"]

@@ -64,6 +64,19 @@ _DAY_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\.md")
 CURATED_FILES = ("MEMORY.md", "USER.md")
 REVIEW_FILES = ("DREAMS.md", "INTENTS.md")  # INTENTS.md: the standing intents' view
 SESSION_CORPUS = "memory/.dreams/session-corpus/"
+# a group conversation's lines, one folder per agent and session: never shown to another
+# conversation (search leaves them out, so lanes 1 and 2 and dreaming never see them)
+GROUP_CORPUS = SESSION_CORPUS + "group/"
+
+
+def group_corpus(agent: str, session: str) -> str:
+    """The corpus folder of one group conversation (workspace-relative, no trailing /)."""
+    return f"{GROUP_CORPUS}{agent}/{session}"
+
+
+def in_group_corpus(relpath: str) -> bool:
+    """``relpath`` holds lines of a group conversation (:data:`GROUP_CORPUS`)."""
+    return relpath.startswith(GROUP_CORPUS)
 
 
 def _day(name: str) -> date | None:
@@ -120,10 +133,13 @@ def classify(relpath: str, trusted: Collection[str] = ()) -> PathClass:
 
 __all__ = [
     "CURATED_FILES",
+    "GROUP_CORPUS",
     "REVIEW_FILES",
     "SESSION_CORPUS",
     "PathClass",
     "SourceKind",
     "classify",
+    "group_corpus",
+    "in_group_corpus",
     "under",
 ]

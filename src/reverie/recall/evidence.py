@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from ..provenance.origin import Origin, SessionKind
+from ..stopwords import CJK_GRAMMAR, CONCEPT
 from ..tokens import is_cjk
 
 # Recall-store caps (SPEC section 8, "recall store entry").
@@ -63,31 +64,8 @@ class RecallStats:
 
 # --- concept tags -------------------------------------------------------------------
 
-# fmt: off
-_STOPWORDS = frozenset((
-    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
-    "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each",
-    "either", "else", "etc", "even", "ever", "every", "few", "for", "from", "further", "get",
-    "gets", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
-    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "like", "likes", "made",
-    "make", "many", "may", "me", "might", "more", "most", "much", "must", "my", "neither", "no",
-    "nor", "not", "now", "of", "off", "often", "on", "once", "one", "only", "or", "other", "our",
-    "ours", "out", "over", "own", "per", "please", "rather", "really", "same", "shall", "she",
-    "should", "since", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
-    "then", "there", "these", "they", "this", "those", "though", "through", "thus", "to", "too",
-    "under", "until", "up", "upon", "us", "use", "used", "uses", "using", "very", "via", "was",
-    "we", "well", "were", "what", "when", "where", "which", "while", "who", "whom", "whose",
-    "why", "will", "with", "within", "without", "would", "yes", "yet", "you", "your", "yours",
-    "user", "users", "assistant", "agent", "always", "never", "prefer", "prefers", "preferred",
-    "want", "wants", "wanted", "need", "needs", "needed", "thing", "things",
-))
-# fmt: on
-# Single Han characters that are almost always grammar, not content: a bigram that
-# contains one is rarely a concept.
-_CJK_STOP_CHARS = frozenset(
-    "的了是在着过吗呢吧啊和与及或也都就把被将对从给向这那我你他她它们个很不没每还又所"
-)
+_STOPWORDS = CONCEPT
+_CJK_STOP_CHARS = CJK_GRAMMAR  # single Han characters that are grammar, not content
 _NUMERIC = re.compile(r"^[\d._-]+$")
 
 

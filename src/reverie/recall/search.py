@@ -17,6 +17,7 @@ from ..errors import ProviderError, ReverieError, WorkspaceError
 from ..provenance.frames import frame_lines
 from ..provenance.markers import resolve
 from ..provenance.origin import Origin, lowest
+from ..provenance.paths import in_group_corpus
 from ..storage.embedders.base import Embedder
 from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
@@ -152,6 +153,7 @@ class Searcher:
             cfg = RankConfig(**{**cfg.__dict__, "half_life_days": 1e12})
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
+        cands = [c for c in cands if not in_group_corpus(c.path)]  # no group chat: R-LANE2-2
         ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
         notes: list[str] = []
         reranked: dict[int, float] = {}
@@ -273,15 +275,20 @@ class Searcher:
 
 @dataclass(frozen=True)
 class GetResult:
-    """Lines of a workspace file (``memory_get``), with where more is available."""
+    """Lines of a workspace file (``memory_get``), with where more is available.
+
+    ``text`` is what every door shows (the CLI, the MCP tool and resource, JSON alike):
+    the lines framed per run of origin (:func:`reverie.provenance.frames.frame_lines`),
+    so no line below agent trust reaches a reader, or a model, unframed. ``raw`` holds
+    the lines as the file does, for code below the doors (lane 2 frames them itself)."""
 
     path: str
     start_line: int
     end_line: int
-    text: str  # the lines as the file holds them (for people and scripts)
+    raw: str  # the lines as the file holds them (never shown by a door)
     more_from: int | None
     total_lines: int
-    framed: str = ""  # the lines as a model may read them: framed per run of origin
+    text: str = ""  # the lines as anyone (a model included) may read them: framed
     segments: tuple[tuple[int, int, Origin], ...] = ()  # (start, end, origin) runs
 
     @property
@@ -289,15 +296,15 @@ class GetResult:
         return any(o is Origin.UNTRUSTED for _, _, o in self.segments)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "segments"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("segments", "raw")}
         out["segments"] = [
             {"start_line": a, "end_line": b, "origin": o.value} for a, b, o in self.segments
         ]
         out["untrusted"] = self.untrusted
         return out
 
-    def render(self, *, for_model: bool = False) -> str:
-        out = self.framed if for_model else self.text
+    def render(self) -> str:
+        out = self.text
         if self.more_from is not None:
             out += f"\n[more available from line {self.more_from}]"
         return out

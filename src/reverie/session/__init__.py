@@ -27,10 +27,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..curation.requests import Request, Requests
 from ..dreaming.directives import from_session
 from ..errors import ParseError, ProviderError, ReverieError
 from ..intents import Intent
 from ..llm.base import LLM, Message
+from ..provenance.grounding import cited
 from ..provenance.origin import (
     EXTERNAL,
     PROMOTABLE_ORIGINS,
@@ -40,9 +42,10 @@ from ..provenance.origin import (
     SessionKind,
     Source,
 )
+from ..provenance.redact import mask, strip_controls
 from ..recall.context import TurnContext
 from ..recall.escalation import Target, Turn
-from ..results import Accepted, Rejected
+from ..results import Accepted, Pending, Rejected
 from ..scope.session import SessionScope
 from ..tokens import count_tokens
 from ..user.directives import Change
@@ -58,7 +61,6 @@ from ..write.flush import (
 )
 from ..write.ingest import IngestResult
 from ..write.journal import Appended
-from ..write.redact import strip_controls
 from ..write.transcript import VERSION, append_record, load
 from ..write.transcript import create as create_transcript
 from .host import ROLE, TURN_ROLES, Recorded, SessionHost, said_at
@@ -257,28 +259,31 @@ class Session:
 
     def directive(
         self, text: str, *, cites: int, key: str | None = None
-    ) -> Accepted[Change] | Rejected:
-        """Put a directive the owner stated in this session into USER.md (R-USER-1); refused,
-        with the reason, unless grounded in the owner message ``cites`` (its seq)."""
-        return from_session(self.host, self.path, self.kind.value, text, cites=cites, key=key)
+    ) -> Accepted[Change] | Rejected | Pending[Request]:
+        """Put a directive the owner stated in this session into USER.md (R-USER-1).
+        Refused, with the reason, unless ``cites`` (a seq) is a message the owner typed
+        here; pending (``reverie pending confirm ID``) when that message does not hold all
+        of it (:func:`reverie.provenance.grounding.grounded`)."""
+        out = from_session(self.host, self.path, self.kind.value, text, cites=cites, key=key)
+        if isinstance(out, Accepted) or out.code != "grounding":
+            return out
+        s = self.host.settings
+        store = Requests(self.host.workspace, now=self.host.clock.now, max_pending=s.pending_max)
+        req = store.add(
+            "directive", text, by=f"session:{self.id}#{cites}", key=key, reason=out.reason
+        )
+        return Pending(req.id, out.code, out.reason, req)
 
     # -- standing intents (R-INTENT-1..3) ------------------------------------------------
-    def add_intent(self, text: str, *, grounded_in: int | None = None, **how: str) -> Intent:
+    def add_intent(
+        self, text: str, *, grounded_in: int | None = None, **how: str
+    ) -> Accepted[Intent] | Pending[Intent]:
         """A standing intent (``how``: at=, every=, on=, review_by=, else read from
-        ``text``). Armed only when ``grounded_in`` is the seq of an owner message of this
-        (interactive, direct) session that the intent is made of; otherwise pending
-        until the owner confirms it (``reverie intent confirm ID``)."""
-        said = self._owner_said(grounded_in)
+        ``text``). Armed only when ``grounded_in`` is the seq of a message the owner typed
+        in this interactive session that holds all of it; otherwise pending, with the
+        reason, until the owner confirms it (``reverie pending confirm ID``)."""
+        said = cited(load(self.path).messages, grounded_in, session_kind=self.kind.value)
         return self.host.intents.propose(text, said, f"session:{self.id}#{grounded_in}", **how)
-
-    def _owner_said(self, seq: int | None) -> str | None:
-        """The text of message ``seq`` if the owner typed it here, on a direct channel."""
-        if seq is None or self.kind is not SessionKind.INTERACTIVE:
-            return None
-        for m in load(self.path).messages:
-            if m.get("seq") == seq and m.get("source") == "owner" and m.get("origin") == "owner":
-                return str(m.get("text", ""))
-        return None
 
     def list_intents(self, *, all: bool = False) -> list[Intent]:
         return self.host.intents.listing(all=all)
@@ -338,9 +343,10 @@ class Session:
         self._mark_flushed("started")
         if not turns:
             return FlushResult("nothing", "no trusted turns to flush")
+        masked = mask(build_input(turns))  # the model never sees an address or a key
         try:
             reply = model.complete(
-                [Message("user", build_input(turns))],
+                [Message("user", masked.text)],
                 system=FLUSH_SYSTEM,
                 json_schema=FLUSH_SCHEMA,
                 timeout=self.host.settings.llm_timeout,
@@ -348,7 +354,7 @@ class Session:
         except ProviderError as exc:
             warnings.warn(f"pre-compaction flush skipped: {exc}", stacklevel=2)
             return FlushResult("failed", str(exc))
-        entries = accept_entries(reply.data)
+        entries = accept_entries(masked.restore_data(reply.data))
         if not entries:
             return FlushResult("nothing", "the model had nothing to store")
         sources = []

@@ -26,6 +26,7 @@ from datetime import date
 from functools import cache
 
 from ..results import Accepted, Rejected
+from ..stopwords import KEY
 from ..tokens import terms
 
 FIELD_RE = re.compile(r"\s*<!--\s*(key|observed|status|always)\s*:([^<>]*?)-->", re.IGNORECASE)
@@ -75,13 +76,7 @@ def _first_person() -> tuple[tuple[re.Pattern[str], str], ...]:
     )
 
 
-_KEY_STOP = frozenset(
-    _split(
-        "always|never|prefer|please|use|do|don't|dont|not|avoid|keep|only|make|"
-        "sure|ensure|the|a|an|to|of|in|on|for|with|and|or|my|me|i|you|your|it|"
-        "is|be|when|all|any"
-    )
-)
+_KEY_STOP = KEY
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..provenance.frames import DIRECTIVE_BLOCK_CLOSE, DIRECTIVE_BLOCK_OPEN
+from ..stopwords import CJK_DIRECTIVE_LEADS, CJK_GRAMMAR, DIRECTIVE_FILLER
 from ..tokens import is_cjk, token_set
 from .directives import Directive
-from .grounding import content
 
 BLOCK_INTRO = "The user's standing directives that bear on this message (USER.md); follow them:"
 MIN_STEM = 5
@@ -44,12 +44,13 @@ def _key_words(key: str | None) -> frozenset[str]:
 
 # Chinese matches on content bigrams: a single character, a bigram holding a grammar
 # character, or an imperative lead (总是, 永远, 优先 ...) says nothing about the subject
-_CJK_GRAMMAR = frozenset(
-    "的了是在着过吗呢吧啊和与及或也都就把被将对从给向这那我你他她它们个很不没每还又所请要"
-)
-_CJK_LEADS = frozenset(
-    re.findall(r"\S+", "总是 始终 永远 优先 务必 必须 一律 默认 记得 使用 绝不 从不 尽量")
-)
+_CJK_GRAMMAR = CJK_GRAMMAR | frozenset("请要")
+_CJK_LEADS = CJK_DIRECTIVE_LEADS
+
+
+def content(text: str) -> frozenset[str]:
+    """The words (and CJK uni- and bigrams) a directive's meaning rests on."""
+    return frozenset(t for t in token_set(text) if t not in DIRECTIVE_FILLER)
 
 
 def terms_of(text: str) -> frozenset[str]:

@@ -28,6 +28,7 @@ from ..storage.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
+    from ..intents import Intents
     from ..recall.context import TriggerIndex, TurnContext
     from ..recall.log import RecallLog
     from ..recall.search import Searcher, SearchResponse
@@ -205,8 +206,9 @@ class Adapters:
         if s.escalation and seconds < s.escalation_timeout:
             self.settings = s.replace(escalation_timeout=seconds)
 
-    def curation(self) -> Curation:
-        """The curation service over these adapters."""
+    def curation(self, intents: Callable[[], Intents | None]) -> Curation:
+        """The curation service over these adapters (``intents``: the intents service,
+        whose pending proposals it lists)."""
         from ..curation.service import Curation
 
         ws = self.workspace
@@ -218,6 +220,7 @@ class Adapters:
             conn=lambda: self.conn,
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
+            intents=intents,
         )
 
     def close(self) -> None:

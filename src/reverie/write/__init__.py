@@ -4,5 +4,6 @@
 - :mod:`.flush`: the pre-compaction flush plan and its accepted entries (R-WRITE-2).
 - :mod:`.transcript`: the session transcript format (JSONL).
 - :mod:`.ingest`: a finished transcript becomes dreaming evidence (R-WRITE-3).
-- :mod:`.redact`: PII and secret redaction.
+  (PII and secret redaction is :mod:`reverie.provenance.redact`, applied on every path
+  to a model.)
 """

@@ -5,10 +5,12 @@ transcript becomes dreaming evidence in ``memory/.dreams/session-corpus/<day>.md
 - Memory the runtime injected (``source: recalled`` messages, and any injected block
   quoted inside a message) is stripped, so a recalled fact never comes back as new.
 - PII is redacted before anything is written.
+- A group conversation's lines go to ``session-corpus/group/<agent>/<session>/``, which
+  search leaves out: no other conversation, and no dream, ever sees them (R-LANE2-2).
 - Each line keeps its origin (computed when the message was recorded, signed so the
   text cannot raise it), a source anchor ``<session id>#<seq>`` and the project the
-  session worked in when the message came in (R-SCOPE-1); tool, web and non-owner
-  turns stay ``untrusted``.
+  session worked in when the message came in (R-SCOPE-1), its channel and agent; tool,
+  web and non-owner turns stay ``untrusted``.
 - Incremental and idempotent: a checkpoint per transcript records the last message
   ingested; ingesting again appends nothing.
 - A transcript file is input, so it cannot vouch for itself (issue 14): its header
@@ -24,6 +26,7 @@ transcript becomes dreaming evidence in ``memory/.dreams/session-corpus/<day>.md
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,13 +38,13 @@ from ..errors import ParseError
 from ..provenance.frames import strip_injected
 from ..provenance.markers import render_marker
 from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, origin_for
-from ..provenance.paths import SESSION_CORPUS
+from ..provenance.paths import SESSION_CORPUS, group_corpus
+from ..provenance.redact import redact
 from ..scope.remote import is_valid_key
 from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from .journal import clean_lines
-from .redact import redact
 from .transcript import is_sealed, load, message_day
 
 CORPUS = SESSION_CORPUS.rstrip("/")
@@ -84,6 +87,10 @@ def _origin(msg: dict[str, Any], header: dict[str, Any], kind: SessionKind) -> O
         owner=header.get("owner"),
     )
     return lowest(recorded, allowed)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "_"
 
 
 def _in_sessions_dir(ws: Workspace, transcript: Path) -> bool:
@@ -136,6 +143,10 @@ def ingest(
     if not kind.promotable:
         result.status, result.reason = "skipped", f"{kind.value} sessions are never evidence"
         return result
+    channel = str(header.get("channel") or "unknown")
+    # a group conversation's lines go to a folder of their own, which no other
+    # conversation is shown (and neither is an unknown channel's)
+    folder = CORPUS if channel == Channel.DIRECT.value else group_corpus(ws.agent, _safe(sid))
     checkpoint_dir = ws.ingest_checkpoints_dir
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     checkpoint = ws.ingest_checkpoint(sid)
@@ -159,7 +170,12 @@ def ingest(
                 result.redactions[k] = result.redactions.get(k, 0) + v
             origin = _origin(msg, header, kind) if result.trusted else Origin.UNTRUSTED
             day = message_day(msg, now)  # a validated date: never a path
-            info = {"role": str(msg.get("role", "")), "anchor": f"{sid}#{seq}"}
+            info = {
+                "role": str(msg.get("role", "")),
+                "anchor": f"{sid}#{seq}",
+                "channel": channel,
+                "agent": ws.agent,
+            }
             project = state.projects.get(seq)  # R-SCOPE-1: the repository it was said in
             project = project if project and is_valid_key(project) else None
             for item in clean_lines(red.text):
@@ -170,7 +186,7 @@ def ingest(
                     render_marker(f"- {item}", origin, kind, key=key, info=info, project=project)
                 )
         for day, lines in sorted(by_day.items()):
-            rel = f"{CORPUS}/{day}.md"
+            rel = f"{folder}/{day}.md"
             path = ws.root / rel
             old = (
                 path.read_text(encoding="utf-8") if path.exists() else f"# Session corpus {day}\n\n"

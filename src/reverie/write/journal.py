@@ -27,10 +27,10 @@ from filelock import FileLock, Timeout
 from ..errors import ReverieError, WriteError
 from ..provenance.markers import render_marker, strip_markers
 from ..provenance.origin import Origin, SessionKind
+from ..provenance.redact import redact_secrets, strip_controls
 from ..storage.files import NotRegularFile, check_regular
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
-from .redact import redact_secrets, strip_controls
 
 MAX_LINE_CHARS = 2000
 

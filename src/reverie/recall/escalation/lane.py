@@ -242,6 +242,7 @@ class EscalationLane:
         deadline: float,
     ) -> None:
         from ...llm.base import Message
+        from ...provenance.redact import for_model  # every line the lane's model reads
         from .protocol import (
             STEP_SCHEMA,
             SYSTEM,
@@ -267,7 +268,7 @@ class EscalationLane:
         chars = int(s.escalation_summary_chars)
         system = SYSTEM.replace("{chars}", str(chars))
         prompt = first_prompt(turns_of(target, message), segments, RESULT_CHARS)
-        messages = [Message("user", prompt + steps_note(steps))]
+        messages = [Message("user", for_model(prompt) + steps_note(steps))]
         for left in range(steps, 0, -1):
             remaining = deadline - self._now()
             if remaining <= 0:
@@ -303,7 +304,9 @@ class EscalationLane:
             seen.add(found)
             messages += [
                 Message("assistant", reply.text),
-                Message("user", f"Result of {step.action}:\n{result}" + steps_note(left - 1)),
+                Message(
+                    "user", f"Result of {step.action}:\n{for_model(result)}" + steps_note(left - 1)
+                ),
             ]
 
     @staticmethod

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ProviderError
-from ...provenance.frames import RECALL_BLOCK_TAG, defuse, frame_lines, frame_untrusted
+from ...provenance.frames import RECALL_BLOCK_TAG, frame_for, frame_lines
 from ...provenance.origin import Origin, lowest
 from .privacy import Turn
 
@@ -264,12 +264,10 @@ def steps_note(left: int) -> str:
 
 def render_block(answer: Answer) -> str:
     """The block injected before the reply: marked as recalled memory (ingestion strips
-    it, R-PROV-4), the summary defused, and framed as untrusted when anything the lane
-    showed the model was."""
-    body = defuse(answer.summary).replace("<", "‹").replace(">", "›")
+    it, R-PROV-4), the summary defused, and framed by the lowest origin the lane showed
+    the model (:func:`~reverie.provenance.frames.frame_for`: untrusted or system)."""
     where = ", ".join(answer.sources)
-    if answer.origin is Origin.UNTRUSTED:
-        body = frame_untrusted(body, where)
+    body = frame_for(answer.origin, answer.summary.replace("<", "‹").replace(">", "›"), where)
     return (
         f'<{RECALL_BLOCK_TAG} hidden="true" lane="escalation">\n'
         f"Recalled from earlier conversations and notes ({where}):\n{body}\n"

@@ -160,7 +160,7 @@ class Sources:
             origin_of.update(dict.fromkeys(range(a, b + 1), o))
         corpus = classify(got.path).kind is SourceKind.TRANSCRIPT
         keep: list[Line] = []
-        for number, raw in enumerate(got.text.split("\n"), start=got.start_line):
+        for number, raw in enumerate(got.raw.split("\n"), start=got.start_line):
             origin = origin_of.get(number, Origin.UNTRUSTED)
             if origin is Origin.SYSTEM or not raw.strip():
                 continue

@@ -1,4 +1,6 @@
-"""PII redaction for transcripts before they become dreaming evidence (R-WRITE-3, pure).
+"""PII redaction (R-WRITE-3, pure): transcripts before they become dreaming evidence,
+and every text built from memory or conversation on its way to a model (lane 2's
+prompt, dreaming's prompts: :func:`for_model`).
 
 A transcript is evidence that may be consolidated into long-term memory, so anything
 personal or secret in it must be gone *before* ingestion: once a phone number reaches a
@@ -235,17 +237,22 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _apply(rule: _Rule, text: str, counts: dict[str, int]) -> str:
+def _apply(
+    rule: _Rule,
+    text: str,
+    counts: dict[str, int],
+    name: Callable[[str, str], str] = lambda kind, _value: placeholder(kind),
+) -> str:
     def replace(m: re.Match[str]) -> str:
         if not rule.accept(m):
             return m.group(0)
         counts[rule.kind] = counts.get(rule.kind, 0) + 1
         group = next((g for g in rule.groups if m.group(g) is not None), None)
         if group is None:
-            return placeholder(rule.kind)
+            return name(rule.kind, m.group(0))
         start, end = m.start(group) - m.start(), m.end(group) - m.start()
         whole = m.group(0)
-        return whole[:start] + placeholder(rule.kind) + whole[end:]
+        return whole[:start] + name(rule.kind, m.group(group)) + whole[end:]
 
     return rule.pattern.sub(replace, text)
 
@@ -271,6 +278,58 @@ def redact(text: str) -> Redaction:
     return Redaction(text, counts)
 
 
+def for_model(text: str) -> str:
+    """``text`` as a model may see it: :func:`redact` (every path from memory or a
+    conversation to a model goes through here)."""
+    return redact(text).text
+
+
+@dataclass(frozen=True)
+class Masked:
+    """Text for a model with each finding replaced by a numbered placeholder
+    (``[REDACTED:email:1]``; the same value, the same placeholder), and the way back:
+    a model that rewrites memory (dreaming's consolidation) never sees the values, and
+    what it returns gets them back, so nothing the owner stored is lost."""
+
+    text: str
+    originals: dict[str, str] = field(default_factory=dict)
+
+    def restore(self, text: str) -> str:
+        if not self.originals:
+            return text
+        return _NUMBERED.sub(lambda m: self.originals.get(m.group(0), m.group(0)), text)
+
+    def restore_data(self, data: object) -> object:
+        """:meth:`restore` over every string of a JSON value."""
+        if isinstance(data, str):
+            return self.restore(data)
+        if isinstance(data, list):
+            return [self.restore_data(v) for v in data]
+        if isinstance(data, dict):
+            return {k: self.restore_data(v) for k, v in data.items()}
+        return data
+
+
+_NUMBERED = re.compile(r"\[REDACTED:[a-z_]+:\d+\]")
+
+
+def mask(text: str) -> Masked:
+    """:func:`redact` with numbered placeholders that :meth:`Masked.restore` undoes."""
+    originals: dict[str, str] = {}
+    by_value: dict[tuple[str, str], str] = {}
+
+    def name(kind: str, value: str) -> str:
+        if (kind, value) not in by_value:
+            by_value[kind, value] = f"[REDACTED:{kind}:{len(by_value) + 1}]"
+            originals[by_value[kind, value]] = value
+        return by_value[kind, value]
+
+    counts: dict[str, int] = {}
+    for rule in _RULES:
+        text = _apply(rule, text, counts, name)
+    return Masked(text, originals)
+
+
 # line breaks other than "\n" (str.splitlines breaks at them, the indexer does not)
 _BREAKS_RE = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85]")
 # every other control character but tab (C0, DEL, C1), and lone surrogates (which no
@@ -288,9 +347,12 @@ def strip_controls(text: str) -> str:
 
 __all__ = [
     "KINDS",
+    "Masked",
     "Redaction",
     "cn_id_ok",
+    "for_model",
     "luhn_ok",
+    "mask",
     "placeholder",
     "redact",
     "redact_secrets",
