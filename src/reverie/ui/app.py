@@ -173,7 +173,11 @@ class ReviewApp:
     # -- actions (each returns where to go back to, and what to say) ---------------------
     def _forget(self, form: dict[str, str]) -> tuple[str, str]:
         report = self.engine.curation.forget(key=form.get("key", ""))
-        return form.get("back", "/"), f"forgotten: {report.removed} line(s) removed"
+        kept = report.history_kept  # said plainly: a pre-image still holds it
+        note = f"; STILL HELD by pre-image(s) {', '.join(kept)}: forget again with --purge-history"
+        return form.get("back", "/"), f"forgotten: {report.removed} line(s) removed" + (
+            note if kept else ""
+        )
 
     def _dream_locked(self, fn: Callable[[Any, str], dict[str, Any]], key: str) -> dict[str, Any]:
         with held(self.engine.workspace.dream_lock, wait=30, busy="a dream is running"):
