@@ -152,6 +152,32 @@ def test_without_purge_history_only_pre_images_hold_it_and_the_output_says_so(
     assert "walrus" not in what_a_user_sees(paths, env)
 
 
+def test_a_reader_keeping_a_wal_delays_only_its_checkpoint(
+    paths: Paths, env: dict[str, str], run_cli: RunCli
+) -> None:
+    """Another process reading the recall log while the forget runs keeps its WAL
+    (old frames hold the deleted rows): the forget says so, and the next command
+    empties it; then no byte is left."""
+    import sqlean as sqlite3
+
+    seed(paths, env, run_cli)
+    reader = sqlite3.connect(str(paths.state / "main" / "recall.sqlite"), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM recall_store").fetchone()  # a snapshot held
+    try:
+        proc = run_cli("forget", SECRET, "--purge-history")
+        journal = json.loads((paths.state / "main" / "forget-journal.json").read_text())
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert "recall.sqlite: another process was using it" in proc.stdout
+    assert journal["busy"] == ["recall.sqlite"]
+    assert "walrus" not in json.dumps(journal).lower()
+    run_cli("search", QUERIES[0])
+    assert not (paths.state / "main" / "forget-journal.json").exists()
+    assert holders(paths.workspace, paths.state) == []
+
+
 # -- a forget killed at random moments ------------------------------------------------------
 
 

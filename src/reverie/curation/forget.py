@@ -186,6 +186,9 @@ class Forgetter:
     def _carry_out(self, journal: ForgetJournal, report: ForgetReport) -> None:
         """Every step of the forget in ``journal``; each safe to repeat, so a killed
         run is finished by running this again. The journal goes when all are done."""
+        if journal.busy:  # all done but the checkpoint of WALs another process kept
+            self._close(journal, forget_stores.checkpoints(self.ws, journal.busy), True, report)
+            return
         stones = Tombstones(self.ws.tombstones_path)
         journal.lay(stones)  # from here on nothing can bring it back
         blocked = journal.matcher(stones)
@@ -203,14 +206,25 @@ class Forgetter:
         else:
             report.history_kept = sorted(self._history(blocked, self._preimages(), dry_run=True))
         self._record(journal)
-        busy = self._scrub()
-        if busy:
-            report.warnings.append(
-                f"{', '.join(busy)}: another process was reading; the deleted bytes go "
-                "when the next command finishes this forget"
-            )
+        busy, ok = self._scrub()
+        self._close(journal, busy, ok, report)
+
+    def _close(
+        self, journal: ForgetJournal, busy: list[str], ok: bool, report: ForgetReport
+    ) -> None:
+        """The journal goes once no deleted byte is left; while another process keeps a
+        WAL, the next open only retries its checkpoint (``journal.busy``)."""
+        path = self.ws.forget_journal_path
+        if ok and not busy:
+            path.unlink(missing_ok=True)
             return
-        self.ws.forget_journal_path.unlink(missing_ok=True)
+        report.warnings.append(
+            f"{', '.join(busy) or 'a SQLite file'}: another process was using it; the deleted "
+            "bytes go when the next command finishes this forget"
+        )
+        if ok:
+            journal.busy = busy
+            journal.save(path)
 
     def _settle_temps(self) -> None:
         """What a killed write of MEMORY.md / USER.md left: kept as pre-images when they
@@ -290,22 +304,16 @@ class Forgetter:
             with contextlib.suppress(Exception):
                 report.cached_vectors = store.drop_cached_hashes(self.p.conn(), hashes)
 
-    def _scrub(self) -> list[str]:
-        """No deleted byte left in a SQLite file or WAL; the names of those still busy."""
-        busy, done = [], {self.ws.index_path, self.ws.recall_log_path}
-        try:
+    def _scrub(self) -> tuple[list[str], bool]:
+        """No deleted byte left in a SQLite file or WAL: the names of those whose WAL
+        another process kept, and whether every file was rewritten."""
+        busy, ok = forget_stores.scrub_files(self.ws, {self.ws.index_path})
+        try:  # the index through its own connection (sqlite-vec loaded)
             if not scrub(self.p.conn()):
                 busy.append(self.ws.index_path.name)
-        except Exception:
-            busy.append(self.ws.index_path.name)
-        log = self.p.recall_log()
-        if log is not None:
-            try:
-                if not log.scrub():
-                    busy.append(self.ws.recall_log_path.name)
-            except Exception:
-                busy.append(self.ws.recall_log_path.name)
-        return busy + forget_stores.scrub_files(self.ws, done)
+        except Exception:  # locked past the timeout: the next open tries it all again
+            ok = False
+        return busy, ok
 
     def _preimages(self) -> list[Path]:
         d = self.ws.preimages_dir

@@ -42,6 +42,7 @@ class ForgetJournal:
     vectors: list[str] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
     salt: str = ""  # the tombstones' salt, while their file does not exist yet
+    busy: list[str] = field(default_factory=list)  # all done but these WALs' checkpoint
 
     @classmethod
     def plan(

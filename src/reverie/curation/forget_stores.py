@@ -127,20 +127,39 @@ def snapshot(ws: Workspace) -> None:
     TriggerSnapshot(ws.triggers_path).discard()
 
 
-def scrub_files(ws: Workspace, done: set[Path]) -> list[str]:
-    """Every other SQLite file of the agent's state dir rewritten without deleted bytes;
-    the names of those another process kept from emptying their WAL."""
-    busy = []
+def scrub_files(ws: Workspace, done: set[Path]) -> tuple[list[str], bool]:
+    """Every other SQLite file of the agent's state dir rewritten without deleted bytes:
+    the names of those whose WAL another process kept, and whether all were rewritten."""
+    busy, ok = [], True
     for path in sorted(ws.agent_dir.glob("*.sqlite")):
         if path in done or path == ws.triggers_path:
             continue
         try:
-            clean = scrub_file(path)
-        except Exception:  # a locked or broken file: named, retried by the next open
-            clean = False
-        if not clean:
-            busy.append(path.name)
-    return busy
+            if not scrub_file(path):
+                busy.append(path.name)
+        except Exception:  # a locked or broken file: the next open tries it all again
+            ok = False
+    return busy, ok
 
 
-__all__ = ["FORGOTTEN", "intents", "pending", "scrub_files", "snapshot", "transcripts"]
+def checkpoints(ws: Workspace, names: list[str]) -> list[str]:
+    """The WALs of ``names`` (rewritten already) emptied; those still busy."""
+    out = []
+    for name in names:
+        try:
+            if not scrub_file(ws.agent_dir / name, vacuum=False):
+                out.append(name)
+        except Exception:
+            out.append(name)
+    return out
+
+
+__all__ = [
+    "FORGOTTEN",
+    "checkpoints",
+    "intents",
+    "pending",
+    "scrub_files",
+    "snapshot",
+    "transcripts",
+]
