@@ -123,8 +123,13 @@ def test_forget_with_purge_history_leaves_no_byte_anywhere(
     paths: Paths, env: dict[str, str], run_cli: RunCli, cli_json: Callable[..., Any]
 ) -> None:
     seed(paths, env, run_cli)
+    before = holders(paths.workspace, paths.state)
+    plan = cli_json("forget", SECRET, "--purge-history", "--dry-run")
+    assert holders(paths.workspace, paths.state) == before
     out = cli_json("forget", SECRET, "--purge-history")
     assert holders(paths.workspace, paths.state) == []
+    assert plan["stores"] == out["stores"]  # the dry run named every store it changed
+    assert set(plan["history"]) <= set(out["history"])  # (and the pre-images it made)
     assert out["stores"]["transcripts"] >= 2 and out["stores"]["pending_requests"] == 2
     assert out["stores"]["intents"] == 1 and out["history"] and out["reports"]
     assert "walrus" not in what_a_user_sees(paths, env)

@@ -105,7 +105,7 @@ class Forgetter:
         )
         with lock:
             if not dry_run:
-                self._finish(report)  # a forget killed before this one goes first
+                self._finish(ForgetReport("", False))  # a forget killed before goes first
                 self._settle_temps()
             files = self._files()
             stones = Tombstones(self.ws.tombstones_path)
@@ -235,15 +235,7 @@ class Forgetter:
 
     def _stores(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> dict[str, int]:
         ws = self.ws
-        if dry_run:
-            n = sum(
-                any(blocked(ln) for ln in read_text(p).split("\n"))
-                for p in (
-                    sorted(ws.sessions_dir.glob("*.jsonl")) if ws.sessions_dir.is_dir() else []
-                )
-            )
-        else:
-            n = sum(forget_stores.transcripts(ws, blocked).values())
+        n = sum(forget_stores.transcripts(ws, blocked, dry_run=dry_run).values())
         return {
             "transcripts": n,
             "pending_requests": forget_stores.pending(ws, blocked, at, dry_run=dry_run),

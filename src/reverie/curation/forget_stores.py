@@ -19,7 +19,7 @@ Blocked = Callable[[str], bool]
 FORGOTTEN = "(forgotten by the owner)"
 
 
-def transcripts(ws: Workspace, blocked: Blocked) -> dict[str, int]:
+def transcripts(ws: Workspace, blocked: Blocked, *, dry_run: bool = False) -> dict[str, int]:
     """Records changed, by transcript file name (the session API's and the Claude Code
     mirror's, live or ended: the escalation lane reads them)."""
     out: dict[str, int] = {}
@@ -28,7 +28,7 @@ def transcripts(ws: Workspace, blocked: Blocked) -> dict[str, int]:
     for path in sorted(ws.sessions_dir.glob("*.jsonl")):
         if path.is_symlink() or not path.is_file():
             continue
-        n = forget_in(path, blocked)
+        n = forget_in(path, blocked, dry_run=dry_run)
         if n:
             out[path.name] = n
     return out
