@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXED_NOW, Paths, RunCli, cli_command, plant
 from reverie.clock import Clock
@@ -121,8 +123,13 @@ def test_forget_with_purge_history_leaves_no_byte_anywhere(
     paths: Paths, env: dict[str, str], run_cli: RunCli, cli_json: Callable[..., Any]
 ) -> None:
     seed(paths, env, run_cli)
+    before = holders(paths.workspace, paths.state)
+    plan = cli_json("forget", SECRET, "--purge-history", "--dry-run")
+    assert holders(paths.workspace, paths.state) == before
     out = cli_json("forget", SECRET, "--purge-history")
     assert holders(paths.workspace, paths.state) == []
+    assert plan["stores"] == out["stores"]  # the dry run named every store it changed
+    assert set(plan["history"]) <= set(out["history"])  # (and the pre-images it made)
     assert out["stores"]["transcripts"] >= 2 and out["stores"]["pending_requests"] == 2
     assert out["stores"]["intents"] == 1 and out["history"] and out["reports"]
     assert "walrus" not in what_a_user_sees(paths, env)
@@ -148,6 +155,32 @@ def test_without_purge_history_only_pre_images_hold_it_and_the_output_says_so(
     for h in held:
         assert Path(h).name in proc.stdout
     assert "walrus" not in what_a_user_sees(paths, env)
+
+
+def test_a_reader_keeping_a_wal_delays_only_its_checkpoint(
+    paths: Paths, env: dict[str, str], run_cli: RunCli
+) -> None:
+    """Another process reading the recall log while the forget runs keeps its WAL
+    (old frames hold the deleted rows): the forget says so, and the next command
+    empties it; then no byte is left."""
+    import sqlean as sqlite3
+
+    seed(paths, env, run_cli)
+    reader = sqlite3.connect(str(paths.state / "main" / "recall.sqlite"), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM recall_store").fetchone()  # a snapshot held
+    try:
+        proc = run_cli("forget", SECRET, "--purge-history")
+        journal = json.loads((paths.state / "main" / "forget-journal.json").read_text())
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert "recall.sqlite: another process was using it" in proc.stdout
+    assert journal["busy"] == ["recall.sqlite"]
+    assert "walrus" not in json.dumps(journal).lower()
+    run_cli("search", QUERIES[0])
+    assert not (paths.state / "main" / "forget-journal.json").exists()
+    assert holders(paths.workspace, paths.state) == []
 
 
 # -- a forget killed at random moments ------------------------------------------------------
@@ -293,3 +326,47 @@ def test_a_sync_keeps_the_only_copy_a_killed_dream_left_in_a_temp_file(
     assert sorted(images.values()) == sorted([old, "# User\n\n- Prefers tea.\n"]), images
     run_cli("dream", "restore")
     assert (paths.workspace / "MEMORY.md").read_text(encoding="utf-8") == old
+
+
+# -- transcripts are redacted in place and stay what they were otherwise ---------------------
+
+MARK = "ZQXJVW"
+LINE = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    messages=st.lists(st.lists(LINE, min_size=1, max_size=4), min_size=1, max_size=6),
+    marked=st.sets(st.integers(0, 30), max_size=8),
+)
+def test_a_redacted_transcript_keeps_its_seal_lines_and_every_other_line(
+    tmp_path_factory: pytest.TempPathFactory, messages: list[list[str]], marked: set[int]
+) -> None:
+    """Whatever the messages hold (any Unicode, quotes, escapes), removing some of their
+    lines keeps the file's line count and byte size, a valid seal, and exactly the lines
+    not removed; the removed ones are nowhere in the bytes."""
+    from reverie.write import transcript as tr
+
+    folder = tmp_path_factory.mktemp("tr")
+    key = b"k" * 32
+    path = folder / "s.jsonl"
+    header = {"type": "session", "version": 1, "id": "s", "kind": "interactive"}
+    header |= {"channel": "direct", "sender": "a", "owner": "a", "started": FIXED_NOW}
+    assert tr.create(path, header, key=key)
+    texts = []
+    for seq, lines in enumerate(messages, start=1):
+        assume(not any(MARK in ln for ln in lines))
+        lines = [f"{ln} {MARK}{seq}" if seq * 5 + i in marked else ln for i, ln in enumerate(lines)]
+        texts.append(lines)
+        record = {"type": "message", "seq": seq, "source": "owner", "text": "\n".join(lines)}
+        tr.append_record(path, record)
+    before = path.read_bytes()
+    changed = tr.forget_in(path, lambda ln: MARK in ln)
+    after = path.read_bytes()
+    assert len(after) == len(before) and after.count(b"\n") == before.count(b"\n")
+    assert MARK.encode() not in after
+    assert changed == sum(any(MARK in ln for ln in lines) for lines in texts)
+    state = tr.load(path)
+    assert tr.is_sealed(state.header, key)
+    for msg, lines in zip(state.messages, texts, strict=True):
+        assert msg["text"] == "\n".join(ln for ln in lines if MARK not in ln)

@@ -44,7 +44,7 @@ from ..storage.locks import held
 from ..storage.reader import undecodable
 from ..storage.scrub import scrub
 from ..storage.tombstones import Tombstones, tokens
-from ..storage.workspace import TRANSCRIPT_SUFFIX, FileEntry, link_class
+from ..storage.workspace import FileEntry, link_class
 from . import forget_stores
 from .forget_journal import Blocked, ForgetJournal
 from .forget_plan import ForgetPorts, ForgetReport, PlanMatch, read_text, without
@@ -107,7 +107,7 @@ class Forgetter:
         )
         with lock:
             if not dry_run:
-                self._finish(report)  # a forget killed before this one goes first
+                self._finish(ForgetReport("", False))  # a forget killed before goes first
                 self._settle_temps()
             files = self._files()
             stones = Tombstones(self.ws.tombstones_path)
@@ -197,6 +197,9 @@ class Forgetter:
     def _carry_out(self, journal: ForgetJournal, report: ForgetReport) -> None:
         """Every step of the forget in ``journal``; each safe to repeat, so a killed
         run is finished by running this again. The journal goes when all are done."""
+        if journal.busy:  # all done but the checkpoint of WALs another process kept
+            self._close(journal, forget_stores.checkpoints(self.ws, journal.busy), True, report)
+            return
         stones = Tombstones(self.ws.tombstones_path)
         journal.lay(stones)  # from here on nothing can bring it back
         blocked = journal.matcher(stones)
@@ -215,14 +218,25 @@ class Forgetter:
         else:
             report.history_kept = sorted(self._history(blocked, self._preimages(), dry_run=True))
         self._record(journal)
-        busy = self._scrub()
-        if busy:
-            report.warnings.append(
-                f"{', '.join(busy)}: another process was reading; the deleted bytes go "
-                "when the next command finishes this forget"
-            )
+        busy, ok = self._scrub()
+        self._close(journal, busy, ok, report)
+
+    def _close(
+        self, journal: ForgetJournal, busy: list[str], ok: bool, report: ForgetReport
+    ) -> None:
+        """The journal goes once no deleted byte is left; while another process keeps a
+        WAL, the next open only retries its checkpoint (``journal.busy``)."""
+        path = self.ws.forget_journal_path
+        if ok and not busy:
+            path.unlink(missing_ok=True)
             return
-        self.ws.forget_journal_path.unlink(missing_ok=True)
+        report.warnings.append(
+            f"{', '.join(busy) or 'a SQLite file'}: another process was using it; the deleted "
+            "bytes go when the next command finishes this forget"
+        )
+        if ok:
+            journal.busy = busy
+            journal.save(path)
 
     def _settle_temps(self) -> None:
         """What a killed write of MEMORY.md / USER.md left: kept as pre-images when they
@@ -233,17 +247,7 @@ class Forgetter:
 
     def _stores(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> dict[str, int]:
         ws = self.ws
-        if dry_run:
-            n = sum(
-                any(blocked(ln) for ln in read_text(p).split("\n"))
-                for p in (
-                    sorted(ws.sessions_dir.glob("*" + TRANSCRIPT_SUFFIX))
-                    if ws.sessions_dir.is_dir()
-                    else []
-                )
-            )
-        else:
-            n = sum(forget_stores.transcripts(ws, blocked).values())
+        n = sum(forget_stores.transcripts(ws, blocked, dry_run=dry_run).values())
         return {
             "transcripts": n,
             "pending_requests": forget_stores.pending(ws, blocked, at, dry_run=dry_run),
@@ -321,22 +325,16 @@ class Forgetter:
             with contextlib.suppress(Exception):
                 report.cached_vectors = store.drop_cached_hashes(self.p.conn(), hashes)
 
-    def _scrub(self) -> list[str]:
-        """No deleted byte left in a SQLite file or WAL; the names of those still busy."""
-        busy, done = [], {self.ws.index_path, self.ws.recall_log_path}
-        try:
+    def _scrub(self) -> tuple[list[str], bool]:
+        """No deleted byte left in a SQLite file or WAL: the names of those whose WAL
+        another process kept, and whether every file was rewritten."""
+        busy, ok = forget_stores.scrub_files(self.ws, {self.ws.index_path})
+        try:  # the index through its own connection (sqlite-vec loaded)
             if not scrub(self.p.conn()):
                 busy.append(self.ws.index_path.name)
-        except Exception:
-            busy.append(self.ws.index_path.name)
-        log = self.p.recall_log()
-        if log is not None:
-            try:
-                if not log.scrub():
-                    busy.append(self.ws.recall_log_path.name)
-            except Exception:
-                busy.append(self.ws.recall_log_path.name)
-        return busy + forget_stores.scrub_files(self.ws, done)
+        except Exception:  # locked past the timeout: the next open tries it all again
+            ok = False
+        return busy, ok
 
     def _preimages(self) -> list[Path]:
         d = self.ws.preimages_dir

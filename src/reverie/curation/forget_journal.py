@@ -45,6 +45,7 @@ class ForgetJournal:
     # a correction: the replacement of each selected line, by the old line's salted hash
     # (the new text is what the owner confirmed; the old one is never stored)
     edits: dict[str, str] = field(default_factory=dict)
+    busy: list[str] = field(default_factory=list)  # all done but these WALs' checkpoint
 
     @classmethod
     def plan(

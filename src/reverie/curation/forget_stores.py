@@ -18,7 +18,7 @@ Blocked = Callable[[str], bool]
 FORGOTTEN = "(forgotten by the owner)"
 
 
-def transcripts(ws: Workspace, blocked: Blocked) -> dict[str, int]:
+def transcripts(ws: Workspace, blocked: Blocked, *, dry_run: bool = False) -> dict[str, int]:
     """Records changed, by transcript file name (the session API's and the Claude Code
     mirror's, live or ended: the escalation lane reads them)."""
     out: dict[str, int] = {}
@@ -27,7 +27,7 @@ def transcripts(ws: Workspace, blocked: Blocked) -> dict[str, int]:
     for path in sorted(ws.sessions_dir.glob("*" + TRANSCRIPT_SUFFIX)):
         if path.is_symlink() or not path.is_file():
             continue
-        n = forget_in(path, blocked)
+        n = forget_in(path, blocked, dry_run=dry_run)
         if n:
             out[path.name] = n
     return out
@@ -126,20 +126,39 @@ def snapshot(ws: Workspace) -> None:
     TriggerSnapshot(ws.trigger_snapshot_path).discard()
 
 
-def scrub_files(ws: Workspace, done: set[Path]) -> list[str]:
-    """Every other SQLite file of the agent's state dir rewritten without deleted bytes;
-    the names of those another process kept from emptying their WAL."""
-    busy = []
+def scrub_files(ws: Workspace, done: set[Path]) -> tuple[list[str], bool]:
+    """Every other SQLite file of the agent's state dir rewritten without deleted bytes:
+    the names of those whose WAL another process kept, and whether all were rewritten."""
+    busy, ok = [], True
     for path in sorted(ws.agent_dir.glob("*.sqlite")):
         if path in done or path == ws.trigger_snapshot_path:
             continue
         try:
-            clean = scrub_file(path)
-        except Exception:  # a locked or broken file: named, retried by the next open
-            clean = False
-        if not clean:
-            busy.append(path.name)
-    return busy
+            if not scrub_file(path):
+                busy.append(path.name)
+        except Exception:  # a locked or broken file: the next open tries it all again
+            ok = False
+    return busy, ok
 
 
-__all__ = ["FORGOTTEN", "intents", "pending", "scrub_files", "snapshot", "transcripts"]
+def checkpoints(ws: Workspace, names: list[str]) -> list[str]:
+    """The WALs of ``names`` (rewritten already) emptied; those still busy."""
+    out = []
+    for name in names:
+        try:
+            if not scrub_file(ws.agent_dir / name, vacuum=False):
+                out.append(name)
+        except Exception:
+            out.append(name)
+    return out
+
+
+__all__ = [
+    "FORGOTTEN",
+    "checkpoints",
+    "intents",
+    "pending",
+    "scrub_files",
+    "snapshot",
+    "transcripts",
+]

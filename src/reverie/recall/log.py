@@ -275,14 +275,6 @@ class RecallLog:
                         self.conn.execute("DELETE FROM recall_events WHERE key = ?", (k,))
         return keys
 
-    def scrub(self) -> bool:
-        """No byte of a dropped signal left in the file or its WAL (after a forget);
-        False when another process was reading the WAL (see :func:`scrub`)."""
-        from ..storage.scrub import scrub
-
-        with self._lock:
-            return scrub(self.conn)
-
     def count_events(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import sqlean as sqlite3
 
+CHECKPOINT_WAIT_MS = 5000  # a reader's snapshot past this: the next command checkpoints
+
 
 def fts_tables(conn: sqlite3.Connection) -> list[str]:
     rows = conn.execute(
@@ -28,26 +30,37 @@ def fts_tables(conn: sqlite3.Connection) -> list[str]:
 def scrub(conn: sqlite3.Connection) -> bool:
     """Rewrite the database of ``conn`` (no transaction open) without a byte of its
     deleted rows. True when the WAL was emptied too; False when another connection was
-    reading it (the bytes go at the next checkpoint: call again later)."""
+    reading it (the old bytes go at the next :func:`checkpoint`)."""
     conn.execute("PRAGMA secure_delete = ON")
     for table in fts_tables(conn):
         conn.execute(f'INSERT INTO "{table}"("{table}") VALUES (\'optimize\')')
     conn.execute("VACUUM")
+    return checkpoint(conn)
+
+
+def checkpoint(conn: sqlite3.Connection) -> bool:
+    """Copy the WAL into the file and truncate it (True), unless a reader kept it."""
     mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
     if mode != "wal":
         return True
-    busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    (wait,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+    try:
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
     return int(busy) == 0
 
 
-def scrub_file(path: Path) -> bool:
-    """:func:`scrub` of the SQLite file at ``path`` (True when there is none)."""
+def scrub_file(path: Path, *, vacuum: bool = True) -> bool:
+    """:func:`scrub` of the SQLite file at ``path`` (True when there is none);
+    ``vacuum=False``: only :func:`checkpoint` (the rewrite is done, its WAL was busy)."""
     if not path.is_file():
         return True
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
-        return scrub(conn)
+        return scrub(conn) if vacuum else checkpoint(conn)
     finally:
         conn.close()
 
@@ -59,4 +72,4 @@ def discard(path: Path) -> None:
             p.unlink()
 
 
-__all__ = ["discard", "fts_tables", "scrub", "scrub_file"]
+__all__ = ["checkpoint", "discard", "fts_tables", "scrub", "scrub_file"]

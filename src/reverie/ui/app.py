@@ -200,7 +200,11 @@ class ReviewApp:
     # -- actions (each returns where to go back to, and what to say) ---------------------
     def _forget(self, form: dict[str, str]) -> tuple[str, str]:
         report = self.engine.curation.forget(key=form.get("key", ""))
-        return form.get("back", "/"), f"forgotten: {report.removed} line(s) removed"
+        kept = report.history_kept  # said plainly: a pre-image still holds it
+        note = f"; STILL HELD by pre-image(s) {', '.join(kept)}: forget again with --purge-history"
+        return form.get("back", "/"), f"forgotten: {report.removed} line(s) removed" + (
+            note if kept else ""
+        )
 
     def _promote(self, form: dict[str, str]) -> tuple[str, str]:
         done = self.engine.dream_promote(form.get("key", ""))

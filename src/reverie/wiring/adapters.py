@@ -269,12 +269,17 @@ class Adapters:
     def _sweep(self) -> None:
         """Temp files a killed write left behind (``.<name>.<random>.tmp``, older than
         five minutes) in the folders we write to: the workspace root, every folder
-        holding an indexed file, the agent's state folders. Never fails a sync."""
-        from ..dreaming.safe_write import keep_only_copies
+        holding an indexed file, the agent's state folders. Never fails a sync, and never
+        sweeps the only copy of a MEMORY.md/USER.md version: that becomes a pre-image."""
         from ..storage.files import sweep_temp
 
         ws = self.workspace
-        keep = keep_only_copies(ws, self.settings.preimages_kept)  # never the only copy
+
+        def keep(tmp: Path) -> bool:  # (dreaming imported only when an old temp is found)
+            from ..dreaming.safe_write import keep_only_copies
+
+            return keep_only_copies(ws, self.settings.preimages_kept)(tmp)
+
         with contextlib.suppress(Exception):
             rows = self.conn.execute("SELECT path FROM sources").fetchall()
             folders = {ws.root, *((ws.root / str(r[0])).parent for r in rows)}

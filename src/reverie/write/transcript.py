@@ -129,14 +129,15 @@ def _kept_text(text: str, blocked: Callable[[str], bool]) -> str:
     return "\n".join(ln for ln in text.split("\n") if not gone(ln))
 
 
-def forget_in(path: Path, blocked: Callable[[str], bool]) -> int:
+def forget_in(path: Path, blocked: Callable[[str], bool], *, dry_run: bool = False) -> int:
     """Remove the lines ``blocked`` selects from every record of transcript ``path`` but
     its header (whose seal covers only identity fields, so it stays valid). Each record
     is rewritten in place, padded with spaces to its old length: line numbers (the
     lane's anchors) and byte offsets stay, a session appending meanwhile loses nothing,
-    and the old bytes are overwritten. Returns how many records changed."""
+    and the old bytes are overwritten. Returns how many records changed (``dry_run``:
+    would change; nothing is written)."""
     changed = 0
-    with path.open("r+b") as fh:
+    with path.open("rb" if dry_run else "r+b") as fh:
         data = fh.read()
         offset = 0
         for raw in data.split(b"\n"):
@@ -153,6 +154,9 @@ def forget_in(path: Path, blocked: Callable[[str], bool]) -> int:
             }
             if new == rec:
                 continue
+            changed += 1
+            if dry_run:
+                continue
             body = _encode(new).rstrip(b"\n")
             if len(body) > len(raw):  # written with other spacing or escapes
                 body = json.dumps(new, separators=(",", ":")).encode("ascii")
@@ -160,9 +164,9 @@ def forget_in(path: Path, blocked: Callable[[str], bool]) -> int:
                 body = b""
             fh.seek(start)
             fh.write(body.ljust(len(raw), b" "))
-            changed += 1
-        fh.flush()
-        os.fsync(fh.fileno())
+        if not dry_run:
+            fh.flush()
+            os.fsync(fh.fileno())
     return changed
 
 
