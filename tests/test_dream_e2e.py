@@ -160,9 +160,9 @@ def test_a_durable_fact_is_promoted_with_anchor_trailers_summary_and_preimage(
     again = open_at(0).dream()
     assert again.promoted == []
     assert (paths.workspace / "MEMORY.md").read_bytes() == before
-    assert (
-        next(c for c in again.candidates if c.key == key).reason == "already promoted to MEMORY.md"
-    )
+    # an already-promoted line never takes a place in the candidate pool
+    assert all(c.key != key for c in again.candidates)
+    assert {"key": key, "reason": "already promoted to MEMORY.md"} in again.dropped
     assert len(open_at(0).dreamer.preimages()) == 1
 
 

@@ -29,12 +29,13 @@ from ..settings import Settings
 from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
-from . import consolidate
+from . import archive, consolidate
+from .budget import fit
 from .curate import owner_rejected
 from .directives import UserModel
 from .gates import GateConfig, decide
 from .grounding import ground, promotion
-from .memory_file import anchors, append_generated, clean_snippet, entries, normalise
+from .memory_file import anchors, clean_snippet, entries, normalise
 from .phases import light, reflect, rem_themes
 from .report import CandidateReport, DreamReport, change_summary, phase_report, rewrite_counts
 from .safe_write import MemoryFile, sha
@@ -118,16 +119,24 @@ class Dreamer:
                 report.dropped.append({"key": s.key, "reason": why})
             else:
                 grounded.append(g)
-        lr = light(grounded, now=now, max_age_days=self.settings.dream_max_age_days)
+        memory = self.memory_path.read_text(encoding="utf-8") if self.memory_path.exists() else ""
+        promoted_anchors = anchors(memory) | anchors(archive.read(self.ws))
+        promoted_texts = {e.norm for e in entries(memory)}
+
+        def promoted(s: RecallStats) -> bool:
+            return (
+                f"{s.path}#L{s.start_line}-L{s.end_line}" in promoted_anchors
+                or s.key in state["promoted"]
+                or normalise(clean_snippet(s.snippet)) in promoted_texts
+            )
+
+        lr = light(grounded, now=now, promoted=promoted)
         report.staged = len(lr.staged)
         report.dropped += [{"key": d.key, "reason": d.reason} for d in lr.dropped]
         themes = rem_themes(lr.staged, now=now)
         report.themes = [asdict(t) for t in themes]
         report.reflections = reflect(themes)
         rem_members = Counter(k for t in themes for k in t.keys)
-        memory = self.memory_path.read_text(encoding="utf-8") if self.memory_path.exists() else ""
-        promoted_anchors = anchors(memory)
-        promoted_texts = {e.norm for e in entries(memory)}
         cfg = GateConfig.from_settings(self.settings)
         decisions: list[tuple[RecallStats, Signals | None]] = []
         for s in lr.staged:
@@ -138,11 +147,7 @@ class Dreamer:
             )
             signals = compute_signals(s, now)
             anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
-            already = (
-                anchor in promoted_anchors
-                or s.key in state["promoted"]
-                or normalise(clean_snippet(s.snippet)) in promoted_texts
-            )
+            already = promoted(s)
             outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
             if owner_rejected(state, s):  # the owner's no outranks every gate
                 shown = outcome.value if isinstance(outcome, Accepted) else outcome.detail["gates"]
@@ -331,20 +336,24 @@ class Dreamer:
         return None  # unreachable: the outcome is Accepted or Rejected
 
     def _append_only(self, promotions: list[consolidate.Promotion], report: DreamReport) -> None:
+        """Promote within ``memory_max_chars`` (R-DREAM-Q2, :mod:`.budget`): what a new
+        entry displaces goes to the archive first, so nothing is lost if we die here."""
+        budget = self.settings.memory_max_chars
         for _attempt in range(5):
             current = self._read_memory()
-            present = anchors(current)
-            lines = [p.rendered for p in promotions if p.anchor not in present]
-            new = append_generated(current, lines)
-            if new == current:
-                return
-            if len(new) > self.settings.memory_max_chars:
+            fitted = fit(current, promotions, budget)
+            if fitted.refused:
                 report.warnings.append(
-                    f"MEMORY.md would be {len(new)} chars (> {self.settings.memory_max_chars}); "
-                    "promoted anyway in append-only mode, consolidate it by hand or with a model"
+                    f"MEMORY.md is full ({budget} chars): {len(fitted.refused)} candidate(s) "
+                    "did not beat its weakest entry"
                 )
-            counts = {"added": len(lines), "merged": 0, "superseded": 0}
+            if fitted.text == current:
+                return
+            archive.add(self.ws, fitted.archived, report.at[:10])
+            counts = {"added": len(fitted.added), "merged": fitted.merged, "superseded": 0}
+            counts["archived"] = len(fitted.archived)
             planned = replace(report, mode="append-only", counts=counts)
+            new = fitted.text
             if not self.memory.commit(sha(current), new, change_summary(planned, current, new)):
                 continue  # edited between read and write: read again, never overwrite
             report.mode, report.counts = "append-only", counts

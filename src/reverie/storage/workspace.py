@@ -121,6 +121,12 @@ class Workspace:
         return self.root / "MEMORY.md"
 
     @property
+    def memory_archive_path(self) -> Path:
+        """Entries dreaming moved out of MEMORY.md to keep its budget (R-DREAM-Q2): a
+        note, indexed and searched (never promoted again), never deleted."""
+        return self.root / "memory" / "archive.md"
+
+    @property
     def dreams_log(self) -> Path:
         """DREAMS.md: one change summary per rewrite of MEMORY.md (for people)."""
         return self.root / "DREAMS.md"
