@@ -37,7 +37,7 @@ class Fitted:
     added: list[str] = field(default_factory=list)  # rendered lines now in MEMORY.md
     archived: list[str] = field(default_factory=list)  # lines moved out (as they were)
     merged: int = 0
-    refused: list[str] = field(default_factory=list)  # keys that did not beat the weakest
+    refused: list[str] = field(default_factory=list)  # keys that did not (stay) in: not promoted
 
 
 @dataclass
@@ -108,7 +108,10 @@ def fit(memory: str, promotions: Sequence[Promotion], budget: int) -> Fitted:
         slots = trial
         out.added.append(p.rendered)
         out.archived += [s.raw for s in evicted if not s.new]
-        out.added = [a for a in out.added if a not in {s.raw for s in evicted}]
+        # an entry of this night displaced by a stronger one never landed: refused
+        gone = {s.raw for s in evicted if s.new}
+        out.refused += [q.key for q in ordered if q.rendered in gone]
+        out.added = [a for a in out.added if a not in gone]
     out.text = _render(head, slots, tail, memory) if (out.added or out.merged) else memory
     return out
 

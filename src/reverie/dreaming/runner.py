@@ -213,7 +213,8 @@ class Dreamer:
         if to_memory:
             self._write_memory(to_memory, report)
         for p in promotions:
-            state["promoted"][p.key] = {"at": report.at, "source": p.anchor}
+            if p.key in report.promoted:  # (the budget may have refused some)
+                state["promoted"][p.key] = {"at": report.at, "source": p.anchor}
         state["last_run"] = report.at
         self._save_state(state)
         self._write_phase_report(report)
@@ -342,7 +343,8 @@ class Dreamer:
         for _attempt in range(5):
             current = self._read_memory()
             fitted = fit(current, promotions, budget)
-            if fitted.refused:
+            if fitted.refused:  # not promoted: a candidate again on another night
+                report.promoted = [k for k in report.promoted if k not in fitted.refused]
                 report.warnings.append(
                     f"MEMORY.md is full ({budget} chars): {len(fitted.refused)} candidate(s) "
                     "did not beat its weakest entry"
