@@ -122,9 +122,7 @@ class Workspace:
 
     @property
     def memory_archive_path(self) -> Path:
-        """Entries dreaming moved out of MEMORY.md to keep its budget (R-DREAM-Q2): a
-        note, indexed and searched (never promoted again), never deleted."""
-        return self.root / "memory" / "archive.md"
+        return self.root / "memory" / "archive.md"  # what left MEMORY.md: a searched note
 
     @property
     def dreams_log(self) -> Path:
