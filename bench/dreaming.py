@@ -114,6 +114,8 @@ def reword(question: str, n: int) -> str:
 def scripted_rewrite(messages: Any) -> dict[str, Any]:
     """A scripted consolidation model: every candidate appended inside the section."""
     text = messages[-1].content if isinstance(messages[-1], Message) else str(messages[-1])
+    if "<<<MEMORY\n" not in text:  # the REM reflections turn: none
+        return {"reflections": []}
     memory = text.split("<<<MEMORY\n", 1)[1].rsplit("\nMEMORY>>>", 1)[0]
     cands = json.loads(text.split("CANDIDATES (data):\n", 1)[1])
     block = "\n".join(c["entry"] for c in cands)
@@ -357,7 +359,15 @@ def main() -> None:
                 Path(tmp),
             )
             convs.append(c)
-            print(f"{c.sid}: {len(c.promoted)} promoted, max {c.max_chars} chars", flush=True)
+            one = summary([c], labels, args.days)
+            print(
+                f"{c.sid}: {one['promoted']} promoted, max {c.max_chars} chars, "
+                f"over {c.nights_over}/{c.nights}, durable {one['precision_durable']:.3f}, "
+                f"chatter {one['chatter_share']:.3f}, cited {one['evidence_cited']:.3f}, "
+                f"triggers {one['trigger_hit_rate']:.3f} of {c.related}, "
+                f"false {c.false_fires}/{c.unrelated}, last week {one['promoted_last_week']}",
+                flush=True,
+            )
     s = summary(convs, labels, args.days)
     print(render(s, args))
     rng = random.Random(0)

@@ -266,3 +266,16 @@ def test_an_over_budget_memory_keeps_the_most_important_and_newest_entries(tmp_p
     assert "Old fact 000" not in shown and "# Memory" in shown
     assert "entries left out" in notice and "Old fact 000" in notice
     assert "importance" not in boot.text  # trailers never reach the model
+
+
+def test_the_weakest_is_the_entry_least_needed_now() -> None:
+    memory = fit(OWNER, [_promo(1, 9), _promo(2, 9)], 10_000).text
+    budget = len(memory) + 10
+    first, second = _promo(1, 9).anchor, _promo(2, 9).anchor
+    # the first entry's line is still needed, the second's no longer: the second leaves
+    fitted = fit(memory, [_promo(3, 7)], budget, need={first: 0.95, second: 0.3})
+    assert "Fact number 1 " in fitted.text and "Fact number 3 " in fitted.text
+    assert len(fitted.archived) == 1 and "Fact number 2 " in fitted.archived[0]
+    # a new entry that is needed less than everything there waits
+    held = fit(memory, [_promo(4, 2)], budget, need={first: 0.95, second: 0.9})
+    assert held.refused == ["k4"] and held.text == memory

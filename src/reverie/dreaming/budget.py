@@ -13,13 +13,16 @@ entry gains the new source anchor, nothing else changes. The person's own entrie
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from ..recall.evidence import RecallStats
 from ..storage.trailers import parse_line, strip
 from ..tokens import jaccard, token_set
 from .consolidate import Promotion
 from .memory_file import ANCHOR_RE, append_generated, lines
+from .signals import compute_signals
 
 MERGE_SIMILARITY = 0.6
 ARCHIVE_HEADER = (
@@ -43,15 +46,18 @@ class Fitted:
 @dataclass
 class _Slot:
     raw: str
-    importance: int
+    strength: float
     tokens: frozenset[str]
     new: bool
 
 
-def _slot(raw: str, new: bool) -> _Slot:
+def _slot(raw: str, new: bool, need: Mapping[str, float], score: float | None = None) -> _Slot:
     imp = parse_line(raw).trailers.importance
     body = ANCHOR_RE.sub(" ", strip(raw))
-    return _Slot(raw, imp if imp is not None else 5, frozenset(token_set(body)), new)
+    if score is None:
+        known = [need[a] for a in ANCHOR_RE.findall(raw) if a in need]
+        score = max(known) if known else (imp if imp is not None else 5) / 10
+    return _Slot(raw, score, frozenset(token_set(body)), new)
 
 
 def _with_anchor(raw: str, anchor: str) -> str:
@@ -68,9 +74,16 @@ def _render(head: list[str], slots: list[_Slot], tail: list[str], memory: str) -
     return "\n".join([*head, *(s.raw for s in slots), *gap, *tail])
 
 
-def fit(memory: str, promotions: Sequence[Promotion], budget: int) -> Fitted:
+def fit(
+    memory: str,
+    promotions: Sequence[Promotion],
+    budget: int,
+    need: Mapping[str, float] | None = None,
+) -> Fitted:
     """The new MEMORY.md text with as many of ``promotions`` (strongest first) as beat
-    what they would displace, and what moved out or merged."""
+    what they would displace, and what moved out or merged. ``need``: source anchor ->
+    how much it is needed now (a score in [0, 1])."""
+    need = need or {}
     rows = lines(memory)
     gen = [r for r in rows if r.kind == "entry" and r.generated]
     if gen:
@@ -78,7 +91,7 @@ def fit(memory: str, promotions: Sequence[Promotion], budget: int) -> Fitted:
         head = [r.raw for r in rows[:first]]
         tail = [r.raw for r in rows[last:]]
         # blank lines between entries inside the section are not kept
-        slots = [_slot(r.raw, False) for r in gen]
+        slots = [_slot(r.raw, False, need) for r in gen]
     else:
         head, tail, slots = [], [], []
     out = Fitted(memory)
@@ -92,12 +105,13 @@ def fit(memory: str, promotions: Sequence[Promotion], budget: int) -> Fitted:
             twin.raw = _with_anchor(twin.raw, p.anchor)
             out.merged += 1
             continue
-        cand = _slot(p.rendered, True)
+        cand = _slot(p.rendered, True, need, p.score)
         trial = [*slots, cand]
         evicted: list[_Slot] = []
         while len(_render(head, trial, tail, memory)) > budget:
-            # weakest: lowest importance, then the oldest (first in the section)
-            weakest = min(trial, key=lambda s: (s.importance, trial.index(s)))
+            # weakest: least needed, then the oldest (first in the section); the new
+            # entry counts as weaker on a tie, so it must beat what it displaces
+            weakest = min(trial, key=lambda s: (s.strength, not s.new, trial.index(s)))
             if weakest is cand:
                 break
             trial.remove(weakest)
@@ -114,6 +128,11 @@ def fit(memory: str, promotions: Sequence[Promotion], budget: int) -> Fitted:
         out.added = [a for a in out.added if a not in gone]
     out.text = _render(head, slots, tail, memory) if (out.added or out.merged) else memory
     return out
+
+
+def need_now(stats: Sequence[RecallStats], now: datetime) -> dict[str, float]:
+    """Source anchor -> its score now: how much each line is needed (``fit``'s need)."""
+    return {f"{g.path}#L{g.start_line}-L{g.end_line}": compute_signals(g, now).score for g in stats}
 
 
 def archive_lines(archived: Sequence[str], day: str) -> list[str]:
@@ -138,4 +157,12 @@ def add_to_archive(archive: str, archived: Sequence[str], day: str) -> str:
     return archive.rstrip("\n") + "\n" + "\n".join(new) + "\n"
 
 
-__all__ = ["ARCHIVE_HEADER", "MERGE_SIMILARITY", "Fitted", "add_to_archive", "archive_lines", "fit"]
+__all__ = [
+    "ARCHIVE_HEADER",
+    "MERGE_SIMILARITY",
+    "Fitted",
+    "add_to_archive",
+    "archive_lines",
+    "fit",
+    "need_now",
+]

@@ -30,7 +30,7 @@ from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from . import archive, consolidate
-from .budget import fit
+from .budget import fit, need_now
 from .curate import owner_rejected
 from .directives import UserModel
 from .gates import GateConfig, decide
@@ -72,6 +72,7 @@ class Dreamer:
         self._reindex = reindex
         self._enabled = enabled
         self.state_path = workspace.dream_state_path
+        self._need: dict[str, float] = {}  # source anchor -> its score now (the budget's)
         self.memory = MemoryFile(workspace, preimages_kept=settings.preimages_kept)
         self.preimage_dir = self.memory.preimage_dir
         self.memory_path = self.memory.path
@@ -130,6 +131,7 @@ class Dreamer:
                 or normalise(clean_snippet(s.snippet)) in promoted_texts
             )
 
+        self._need = need_now(grounded, now)
         lr = light(grounded, now=now, promoted=promoted)
         report.staged = len(lr.staged)
         report.dropped += [{"key": d.key, "reason": d.reason} for d in lr.dropped]
@@ -342,7 +344,7 @@ class Dreamer:
         budget = self.settings.memory_max_chars
         for _attempt in range(5):
             current = self._read_memory()
-            fitted = fit(current, promotions, budget)
+            fitted = fit(current, promotions, budget, self._need)
             if fitted.refused:  # not promoted: a candidate again on another night
                 report.promoted = [k for k in report.promoted if k not in fitted.refused]
                 report.warnings.append(
