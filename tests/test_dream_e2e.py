@@ -25,8 +25,10 @@ import pytest
 
 from conftest import FIXED_NOW, Paths, RunCli, adapters, plant
 from reverie.clock import Clock
+from reverie.dreaming.memory_file import render_entry
 from reverie.dreaming.signals import promoted_importance
 from reverie.engine import Reverie
+from reverie.provenance.frames import GENERATED_BEGIN, GENERATED_END
 from reverie.provenance.origin import Origin, SessionKind
 
 NOW = datetime.fromisoformat(FIXED_NOW)
@@ -160,9 +162,9 @@ def test_a_durable_fact_is_promoted_with_anchor_trailers_summary_and_preimage(
     again = open_at(0).dream()
     assert again.promoted == []
     assert (paths.workspace / "MEMORY.md").read_bytes() == before
-    assert (
-        next(c for c in again.candidates if c.key == key).reason == "already promoted to MEMORY.md"
-    )
+    # an already-promoted line never takes a place in the candidate pool
+    assert all(c.key != key for c in again.candidates)
+    assert {"key": key, "reason": "already promoted to MEMORY.md"} in again.dropped
     assert len(open_at(0).preimages()) == 1
 
 
@@ -306,3 +308,52 @@ def test_rem_shows_recurring_themes(paths: Paths, open_at: Open, cli_json: Any) 
     assert "api gateway" in themes and len(themes["api gateway"]["keys"]) == 3
     assert any("api gateway" in r for r in rem["reflections"])
     assert (paths.workspace / "MEMORY.md").read_bytes() == memory
+
+
+# -- the budget holds (issue 26, R-DREAM-Q2) ------------------------------------------------
+
+ARCH_FACT = "Caroline adopted a golden retriever named Oscar from the Leeds shelter."
+ARCH_QUERIES = (
+    "golden retriever named Oscar",
+    "which dog did Caroline adopt from the shelter",
+    "Leeds shelter golden retriever adoption",
+)
+ARCH_OLD = "The team offsite in Lisbon was moved to the Alfama district venue."
+ARCH_MINE = "- I keep my passport in the blue drawer."
+
+
+def test_a_full_memory_archives_its_weakest_entry_which_search_and_forget_still_reach(
+    paths: Paths, open_at: Open
+) -> None:
+    e = open_at(-4)
+    e.init()
+    old = render_entry(ARCH_OLD, "memory/2026-01-02.md#L3-L3", 3, ())
+    memory = (
+        f"# Memory\n\n{ARCH_MINE}\n\n{GENERATED_BEGIN}\n## Promoted by dreaming\n\n{old}\n\n"
+        f"{GENERATED_END}\n"
+    )
+    (paths.workspace / "MEMORY.md").write_text(memory, encoding="utf-8")
+    plant(e, ARCH_FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+    e.index()
+    for day in (-3, -2, -1):
+        d = open_at(day)
+        for q in ARCH_QUERIES:
+            d.search(q)
+    budget = len(memory) + 100  # room for the new entry only if the old one leaves
+    report = open_at(0, memory_max_chars=budget).dream()
+    assert report.promoted, report.candidates
+    text = (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
+    assert len(text) <= budget
+    assert ARCH_FACT in text and ARCH_OLD not in text and ARCH_MINE in text
+    archive = (paths.workspace / "memory" / "archive.md").read_text(encoding="utf-8")
+    assert ARCH_OLD in archive and "memory/2026-01-02.md#L3-L3" in archive
+    assert "archived 1" in (paths.workspace / "DREAMS.md").read_text(encoding="utf-8")
+
+    hits = open_at(0).search("offsite Lisbon Alfama venue", record=False).hits
+    assert any(h.path == "memory/archive.md" and "Alfama" in h.snippet for h in hits)
+
+    out = open_at(0).curation.forget("Alfama district venue")
+    assert "memory/archive.md" in out.files
+    assert "Alfama" not in (paths.workspace / "memory" / "archive.md").read_text(encoding="utf-8")
+    again = open_at(0).search("offsite Lisbon Alfama venue", record=False).hits
+    assert not any("Alfama" in h.snippet for h in again)

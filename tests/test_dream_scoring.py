@@ -344,8 +344,8 @@ def test_owner_and_agent_without_session_kind_are_promotable() -> None:
         ({}, True, "already_promoted"),
         ({"recall_count": 2}, False, "min_recalls"),
         ({"query_hashes": frozenset({"a", "b"})}, False, "min_queries"),
-        ({"observed": NOW.date() - timedelta(days=31)}, False, "max_age"),
-        ({"first_recalled": NOW - timedelta(days=45)}, False, "max_age"),
+        ({"last_recalled": NOW - timedelta(days=31)}, False, "max_age"),
+        ({"snippet": "Sounds great! What did you paint?"}, False, "content"),
     ],
 )
 def test_each_gate_rejects_on_its_own(changes: dict[str, object], already: bool, gate: str) -> None:
@@ -365,10 +365,16 @@ def test_score_gate_rejects_below_threshold() -> None:
     assert "0.7499 < 0.7500" in verdict.reason
 
 
-def test_age_gate_prefers_observed_date_and_allows_exactly_30_days() -> None:
-    old_recall = _perfect(first_recalled=NOW - timedelta(days=90), observed=NOW.date())
-    assert decide(old_recall, now=NOW).ok
-    assert decide(_perfect(observed=NOW.date() - timedelta(days=30)), now=NOW).ok
+def test_age_counts_from_the_last_need_however_old_the_journal_is() -> None:
+    """SPEC section 8: not promoted when not needed in the last 30 days, however old
+    its journal; a months-old line that keeps being needed is promoted."""
+    old_journal = _perfect(
+        first_recalled=NOW - timedelta(days=90), observed=NOW.date() - timedelta(days=400)
+    )
+    assert decide(old_journal, now=NOW).ok
+    assert decide(_perfect(last_recalled=NOW - timedelta(days=30)), now=NOW).ok
+    verdict = decide(_perfect(last_recalled=NOW - timedelta(days=31)), now=NOW)
+    assert isinstance(verdict, Rejected) and verdict.reason == "last needed 31 days ago > 30"
 
 
 def test_gate_config_comes_from_settings() -> None:

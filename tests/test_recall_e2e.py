@@ -552,7 +552,7 @@ def test_trigger_fires_for_a_curated_entry_and_journals_never(space: Space) -> N
 # -- bootstrap (R-RECALL-1) -------------------------------------------------------------------
 
 
-def test_over_budget_memory_is_truncated_visibly_and_stays_whole_on_disk(
+def test_over_budget_memory_keeps_the_newest_entries_visibly_and_stays_whole_on_disk(
     paths: Paths, run_cli: Any, cli_json: Any
 ) -> None:
     run_cli("init")
@@ -572,8 +572,10 @@ def test_over_budget_memory_is_truncated_visibly_and_stays_whole_on_disk(
     (entry,) = [f for f in data["bootstrap"]["files"] if f["path"] == "MEMORY.md"]
     assert entry["truncated"] is True and entry["injected"] <= 20_000 < entry["chars"]
     text = run_cli("context", "hello").stdout
-    assert "MEMORY.md truncated" in text and "FINAL-ENTRY" not in text
-    assert "Fact 000" in text
+    # issue 26: the most important and newest entries stay, the notice says what went
+    shown, notice = text.split("MEMORY.md truncated")
+    assert "FINAL-ENTRY" in shown and "Fact 399" in shown and "Fact 000" not in shown
+    assert "entries left out" in notice and "Fact 000" in notice and "memory_get" in notice
     assert memory.read_bytes() == before  # the file on disk is untouched
     assert "FINAL-ENTRY" in run_cli("get", "MEMORY.md", "--from", "400").stdout
 

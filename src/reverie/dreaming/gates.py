@@ -16,11 +16,14 @@ from typing import Any
 
 from ..provenance.origin import PROMOTABLE_ORIGINS, Origin, SessionKind
 from ..results import Accepted, Rejected
+from .content import judge
 from .junk import junk_reason
+from .memory_file import clean_snippet
 from .signals import RecallStats, Signals, compute_signals
 
 GATE_PROVENANCE = "provenance"
 GATE_JUNK = "junk"
+GATE_CONTENT = "content"
 GATE_ALREADY_PROMOTED = "already_promoted"
 GATE_MIN_RECALLS = "min_recalls"
 GATE_MIN_QUERIES = "min_queries"
@@ -29,6 +32,7 @@ GATE_MIN_SCORE = "min_score"
 GATE_ORDER: tuple[str, ...] = (
     GATE_PROVENANCE,
     GATE_JUNK,
+    GATE_CONTENT,
     GATE_ALREADY_PROMOTED,
     GATE_MIN_RECALLS,
     GATE_MIN_QUERIES,
@@ -88,6 +92,11 @@ def _junk(stats: RecallStats) -> GateResult:
     return GateResult(GATE_JUNK, False, f"junk: {why}")
 
 
+def _content(stats: RecallStats) -> GateResult:
+    verdict = judge(clean_snippet(stats.snippet))
+    return GateResult(GATE_CONTENT, verdict.durable, f"content: {verdict.reason}")
+
+
 def _already(already_promoted: bool) -> GateResult:
     if already_promoted:
         return GateResult(GATE_ALREADY_PROMOTED, False, "already promoted to MEMORY.md")
@@ -101,17 +110,17 @@ def _at_least(name: str, label: str, value: float, minimum: float, fmt: str) -> 
 
 
 def age_days(stats: RecallStats, now: datetime) -> int:
-    """Age of the candidate: from its observed (source) date, else its first recall."""
-    born: date = stats.observed if stats.observed is not None else stats.first_recalled.date()
-    return (now.date() - born).days
+    """Age of the candidate's *need*: days since it was last recalled (SPEC section 8:
+    "not needed in the last 30 days", however old its journal is)."""
+    last: date = stats.last_recalled.date()
+    return max(0, (now.date() - last).days)
 
 
 def _max_age(stats: RecallStats, now: datetime, max_days: int) -> GateResult:
     age = age_days(stats, now)
-    source = "observed" if stats.observed is not None else "first recalled"
     if age > max_days:
-        return GateResult(GATE_MAX_AGE, False, f"{source} {age} days ago > {max_days}")
-    return GateResult(GATE_MAX_AGE, True, f"{source} {age} days ago <= {max_days}")
+        return GateResult(GATE_MAX_AGE, False, f"last needed {age} days ago > {max_days}")
+    return GateResult(GATE_MAX_AGE, True, f"last needed {age} days ago <= {max_days}")
 
 
 def evaluate(
@@ -127,6 +136,7 @@ def evaluate(
     return [
         _provenance(stats),
         _junk(stats),
+        _content(stats),
         _already(already_promoted),
         _at_least(GATE_MIN_RECALLS, "recall count", stats.recall_count, cfg.min_recalls, "d"),
         _at_least(
@@ -161,6 +171,7 @@ def decide(
 
 __all__ = [
     "GATE_ALREADY_PROMOTED",
+    "GATE_CONTENT",
     "GATE_JUNK",
     "GATE_MAX_AGE",
     "GATE_MIN_QUERIES",

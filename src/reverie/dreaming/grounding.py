@@ -17,6 +17,8 @@ from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import Workspace
 from . import consolidate
+from .content import judge, strip_media
+from .dates import resolve
 from .memory_file import clean_snippet, normalise, render_entry
 from .phrases import trigger_phrases
 from .signals import promoted_importance
@@ -49,11 +51,21 @@ def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
     return None, "source line no longer exists"
 
 
+def readable(s: RecallStats) -> str:
+    """The entry text a person can read later (R-DREAM-Q1): the durable statements of
+    the line only, media markup out, the speaker kept as the subject, relative dates
+    resolved against the source day (the journal's date)."""
+    cleaned = clean_snippet(s.snippet)
+    verdict = judge(cleaned)
+    text = verdict.text if verdict.durable else strip_media(cleaned)
+    return resolve(text, s.observed)
+
+
 def promotion(s: RecallStats, score: float, corpus: Sequence[str] = ()) -> consolidate.Promotion:
     """The entry a winning candidate becomes (SPEC section 8, dreaming deep). Its
     triggers are specific phrases of its text: multi-word, no stop word, rare in
     ``corpus`` (the candidate pool and MEMORY.md's entries), else none."""
-    text = clean_snippet(s.snippet)
+    text = readable(s)
     importance = promoted_importance(score)
     tags = trigger_phrases(text, [clean_snippet(d) for d in corpus])
     anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
@@ -72,4 +84,4 @@ def promotion(s: RecallStats, score: float, corpus: Sequence[str] = ()) -> conso
     )
 
 
-__all__ = ["ground", "promotion"]
+__all__ = ["ground", "promotion", "readable"]

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ..provenance.origin import is_promotable
 from ..tokens import jaccard, token_set
+from .content import judge
 from .junk import junk_reason
+from .memory_file import clean_snippet
 from .phrases import phrases
 from .signals import RecallStats, _aware
 
@@ -58,21 +60,32 @@ def light(
     stats: Sequence[RecallStats],
     *,
     now: datetime,
-    max_age_days: int = 30,
+    lookback_days: int = LIGHT_LOOKBACK_DAYS,
     max_candidates: int = LIGHT_MAX_CANDIDATES,
+    promoted: Callable[[RecallStats], bool] = lambda s: False,
 ) -> LightResult:
-    """Stage candidates: junk out, near-duplicates (>= 0.88) merged into the most
-    recalled copy of the same provenance, at most ``max_candidates``."""
+    """Stage candidates recalled in the last ``lookback_days`` (SPEC section 8: 2):
+    junk, chatter (:mod:`.content`) and already-promoted lines out, near-duplicates
+    (>= 0.88) merged into the most recalled copy of the same provenance, at most
+    ``max_candidates`` that could be promoted. A line's counts cover its whole
+    history, so a fact needed again today is staged however old its journal is."""
     dropped: list[Dropped] = []
     fresh: list[RecallStats] = []
-    horizon = _aware(now) - timedelta(days=max_age_days)
+    horizon = _aware(now) - timedelta(days=lookback_days)
     for s in stats:
         if _aware(s.last_recalled) < horizon:
-            dropped.append(Dropped(s.key, f"not recalled in {max_age_days} days"))
+            dropped.append(Dropped(s.key, f"not recalled in the last {lookback_days} days"))
             continue
         reason = junk_reason(s.snippet)
         if reason:
             dropped.append(Dropped(s.key, f"junk: {reason}"))
+            continue
+        verdict = judge(clean_snippet(s.snippet))
+        if not verdict.durable:
+            dropped.append(Dropped(s.key, f"content: {verdict.reason}"))
+            continue
+        if promoted(s):
+            dropped.append(Dropped(s.key, "already promoted to MEMORY.md"))
             continue
         fresh.append(s)
     fresh.sort(key=lambda s: (-s.recall_count, -s.total_score, s.key))

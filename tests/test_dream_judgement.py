@@ -1,0 +1,281 @@
+"""Dreaming's judgement without a model (issue 26, R-DREAM-Q1, -Q2): durable statements
+only, readable later, triggers from one clause, and a MEMORY.md that keeps its budget."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reverie.dreaming.budget import MERGE_SIMILARITY, add_to_archive, fit
+from reverie.dreaming.consolidate import Promotion
+from reverie.dreaming.content import judge, strip_media
+from reverie.dreaming.dates import resolve
+from reverie.dreaming.grounding import readable
+from reverie.dreaming.memory_file import ANCHOR_RE, entries, render_entry
+from reverie.dreaming.phases import light
+from reverie.dreaming.phrases import phrases, trigger_phrases
+from reverie.provenance.origin import Origin, SessionKind
+from reverie.recall.evidence import RecallStats
+
+# -- the content judgement ----------------------------------------------------------------
+
+DURABLE = [
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Melanie: We're putting together a talent show for the kids next month.",
+    "The staging database lives on host orca-db-2 in the Frankfurt region.",
+    "John: I decided to quit my job at the bank and start a dance studio.",
+    "Gina: My favourite band is Radiohead and I saw them live in 2019.",
+    "我上周搬到了上海，在一家设计公司工作。",
+    "老王决定明年三月带家人去日本旅行。",
+]
+CHATTER = [
+    "Sam: That's stunning! What emotions did you create this painting with?",
+    "Jolene: Thanks so much, Deborah! Have a good one!",
+    "Hey Mel! Good to see you! How have you been?",
+    "Wow, that looks great!",
+    "Sounds good, talk soon.",
+    "Melanie: Caroline, it sounds like you're doing some impressive work.",
+    "Yeah, totally.",
+    "What did you do last weekend?",
+    "你好！最近怎么样？",
+    "谢谢你！太棒了！",
+    "真的吗？",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "durable"), [(t, True) for t in DURABLE] + [(t, False) for t in CHATTER]
+)
+def test_durable_statements_pass_and_chatter_never_does(text: str, durable: bool) -> None:
+    """Questions, greetings, reactions and fragments never pass; statements do."""
+    verdict = judge(text)
+    assert verdict.durable is durable, verdict
+    assert verdict.reason.startswith("durable statement" if durable else "no durable statement")
+
+
+def test_only_the_statements_of_a_mixed_line_are_kept_with_the_speaker() -> None:
+    v = judge("Caroline: Wow, thanks Mel! I adopted a puppy named Oscar last week. How are you?")
+    assert v.durable and v.speaker == "Caroline"
+    assert v.text == "Caroline: I adopted a puppy named Oscar last week."
+    assert "1 question" in v.reason
+
+
+@given(st.lists(st.from_regex(r"[A-Za-z ]{1,40}", fullmatch=True), min_size=1, max_size=4))
+@settings(max_examples=80, deadline=None)
+def test_a_line_of_questions_only_is_never_durable(parts: list[str]) -> None:
+    text = " ".join(f"{p.strip() or 'what'}?" for p in parts)
+    assert not judge(text).durable
+
+
+def test_media_markup_is_stripped() -> None:
+    text = "I painted a sunrise [shares a photo: a painting of a sunrise] ![x](http://a/b.png)"
+    assert strip_media(text) == "I painted a sunrise"
+
+
+# -- dates ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("I went there yesterday.", "I went there yesterday (2023-05-07)."),
+        ("We met last week.", "We met last week (week of 2023-05-01)."),
+        ("The show is next month.", "The show is next month (June 2023)."),
+        ("I moved two years ago.", "I moved two years ago (2021)."),
+        ("我上周去了北京。", "我上周（2023-05-01 那周）去了北京。"),
+        ("昨天下雨了。", "昨天（2023-05-07）下雨了。"),
+    ],
+)
+def test_relative_dates_resolve_against_the_source_day(text: str, want: str) -> None:
+    assert resolve(text, date(2023, 5, 8)) == want
+
+
+@given(st.text(max_size=80), st.dates(min_value=date(2000, 1, 1), max_value=date(2090, 1, 1)))
+@settings(max_examples=150, deadline=None)
+def test_resolving_twice_changes_nothing_and_keeps_the_words(text: str, day: date) -> None:
+    once = resolve(text, day)
+    assert resolve(once, day) == once
+    assert resolve(text, None) == text
+
+
+def _stats(snippet: str, *, key: str = "memory/2023-05-08.md:5:5", **kw: object) -> RecallStats:
+    now = datetime(2026, 3, 10, 3, tzinfo=UTC)
+    base: dict[str, object] = dict(
+        key=key,
+        path=key.split(":")[0],
+        start_line=int(key.split(":")[1]),
+        end_line=int(key.split(":")[1]),
+        snippet=snippet,
+        recall_count=5,
+        daily_count=0,
+        grounded_count=0,
+        total_score=4.0,
+        max_score=0.9,
+        query_hashes=frozenset({"a", "b", "c"}),
+        recall_days=frozenset({now.date() - timedelta(days=1)}),
+        concept_tags=(),
+        first_recalled=now - timedelta(days=3),
+        last_recalled=now - timedelta(hours=10),
+        origin=Origin.OWNER,
+        session_kind=SessionKind.INTERACTIVE,
+        observed=date(2023, 5, 8),
+    )
+    base.update(kw)
+    return RecallStats(**base)  # type: ignore[arg-type]
+
+
+def test_a_promoted_text_is_readable_a_month_later() -> None:
+    s = _stats(
+        "- 13:56 Caroline: Wow! I went to a support group yesterday. "
+        "[shares a photo: a group of people] What about you?"
+    )
+    assert readable(s) == "Caroline: I went to a support group yesterday (2023-05-07)."
+
+
+# -- triggers -------------------------------------------------------------------------------
+
+
+def test_trigger_phrases_never_cross_punctuation_or_the_speaker() -> None:
+    got = phrases("Deborah: Cool, John. Let me know! I went away, sitting by the lake shore.")
+    assert got == ["lake shore"]
+    for p in trigger_phrases("John: Wow, great job! I adopted Oscar, a golden retriever.", []):
+        assert "john" not in p.split()[:1] and "," not in p
+
+
+# -- light sleep's pool ---------------------------------------------------------------------
+
+
+def test_chatter_promoted_and_stale_lines_never_take_a_place_in_the_pool() -> None:
+    now = datetime(2026, 3, 10, 3, tzinfo=UTC)
+    fact = _stats("Caroline: I adopted a puppy named Oscar.", key="memory/2023-05-08.md:4:4")
+    chat = _stats("Sam: That's stunning! What did you paint?", key="memory/2023-05-08.md:5:5")
+    done = _stats("Mel: I run a pottery class on Mondays.", key="memory/2023-05-08.md:6:6")
+    stale = _stats(
+        "Mel: I moved to Leeds in 2019 for work.",
+        key="memory/2023-05-08.md:7:7",
+        last_recalled=now - timedelta(days=3),
+    )
+    others = [
+        _stats(
+            f"Person{i}: I planted {i} apple trees in the orchard.", key=f"m/x.md:{i + 10}:{i + 10}"
+        )
+        for i in range(3)
+    ]
+    lr = light(
+        [chat, done, stale, *others, fact],
+        now=now,
+        max_candidates=2,
+        promoted=lambda s: s.key == done.key,
+    )
+    staged = {s.key for s in lr.staged}
+    reasons = {d.key: d.reason for d in lr.dropped}
+    assert fact.key in staged or len(staged) == 2
+    assert chat.key not in staged and reasons[chat.key].startswith("content:")
+    assert reasons[done.key] == "already promoted to MEMORY.md"
+    assert reasons[stale.key] == "not recalled in the last 2 days"
+    assert len(staged) == 2  # the cap counts only lines that could be promoted
+
+
+# -- the budget -----------------------------------------------------------------------------
+
+OWNER = "# Memory\n\n- I keep my passport in the blue drawer.\n"
+
+
+def _promo(i: int, importance: int, text: str | None = None) -> Promotion:
+    text = text or f"Fact number {i} about topic{i} and place{i * 7} in detail {'x' * (i % 5)}"
+    anchor = f"memory/2026-03-{1 + i % 28:02d}.md#L{i + 3}-L{i + 3}"
+    return Promotion(
+        key=f"k{i}",
+        anchor=anchor,
+        text=text,
+        rendered=render_entry(text, anchor, importance, ()),
+        score=importance / 10,
+        importance=importance,
+        tags=(),
+        origin="owner",
+        session_kind="interactive",
+        observed=None,
+    )
+
+
+@given(
+    st.lists(st.integers(min_value=3, max_value=10), min_size=1, max_size=25),
+    st.integers(300, 1500),
+)
+@settings(max_examples=60, deadline=None)
+def test_memory_never_exceeds_its_budget_and_nothing_is_lost(
+    importances: list[int], budget: int
+) -> None:
+    memory, archived, seen = OWNER, [], set()
+    for night in range(0, len(importances), 4):
+        batch = [_promo(night + j, imp) for j, imp in enumerate(importances[night : night + 4])]
+        fitted = fit(memory, batch, budget)
+        assert len(fitted.text) <= max(budget, len(memory))
+        assert fitted.text.startswith(OWNER.rstrip("\n"))  # the person's text, byte for byte
+        archived += fitted.archived
+        seen |= {p.anchor for p in batch if p.key not in fitted.refused}
+        memory = fitted.text
+    kept = set(ANCHOR_RE.findall(memory)) | {a for ln in archived for a in ANCHOR_RE.findall(ln)}
+    assert seen <= kept  # every promoted entry is in MEMORY.md or in the archive
+
+
+def test_when_full_a_new_entry_must_beat_the_weakest_which_moves_to_the_archive() -> None:
+    first = fit(OWNER, [_promo(1, 5), _promo(2, 9)], 10_000).text
+    budget = len(first) + 10
+    weak_beaten = fit(first, [_promo(3, 7)], budget)
+    assert not weak_beaten.refused and len(weak_beaten.text) <= budget
+    assert "Fact number 1 " in weak_beaten.archived[0] and "Fact number 1 " not in weak_beaten.text
+    assert "Fact number 2 " in weak_beaten.text and "Fact number 3 " in weak_beaten.text
+    refused = fit(weak_beaten.text, [_promo(4, 4)], budget)
+    assert refused.refused == ["k4"] and refused.text == weak_beaten.text
+    archive = add_to_archive("", weak_beaten.archived, "2026-03-10")
+    assert "(archived 2026-03-10)" in archive and "importance" not in archive
+    assert add_to_archive(archive, weak_beaten.archived, "2026-03-11") == archive
+
+
+def test_near_duplicates_merge_into_one_entry_with_both_anchors() -> None:
+    a = _promo(1, 8, "Caroline adopted a golden retriever puppy named Oscar in May.")
+    b = _promo(2, 8, "Caroline adopted a golden retriever puppy named Oscar in May!")
+    assert MERGE_SIMILARITY <= 1
+    memory = fit(OWNER, [a], 10_000).text
+    merged = fit(memory, [b], 10_000)
+    assert merged.merged == 1 and not merged.added
+    generated = [e for e in entries(merged.text) if e.generated]
+    assert len(generated) == 1 and set(generated[0].anchors) == {a.anchor, b.anchor}
+
+
+# -- the bootstrap of an over-budget MEMORY.md ---------------------------------------------
+
+
+def test_an_over_budget_memory_keeps_the_most_important_and_newest_entries(tmp_path: Any) -> None:
+    from reverie.recall.bootstrap import Bootstrapper
+
+    old = [f"- Old fact {n:03d} about the harbour crane schedule." for n in range(300)]
+    key = "- KEY-FACT the vault code is held by Priya. <!-- importance: 10 -->"
+    body = "# Memory\n\n" + key + "\n" + "\n".join(old) + "\n- NEWEST fact of all.\n"
+    (tmp_path / "MEMORY.md").write_text(body, encoding="utf-8")
+    boot = Bootstrapper(tmp_path).load(file_chars=4000, total_chars=60000, user_chars=4000)
+    (f,) = boot.files
+    assert f.truncated and f.injected <= 4000
+    shown, notice = boot.text.split("[… MEMORY.md truncated:")
+    assert "KEY-FACT" in shown and "NEWEST fact" in shown and "Old fact 299" in shown
+    assert "Old fact 000" not in shown and "# Memory" in shown
+    assert "entries left out" in notice and "Old fact 000" in notice
+    assert "importance" not in boot.text  # trailers never reach the model
+
+
+def test_the_weakest_is_the_entry_least_needed_now() -> None:
+    memory = fit(OWNER, [_promo(1, 9), _promo(2, 9)], 10_000).text
+    budget = len(memory) + 10
+    first, second = _promo(1, 9).anchor, _promo(2, 9).anchor
+    # the first entry's line is still needed, the second's no longer: the second leaves
+    fitted = fit(memory, [_promo(3, 7)], budget, need={first: 0.95, second: 0.3})
+    assert "Fact number 1 " in fitted.text and "Fact number 3 " in fitted.text
+    assert len(fitted.archived) == 1 and "Fact number 2 " in fitted.archived[0]
+    # a new entry that is needed less than everything there waits
+    held = fit(memory, [_promo(4, 2)], budget, need={first: 0.95, second: 0.9})
+    assert held.refused == ["k4"] and held.text == memory
