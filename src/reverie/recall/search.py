@@ -30,14 +30,17 @@ from ..storage.index.query import (
 )
 from ..storage.workspace import Workspace
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
+from .asof import time_ask
 from .hits import Hit, SearchResponse
 from .neighbours import neighbour_scores
 from .ranking import RankConfig, Scored, rank
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
+from .supersede import Mark, supersede
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
+SUPERSEDE_POOL = 24  # the ranked hits supersession looks at (a newer one may move up)
 
 
 class Searcher:
@@ -152,12 +155,19 @@ class Searcher:
             cfg = RankConfig(**{**cfg.__dict__, "half_life_days": 1e12})
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
+        want = cfg.max_results
+        if s.search_supersede:  # a newer version just past the cut may take its place
+            cfg = RankConfig(**{**cfg.__dict__, "max_results": max(want, SUPERSEDE_POOL)})
         ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
+        marks: dict[int, Mark] = {}
+        if s.search_supersede and len(ranked) > 1:
+            ranked, marks = self._supersede(conn, ranked, query, today)
+        ranked = ranked[:want]
         notes: list[str] = []
         reranked: dict[int, float] = {}
         if self.reranker is not None and ranked:
             ranked, reranked = self._rerank(query, ranked, notes)
-        hits = [self._hit(r, query, s.snippet_context_lines) for r in ranked]
+        hits = [self._hit(r, query, s.snippet_context_lines, marks) for r in ranked]
         for i, score in reranked.items():
             hits[i].explain["rerank"] = round(score, 4)
         if budget_tokens and s.search_context_reach:
@@ -176,6 +186,18 @@ class Searcher:
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
+
+    def _supersede(
+        self, conn: sqlite3.Connection, ranked: list[Scored], query: str, today: date
+    ) -> tuple[list[Scored], dict[int, Mark]]:
+        """Each group of hits stating one fact in the order the question's time wants
+        (:mod:`reverie.recall.supersede`), with the hits' own vectors."""
+        pool = ranked[:SUPERSEDE_POOL]
+        dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
+        vectors = self.vectors.vectors(conn, dated) if len(dated) > 1 else {}
+        return supersede(
+            ranked, query, time_ask(query, today), vectors=vectors, window=SUPERSEDE_POOL
+        )
 
     def _with_neighbours(
         self,
@@ -252,9 +274,13 @@ class Searcher:
         return moved, {pos: result.scores[i] for pos, i in enumerate(order) if i in result.scores}
 
     @staticmethod
-    def _hit(s: Scored, query: str, context: int) -> Hit:
+    def _hit(s: Scored, query: str, context: int, marks: dict[int, Mark] | None = None) -> Hit:
         c = s.candidate
         shown = focus(c.text, c.start_line, query, context=context, max_tokens=SNIPPET_TOKENS)
+        mark = (marks or {}).get(c.chunk_id)
+        explain = s.explain()
+        if mark is not None:
+            explain["supersede"] = mark.as_dict()
         return Hit(
             c.path,
             shown.start_line,
@@ -263,11 +289,13 @@ class Searcher:
             s.final,
             c.origin,
             c.kind,
-            s.explain(),
+            explain,
             c.session_kind,
             c.day,
             c.text,
             c.start_line,
+            mark.superseded_by if mark else None,
+            mark.changed_on if mark else None,
         )
 
 
