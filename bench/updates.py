@@ -145,11 +145,8 @@ def make_cases(start: date, rng: random.Random) -> list[Case]:
     cases = []
     for i, (lang, frame, vals, turn) in enumerate(uses):
         pool = (owners if lang == "en" else zh_owners)[frame["kind"]]
-        k = (3 * i + turn) % len(pool)
-        while (id(frame), pool[k][0]) in taken:
-            k = (k + 1) % len(pool)
-        taken.add((id(frame), pool[k][0]))
-        owner, pron = pool[k]
+        owner, pron = rng.choice([p for p in pool if (id(frame), p[0]) not in taken])
+        taken.add((id(frame), owner))
         shape = SHAPES[(turn + i) % len(SHAPES)]
         a, b, c = vals
 

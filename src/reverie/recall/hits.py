@@ -98,7 +98,18 @@ class Hit:
             head += f" (earlier; changed{on}, see {self.superseded_by})"
         out = f"{head}\n{self.framed}"
         if explain:
-            out += "\n  " + ", ".join(f"{k}={v}" for k, v in self.explain.items())
+            chain = {k: v for k, v in self.explain.items() if k != "supersede"}
+            out += "\n  " + ", ".join(f"{k}={v}" for k, v in chain.items())
+            group = self.explain.get("supersede")
+            if group:  # which fact this hit states, how its group was ordered, and why
+                out += (
+                    f"\n  supersede: group {group['group']}, {group['order']}; {group['why']}"
+                    + (
+                        f"; superseded by {group['superseded_by']}"
+                        if group["superseded_by"]
+                        else ""
+                    )
+                )
         return out
 
     def piece(self, *, under_head: bool) -> str:

@@ -44,6 +44,7 @@ LEXICAL_CHANGED = 0.15
 SIMILAR_OWNER = 0.6  # ... when all they share of the question is a name (an owner)
 LEXICAL_OWNER = 0.5
 COMMON_MIN, COMMON_SHARE = 3, 0.4  # a question term in this many / share of the members
+NEAR_TOP_CHANGED = 0.25  # ... or this share, for a line that says it changed
 NEAR_TOP = 0.45  # a member's relevance is at least this share of the best hit's
 
 _CHANGE_EN = re.compile(
@@ -239,7 +240,10 @@ def supersede(
         if s.tier == 0
         and s.candidate.day is not None
         and s.candidate.kind in ("journal", "transcript")
-        and s.relevance >= near_top * best
+        and (
+            s.relevance >= near_top * best
+            or (s.relevance >= NEAR_TOP_CHANGED * best and bool(change_words(s.candidate.text)))
+        )
     ]
     # a question term most of the pool holds names an owner ("Priya", "the billing
     # team", 数据组), not a topic: hits that share only such terms share an owner
