@@ -37,11 +37,11 @@ from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
 from .asof import TimeAsk
 from .ranking import Scored
 
-SIMILAR = 0.45  # cosine of two hits' vectors: the same statement about the same subject
+SIMILAR = 0.65  # cosine of two hits' vectors: the same statement about the same subject
 SIMILAR_CHANGED = 0.28  # ... when the newer one says it changed
 LEXICAL = 0.35  # Jaccard of word stems, when a hit has no vector
 LEXICAL_CHANGED = 0.15
-SIMILAR_OWNER = 0.6  # ... when all they share of the question is a name (an owner)
+SIMILAR_OWNER = 0.75  # ... when all they share of the question is a name (an owner)
 LEXICAL_OWNER = 0.5
 COMMON_MIN, COMMON_SHARE = 3, 0.4  # a question term in this many / share of the members
 NEAR_TOP_CHANGED = 0.25  # ... or this share, for a line that says it changed
@@ -247,8 +247,8 @@ def supersede(
     ]
     # a question term most of the pool holds names an owner ("Priya", "the billing
     # team", 数据组), not a topic: hits that share only such terms share an owner
-    counts = Counter(t for i in idx for t in stem_set(items[i].candidate.text) & subject.terms)
-    common = {t for t, n in counts.items() if n >= max(COMMON_MIN, COMMON_SHARE * len(idx))}
+    counts = Counter(t for s in content for t in stem_set(s.candidate.text) & subject.terms)
+    common = {t for t, n in counts.items() if n >= max(COMMON_MIN, COMMON_SHARE * len(content))}
     subject = Subject(subject.terms, subject.names | common)
     edges: dict[tuple[int, int], str] = {}
     for n, i in enumerate(idx):
