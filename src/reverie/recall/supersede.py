@@ -134,10 +134,10 @@ def _trust(origin: Origin) -> int:
     return 1 if origin is Origin.SYSTEM else 2
 
 
-def _cosine(a: Any, b: Any) -> float:
-    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
-    return float(va @ vb) / (na * nb) if na and nb else 0.0
+def _unit(v: Any) -> Any:
+    u = np.asarray(v, dtype=np.float64)
+    n = float(np.linalg.norm(u))
+    return u / n if n else u
 
 
 def _ref(s: Scored) -> str:
@@ -159,7 +159,7 @@ def _edge(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) ->
     changed = change_words(newer.text)
     va, vb = vectors.get(ca.chunk_id), vectors.get(cb.chunk_id)
     if va is not None and vb is not None:
-        sim, how = _cosine(va, vb), "cosine"
+        sim, how = float(va @ vb), "cosine"  # unit vectors (see ``supersede``)
         bar = (
             (SIMILAR_CHANGED if changed else SIMILAR)
             if topical
@@ -229,7 +229,7 @@ def supersede(
 ) -> tuple[list[Scored], dict[int, Mark]]:
     """``ranked`` with each group's members in the order the question wants (trading
     places and scores), and a :class:`Mark` per grouped chunk id."""
-    vectors = vectors or {}
+    vectors = {k: _unit(v) for k, v in (vectors or {}).items()}
     subject = subject_terms(query)
     items = list(ranked)
     content = [s for s in items[:window] if s.tier == 0]
