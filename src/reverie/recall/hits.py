@@ -32,6 +32,8 @@ class Hit:
     day: date | None = None
     text: str = ""  # the whole chunk (the snippet shows its best lines)
     chunk_start: int = 0  # the chunk's first line (``text`` starts there)
+    superseded_by: str | None = None  # "path#Ln" of a newer line stating the same fact
+    changed_on: date | None = None  # that line's day
 
     @property
     def key(self) -> str:
@@ -63,6 +65,8 @@ class Hit:
             "untrusted": self.untrusted,
             "kind": self.kind.value,
             "day": self.day.isoformat() if self.day else None,
+            "superseded_by": self.superseded_by,
+            "changed_on": self.changed_on.isoformat() if self.changed_on else None,
             "explain": self.explain,
         }
 
@@ -89,9 +93,23 @@ class Hit:
             day = f" {self.day.isoformat()}" if self.day else ""
             where = f"{self.path}#L{self.start_line}-L{self.end_line}"
             head = f"{where}{day} {self.origin} {self.score:.2f}"
+        if self.superseded_by:
+            on = f" on {self.changed_on.isoformat()}" if self.changed_on else ""
+            head += f" (earlier; changed{on}, see {self.superseded_by})"
         out = f"{head}\n{self.framed}"
         if explain:
-            out += "\n  " + ", ".join(f"{k}={v}" for k, v in self.explain.items())
+            chain = {k: v for k, v in self.explain.items() if k != "supersede"}
+            out += "\n  " + ", ".join(f"{k}={v}" for k, v in chain.items())
+            group = self.explain.get("supersede")
+            if group:  # which fact this hit states, how its group was ordered, and why
+                out += (
+                    f"\n  supersede: group {group['group']}, {group['order']}; {group['why']}"
+                    + (
+                        f"; superseded by {group['superseded_by']}"
+                        if group["superseded_by"]
+                        else ""
+                    )
+                )
         return out
 
     def piece(self, *, under_head: bool) -> str:

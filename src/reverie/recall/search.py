@@ -6,20 +6,15 @@ Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ran
 
 from __future__ import annotations
 
-import io
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any, Literal
 
 import sqlean as sqlite3
 
-from ..errors import ProviderError, ReverieError, WorkspaceError
-from ..provenance.frames import frame_lines
-from ..provenance.markers import resolve
-from ..provenance.origin import Origin, lowest
+from ..errors import ProviderError, ReverieError
 from ..provenance.paths import in_group_corpus
 from ..storage.embedders.base import Embedder
-from ..storage.files import NotRegularFile, open_regular
 from ..storage.index.db import get_meta
 from ..storage.index.keyword import KeywordIndex
 from ..storage.index.query import (
@@ -29,16 +24,19 @@ from ..storage.index.query import (
     fetch_candidates,
     path_chunks,
 )
-from ..storage.workspace import Workspace
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
+from .asof import time_ask
+from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
 from .neighbours import neighbour_scores
 from .ranking import RankConfig, Scored, rank
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
+from .supersede import Mark, supersede
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
+SUPERSEDE_POOL = 24  # the ranked hits supersession looks at (a newer one may move up)
 
 
 class Searcher:
@@ -154,12 +152,19 @@ class Searcher:
         ids = list(cosines) + list(bm25) + list(tiers)
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
         cands = [c for c in cands if not in_group_corpus(c.path)]  # no group chat: R-LANE2-2
+        want = cfg.max_results
+        if s.search_supersede:  # a newer version just past the cut may take its place
+            cfg = RankConfig(**{**cfg.__dict__, "max_results": max(want, SUPERSEDE_POOL)})
         ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
+        marks: dict[int, Mark] = {}
+        if s.search_supersede and len(ranked) > 1:
+            ranked, marks = self._supersede(conn, ranked, query, today)
+        ranked = ranked[:want]
         notes: list[str] = []
         reranked: dict[int, float] = {}
         if self.reranker is not None and ranked:
             ranked, reranked = self._rerank(query, ranked, notes)
-        hits = [self._hit(r, query, s.snippet_context_lines) for r in ranked]
+        hits = [self._hit(r, query, s.snippet_context_lines, marks) for r in ranked]
         for i, score in reranked.items():
             hits[i].explain["rerank"] = round(score, 4)
         if budget_tokens and s.search_context_reach:
@@ -178,6 +183,18 @@ class Searcher:
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
+
+    def _supersede(
+        self, conn: sqlite3.Connection, ranked: list[Scored], query: str, today: date
+    ) -> tuple[list[Scored], dict[int, Mark]]:
+        """Each group of hits stating one fact in the order the question's time wants
+        (:mod:`reverie.recall.supersede`), with the hits' own vectors."""
+        pool = ranked[:SUPERSEDE_POOL]
+        dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
+        vectors = self.vectors.vectors(conn, dated) if len(dated) > 1 else {}
+        return supersede(
+            ranked, query, time_ask(query, today), vectors=vectors, window=SUPERSEDE_POOL
+        )
 
     def _with_neighbours(
         self,
@@ -254,9 +271,13 @@ class Searcher:
         return moved, {pos: result.scores[i] for pos, i in enumerate(order) if i in result.scores}
 
     @staticmethod
-    def _hit(s: Scored, query: str, context: int) -> Hit:
+    def _hit(s: Scored, query: str, context: int, marks: dict[int, Mark] | None = None) -> Hit:
         c = s.candidate
         shown = focus(c.text, c.start_line, query, context=context, max_tokens=SNIPPET_TOKENS)
+        mark = (marks or {}).get(c.chunk_id)
+        explain = s.explain()
+        if mark is not None:
+            explain["supersede"] = mark.as_dict()
         return Hit(
             c.path,
             shown.start_line,
@@ -265,116 +286,14 @@ class Searcher:
             s.final,
             c.origin,
             c.kind,
-            s.explain(),
+            explain,
             c.session_kind,
             c.day,
             c.text,
             c.start_line,
+            mark.superseded_by if mark else None,
+            mark.changed_on if mark else None,
         )
-
-
-@dataclass(frozen=True)
-class GetResult:
-    """Lines of a workspace file (``memory_get``), with where more is available.
-
-    ``text`` is what every door shows (the CLI, the MCP tool and resource, JSON alike):
-    the lines framed per run of origin (:func:`reverie.provenance.frames.frame_lines`),
-    so no line below agent trust reaches a reader, or a model, unframed. ``raw`` holds
-    the lines as the file does, for code below the doors (lane 2 frames them itself)."""
-
-    path: str
-    start_line: int
-    end_line: int
-    raw: str  # the lines as the file holds them (never shown by a door)
-    more_from: int | None
-    total_lines: int
-    text: str = ""  # the lines as anyone (a model included) may read them: framed
-    segments: tuple[tuple[int, int, Origin], ...] = ()  # (start, end, origin) runs
-
-    @property
-    def untrusted(self) -> bool:
-        return any(o is Origin.UNTRUSTED for _, _, o in self.segments)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("segments", "raw")}
-        out["segments"] = [
-            {"start_line": a, "end_line": b, "origin": o.value} for a, b, o in self.segments
-        ]
-        out["untrusted"] = self.untrusted
-        return out
-
-    def render(self) -> str:
-        out = self.text
-        if self.more_from is not None:
-            out += f"\n[more available from line {self.more_from}]"
-        return out
-
-
-def memory_get(
-    ws: Workspace,
-    path: str,
-    *,
-    from_line: int = 1,
-    lines: int | None = None,
-    max_lines: int = 120,
-    max_chars: int = 12000,
-) -> GetResult:
-    """Read lines of a workspace file; paths that leave the workspace are refused."""
-    if from_line < 1 or (lines is not None and lines < 1):
-        raise ReverieError(f"{path}: from_line and lines count from 1")
-    target = ws.resolve(path)
-    try:
-        fh = open_regular(target)
-    except NotRegularFile as exc:  # a FIFO would block the read forever
-        raise WorkspaceError(f"{path}: {exc}; refused") from None
-    except (FileNotFoundError, NotADirectoryError):
-        raise WorkspaceError(f"{path}: no such file in the workspace") from None
-    want = min(max_lines, lines or max_lines)
-    out: list[str] = []
-    chars = 0
-    total = 0
-    more: int | None = None
-    with io.TextIOWrapper(fh, encoding="utf-8", errors="replace") as text:
-        for number, line in enumerate(text, start=1):
-            total = number
-            if number < from_line:
-                continue
-            if more is not None:
-                continue
-            if not out and len(line) > max_chars:  # one huge line: cut it, move on
-                out.append(line[:max_chars].rstrip("\n"))
-                chars = max_chars
-                more = number + 1
-                continue
-            if len(out) >= want or chars + len(line) > max_chars:
-                more = number
-                continue
-            out.append(line.rstrip("\n"))
-            chars += len(line)
-    end = from_line + len(out) - 1 if out else from_line - 1
-    rel = ws.relpath(target)
-    framed, runs = frame_lines(rel, _line_origins(ws, rel, from_line, out))
-    return GetResult(rel, from_line, end, "\n".join(out), more, total, framed, tuple(runs))
-
-
-def _line_origins(
-    ws: Workspace, rel: str, first: int, lines: list[str]
-) -> list[tuple[int, str, Origin]]:
-    """Each line with its origin, computed as the indexer does (path class, then the
-    line's own marker where the path honours markers)."""
-    pclass = ws.classify(rel)
-    if not pclass.markers:
-        origin = lowest(pclass.default_origin, pclass.ceiling)
-        return [(first + i, line, origin) for i, line in enumerate(lines)]
-    key = ws.origin_key()
-    return [
-        (
-            first + i,
-            line,
-            resolve(line, default=pclass.default_origin, ceiling=pclass.ceiling, key=key).origin,
-        )
-        for i, line in enumerate(lines)
-    ]
 
 
 __all__ = ["GetResult", "Hit", "SearchResponse", "Searcher", "memory_get"]

@@ -87,6 +87,13 @@ CORE: tuple[Setting, ...] = (
         minimum=0,
         maximum=1,
     ),
+    # issue 21: among a search's hits, the newest version of a changed fact first
+    S(
+        "search_supersede",
+        True,
+        "Order hits that state the same thing about one subject by their days (newest first).",
+        bool,
+    ),
     S(
         "search_scaling",
         "relative",

@@ -86,6 +86,7 @@ class VectorLane:
         self._ids: np.ndarray | None = None
         self._matrix: np.ndarray | None = None
         self._where: np.ndarray | None = None  # each vector's rank in content order
+        self._sorted: np.ndarray | None = None  # positions of ``_ids`` in id order
 
     @property
     def warm(self) -> bool:
@@ -119,6 +120,7 @@ class VectorLane:
                 (rank.get(int(i), len(rank)) for i in ids), dtype=np.int64, count=len(ids)
             )
             self._ids, self._matrix, self._where = ids, matrix, where
+            self._sorted = np.argsort(ids)
             self._version = version
 
     def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
@@ -144,6 +146,35 @@ class VectorLane:
                 break
             fetch = min(fetch * 2, VEC_K_MAX)
         return top_by_location(conn, sims, k)
+
+    def vectors(self, conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these chunks (those that have one): from the loaded
+        matrix when warm, else from vec0 by rowid."""
+        want = list(dict.fromkeys(int(i) for i in ids))
+        if not want or get_meta(conn, "vec_dims") is None:
+            return {}
+        order = self._sorted
+        if self._matrix is not None and self._ids is not None and order is not None:
+            if index_version(conn) != self._version:
+                self.load(conn)
+                order = self._sorted
+            assert order is not None and self._ids is not None and self._matrix is not None
+            pos = np.searchsorted(self._ids, want, sorter=order)
+            out = {}
+            for cid, p in zip(want, pos, strict=True):
+                if p < len(order) and int(self._ids[order[p]]) == cid:
+                    out[cid] = self._matrix[order[p]]
+            return out
+        out = {}
+        for i in range(0, len(want), _MARKS):
+            part = want[i : i + _MARKS]
+            rows = conn.execute(
+                f"SELECT rowid, embedding FROM vec_chunks WHERE rowid IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            for r in rows:
+                out[int(r[0])] = np.frombuffer(r[1], dtype=np.float32)
+        return out
 
     def _top_numpy(self, qvec: np.ndarray, k: int) -> dict[int, float]:
         assert self._matrix is not None and self._ids is not None and self._where is not None

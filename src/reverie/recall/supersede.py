@@ -1,0 +1,312 @@
+"""Which version of a fact is current (pure): supersession among one search's hits.
+
+Two dated hits (journal or transcript lines of different days) state the same thing
+about the same subject when both contain a content term of the question (the subject
+the question names: "Priya", "standup", "例会") and they are alike: their vectors'
+cosine is at least ``SIMILAR``, or at least ``SIMILAR_CHANGED`` when the newer one
+carries a change word ("moved to", "now", "switched", "no longer", "replaced",
+"instead of", "改到", "已经", "不再", "换成" ...). Without vectors, the Jaccard of their
+word stems stands in. Such hits form a group (connected pairs).
+
+Within a group the question's time decides the order (:mod:`reverie.recall.asof`):
+now: newest first; "before": the value before the newest; "originally": the oldest;
+a window ("in March"): the newest line not after the window's end. The group keeps its
+places in the list (members trade places and scores, nothing else moves), so a
+search that groups nothing returns exactly what it did.
+
+Provenance decides who may supersede: owner and agent lines come first in a group
+whatever the days, then system lines, then untrusted ones; only an owner or agent
+line marks another line superseded (an untrusted one marks only an untrusted one), a
+system line never does. A line that recalls a value as past ("used to", "以前") states
+no current value: it supersedes nothing and is not marked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from ..provenance.origin import Origin
+from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
+from .asof import TimeAsk
+from .ranking import Scored
+
+SIMILAR = 0.65  # cosine of two hits' vectors: the same statement about the same subject
+SIMILAR_CHANGED = 0.28  # ... when the newer one says it changed
+LEXICAL = 0.35  # Jaccard of word stems, when a hit has no vector
+LEXICAL_CHANGED = 0.15
+SIMILAR_OWNER = 0.75  # ... when all they share of the question is a name (an owner)
+LEXICAL_OWNER = 0.5
+COMMON_MIN, COMMON_SHARE = 3, 0.4  # a question term in this many / share of the members
+NEAR_TOP_CHANGED = 0.25  # ... or this share, for a line that says it changed
+NEAR_TOP = 0.45  # a member's relevance is at least this share of the best hit's
+
+_CHANGE_EN = re.compile(
+    r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
+    r"not any ?more|any ?more|replaced|replacing|instead|changed|changing|new|"
+    r"rescheduled|migrated|took over|taking over|from now on|these days|since then|"
+    r"cancelled|gave up|stopped|started|rotated|renamed|upgraded|sold)\b",
+    re.I,
+)
+_CHANGE_ZH = re.compile("改到|改成|改为|改放|改学|已经|不再|换成|换了|换到|搬到|迁到|现在|"
+                        "推迟到|提前到|交给|接手|新的|新家|新号|从今天起|目前")  # fmt: skip
+_RECALL_EN = re.compile(
+    r"\b(?:used to|back when|formerly|previously|was once|in the old days)\b", re.I
+)
+_RECALL_ZH = re.compile("以前|原来|过去|曾经|当初|原先")
+# question words of Chinese: pairs that say what kind of question, not its subject
+_ZH_QUESTION = frozenset(
+    ["什么", "哪里", "哪儿", "哪个", "哪天", "是谁", "多少", "怎么", "几点", "为什么",
+     "么时", "时候", "是什", "么名", "名字", "在哪", "哪些", "如何", "是多", "少钱"]
+)  # fmt: skip
+
+
+def change_words(text: str) -> list[str]:
+    """The words of ``text`` that say a value changed, in order."""
+    return [m.group(0) for m in _CHANGE_EN.finditer(text)] + _CHANGE_ZH.findall(text)
+
+
+def recalls_past(text: str) -> bool:
+    """``text`` recalls a value as a thing of the past ("used to", "以前")."""
+    return bool(_RECALL_EN.search(text) or _RECALL_ZH.search(text))
+
+
+_ZH_PARTICLES = frozenset("的是了在有和也都就把被吗呢吧啊")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The question's content terms (as :func:`reverie.tokens.stem_set` writes them),
+    and which of them are names (capitalised inside the question)."""
+
+    terms: frozenset[str]
+    names: frozenset[str]
+
+
+_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'’]*")
+
+
+def subject_terms(query: str) -> Subject:
+    """The question's :class:`Subject`."""
+    out: set[str] = set()
+    for term in terms(query):
+        if is_cjk(term[0]):  # its character pairs, but not those holding a particle
+            pairs = (term[i : i + 2] for i in range(len(term) - 1))
+            out.update(p for p in pairs if not (set(p) & _ZH_PARTICLES))
+            if len(term) == 1:
+                out.add(term)
+        elif term not in QUERY_STOP_WORDS:
+            out.add(stem(term))
+    names = {stem(t) for m in _NAME.finditer(query.strip()) for t in terms(m.group(0))}
+    return Subject(frozenset(t for t in out if t not in _ZH_QUESTION), frozenset(names))
+
+
+@dataclass(frozen=True)
+class Mark:
+    """What supersession says of one hit (``--explain`` and JSON print it)."""
+
+    group: int
+    order: str  # how the group was ordered: "newest first", "as of March", ...
+    why: str  # why it is in its group
+    superseded_by: str | None = None  # "path#Ln" of the newer line
+    changed_on: date | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "order": self.order,
+            "why": self.why,
+            "superseded_by": self.superseded_by,
+            "changed_on": self.changed_on.isoformat() if self.changed_on else None,
+        }
+
+
+def _trust(origin: Origin) -> int:
+    """0: may supersede (owner, agent); 1: system (never supersedes); 2: untrusted."""
+    if origin in (Origin.OWNER, Origin.AGENT):
+        return 0
+    return 1 if origin is Origin.SYSTEM else 2
+
+
+def _unit(v: Any) -> Any:
+    u = np.asarray(v, dtype=np.float64)
+    n = float(np.linalg.norm(u))
+    return u / n if n else u
+
+
+def _ref(s: Scored) -> str:
+    return f"{s.candidate.path}#L{s.candidate.start_line}"
+
+
+def _edge(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) -> str | None:
+    """Why ``a`` and ``b`` state the same thing about one subject, or None."""
+    ca, cb = a.candidate, b.candidate
+    assert ca.day is not None and cb.day is not None
+    sa, sb = stem_set(ca.text), stem_set(cb.text)
+    shared = sa & sb & subject.terms
+    if not shared:
+        return None
+    # sharing only a name ("Priya", or one Chinese pair: 陈静) is sharing an owner,
+    # not a topic: that takes a change word or a closer likeness
+    topical = bool(shared - subject.names) and (len(shared) > 1 or not is_cjk(min(shared)[0]))
+    newer = cb if cb.day > ca.day else ca
+    changed = change_words(newer.text)
+    va, vb = vectors.get(ca.chunk_id), vectors.get(cb.chunk_id)
+    if va is not None and vb is not None:
+        sim, how = float(va @ vb), "cosine"  # unit vectors (see ``supersede``)
+        bar = (
+            (SIMILAR_CHANGED if changed else SIMILAR)
+            if topical
+            else (SIMILAR if changed else SIMILAR_OWNER)
+        )
+    else:
+        union = len(sa | sb)
+        sim = len(sa & sb) / union if union else 0.0
+        how = "stem overlap"
+        bar = (
+            (LEXICAL_CHANGED if changed else LEXICAL)
+            if topical
+            else (LEXICAL if changed else LEXICAL_OWNER)
+        )
+    if sim < bar:
+        return None
+    said = f", change words {', '.join(repr(w) for w in changed[:3])}" if changed else ""
+    words = ", ".join(sorted(shared)[:3])
+    return f"shares {words!r}, {how} {sim:.2f}{said}"
+
+
+def _order(members: list[Scored], ask: TimeAsk) -> list[Scored]:
+    """The group's members in the order the question wants (see the module doc)."""
+
+    def day(s: Scored) -> int:
+        return s.candidate.day.toordinal() if s.candidate.day else 0
+
+    statements = [s for s in members if not recalls_past(s.candidate.text)]
+    trusted = [s for s in statements if _trust(s.candidate.origin) == 0]
+    newest = max(trusted or statements or members, key=day)
+    answer: Scored | None = None
+    if ask.when == "window" and ask.end is not None:
+        end = ask.end.toordinal()
+        before_end = [s for s in trusted or statements if day(s) <= end]
+        answer = max(before_end, key=day) if before_end else min(trusted or members, key=day)
+
+    def key(s: Scored) -> tuple[int, int, int]:
+        bucket = _trust(s.candidate.origin)
+        if ask.when == "first":
+            return bucket, 0, day(s)
+        if ask.when == "before":
+            return bucket, int(s is newest), -day(s)
+        if ask.when == "window":
+            return bucket, int(s is not answer), -day(s)
+        return bucket, int(s not in statements), -day(s)
+
+    return sorted(members, key=key)
+
+
+def _order_name(ask: TimeAsk) -> str:
+    return {
+        "now": "newest first",
+        "before": f"the one before the newest first ({ask.words!r})",
+        "first": f"oldest first ({ask.words!r})",
+        "window": f"as of {ask.words!r} ({ask.start} to {ask.end})",
+    }[ask.when]
+
+
+def supersede(
+    ranked: Sequence[Scored],
+    query: str,
+    ask: TimeAsk,
+    *,
+    vectors: Mapping[int, Any] | None = None,
+    window: int = 24,
+    near_top: float = NEAR_TOP,
+) -> tuple[list[Scored], dict[int, Mark]]:
+    """``ranked`` with each group's members in the order the question wants (trading
+    places and scores), and a :class:`Mark` per grouped chunk id."""
+    vectors = {k: _unit(v) for k, v in (vectors or {}).items()}
+    subject = subject_terms(query)
+    items = list(ranked)
+    content = [s for s in items[:window] if s.tier == 0]
+    best = max((s.relevance for s in content), default=0.0)
+    idx = [
+        i
+        for i, s in enumerate(items[:window])
+        if s.tier == 0
+        and s.candidate.day is not None
+        and s.candidate.kind in ("journal", "transcript")
+        and (
+            s.relevance >= near_top * best
+            or (s.relevance >= NEAR_TOP_CHANGED * best and bool(change_words(s.candidate.text)))
+        )
+    ]
+    # a question term most of the pool holds names an owner ("Priya", "the billing
+    # team", 数据组), not a topic: hits that share only such terms share an owner
+    counts = Counter(t for s in content for t in stem_set(s.candidate.text) & subject.terms)
+    common = {t for t, n in counts.items() if n >= max(COMMON_MIN, COMMON_SHARE * len(content))}
+    subject = Subject(subject.terms, subject.names | common)
+    edges: dict[tuple[int, int], str] = {}
+    for n, i in enumerate(idx):
+        for j in idx[n + 1 :]:
+            a, b = items[i], items[j]
+            if a.candidate.day != b.candidate.day:
+                reason = _edge(a, b, subject, vectors)
+                if reason is not None:
+                    edges[(i, j)] = edges[(j, i)] = reason
+    # groups seeded in rank order: a member is like the seed and like at least half of
+    # the group (a chain of look-alikes, A like B like C, is not one fact)
+    groups: list[list[int]] = []
+    why: dict[int, str] = {}
+    free = list(idx)
+    while free:
+        seed = free.pop(0)
+        group = [seed]
+        for j in list(free):
+            if (seed, j) in edges and 2 * sum((m, j) in edges for m in group) >= len(group):
+                group.append(j)
+                free.remove(j)
+                why[j] = f"with {_ref(items[seed])}: {edges[(seed, j)]}"
+        if len(group) > 1:
+            why[seed] = f"with {_ref(items[group[1]])}: {edges[(seed, group[1])]}"
+            groups.append(sorted(group))
+    marks: dict[int, Mark] = {}
+    out = list(items)
+    for number, places in enumerate(groups, start=1):
+        members = [items[i] for i in places]
+        ordered = _order(members, ask)
+        for place, s in zip(places, ordered, strict=True):
+            out[place] = replace(s, final=items[place].final, mmr_rank=items[place].mmr_rank)
+        for s in members:
+            by = _superseder(s, members)
+            marks[s.candidate.chunk_id] = Mark(
+                number,
+                _order_name(ask),
+                why[items.index(s)],
+                _ref(by) if by else None,
+                by.candidate.day if by else None,
+            )
+    return out, marks
+
+
+def _superseder(s: Scored, members: list[Scored]) -> Scored | None:
+    """The nearest newer member that may mark ``s`` superseded, or None."""
+    c = s.candidate
+    if recalls_past(c.text) or c.day is None:
+        return None
+    mine = _trust(c.origin)
+    later = [
+        m
+        for m in members
+        if m.candidate.day is not None and m.candidate.day > c.day
+        and not recalls_past(m.candidate.text)
+        and (_trust(m.candidate.origin) == 0 or mine == _trust(m.candidate.origin) == 2)
+    ]  # fmt: skip
+    return min(later, key=lambda m: m.candidate.day or date.min) if later else None
+
+
+__all__ = ["Mark", "Subject", "change_words", "recalls_past", "subject_terms", "supersede"]
