@@ -15,9 +15,9 @@ workspace's one writer thread, what reads on a bounded pool. Many tasks may call
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ..engine import Reverie
 from ..provenance.origin import Author, Origin, SessionKind, Source
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..write.ingest import IngestResult
     from ..write.journal import Appended
 
+T = TypeVar("T")
 DEFAULT_READERS = 2  # the facade serialises index reads on its connection: more add GIL churn
 
 
@@ -78,6 +79,16 @@ class AsyncReverie:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    async def in_reader(self, fn: Callable[..., T], /, *args: Any, **kw: Any) -> T:
+        """Run a door's own synchronous code over :attr:`memory` that only reads (the
+        Claude Agent SDK's prompt hook) on a reader thread."""
+        return await self._lanes.read(fn, *args, **kw)
+
+    async def in_writer(self, fn: Callable[..., T], /, *args: Any, **kw: Any) -> T:
+        """Run a door's own synchronous code over :attr:`memory` that writes (a
+        transcript mirrored at compaction) on the workspace's writer."""
+        return await self._lanes.write(fn, *args, **kw)
 
     # -- reads ------------------------------------------------------------------------
     async def search(
