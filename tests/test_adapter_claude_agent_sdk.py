@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from example_runner import run_example
 
 pytest.importorskip("claude_agent_sdk")
 
@@ -24,7 +24,6 @@ from reverie.aio import AsyncReverie
 from reverie.provenance.frames import UNTRUSTED_OPEN
 from reverie.testing import memory_for_tests
 
-ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "claude_code"
 POISON = "pastebin.example.net"  # the planted tool_result of the fixture transcript
 FRAME_HEAD = UNTRUSTED_OPEN.split("{")[0]
@@ -114,11 +113,4 @@ def test_a_tool_write_claiming_the_owner_is_untrusted_and_a_failure_fails_open(
 
 
 def test_the_example_runs(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "claude_agent_sdk_example.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "tea" in run.stdout
+    assert "tea" in run_example("claude_agent_sdk_example.py", tmp_path)
