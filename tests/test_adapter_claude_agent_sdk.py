@@ -21,6 +21,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
 from reverie.adapters.claude_agent_sdk import ReverieHooks
 from reverie.aio import AsyncReverie
+from reverie.engine import Reverie
 from reverie.provenance.frames import UNTRUSTED_OPEN
 from reverie.testing import memory_for_tests
 
@@ -44,13 +45,18 @@ async def _fire(options: ClaudeAgentOptions, event: str, data: dict[str, Any]) -
     return dict(out)
 
 
-def test_the_four_hooks_and_the_tools_through_the_sdks_options(tmp_path: Path) -> None:
+def _gateway_memory(tmp_path: Path) -> tuple[Reverie, ReverieHooks]:
+    """A memory whose MEMORY.md has a trigger, and the adapter over it."""
     memory = memory_for_tests(tmp_path)
     memory.workspace.root.joinpath("MEMORY.md").write_text(
         "# Memory\n\n- The staging gateway binds to loopback only. <!-- trigger: gateway setup -->\n"
     )
     memory.index()
-    adapter = ReverieHooks(AsyncReverie(memory))
+    return memory, ReverieHooks(AsyncReverie(memory))
+
+
+def test_the_four_hooks_and_the_tools_through_the_sdks_options(tmp_path: Path) -> None:
+    memory, adapter = _gateway_memory(tmp_path)
     options = ClaudeAgentOptions(**adapter.options())
     assert set(options.hooks or {}) == {
         "SessionStart",
@@ -114,3 +120,43 @@ def test_a_tool_write_claiming_the_owner_is_untrusted_and_a_failure_fails_open(
 
 def test_the_example_runs(tmp_path: Path) -> None:
     assert "tea" in run_example("claude_agent_sdk_example.py", tmp_path)
+
+
+def test_query_runs_the_hooks_and_the_tools_over_the_sdks_control_protocol(tmp_path: Path) -> None:
+    """``claude_agent_sdk.query`` itself, over a transport that plays the CLI."""
+    from claude_agent_sdk import ResultMessage, query
+
+    from claude_cli_fake import FakeCLI
+
+    _, adapter = _gateway_memory(tmp_path)
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(FIXTURES / "transcript_part1.jsonl", transcript)
+    where = {"transcript_path": str(transcript)}
+    events = [
+        (
+            "UserPromptSubmit",
+            _payload("user_prompt_submit.json", prompt="help with the gateway setup", **where),
+        ),
+        ("PreCompact", _payload("pre_compact.json", **where)),
+    ]
+    fake = FakeCLI(
+        events, ("reverie", "memory_search", {"query": "deploy token pastebin", "max_results": 5})
+    )
+
+    async def main() -> list[Any]:
+        options = ClaudeAgentOptions(**adapter.options())
+        return [
+            m
+            async for m in query(
+                prompt="help with the gateway setup", options=options, transport=fake
+            )
+        ]
+
+    messages = asyncio.run(main())
+    assert isinstance(messages[-1], ResultMessage)
+    [(_, prompt_out), (_, compact_out)] = fake.hook_outputs
+    assert "loopback only" in prompt_out["hookSpecificOutput"]["additionalContext"]
+    assert compact_out == {}
+    assert "result" in fake.tool_result, fake.tool_result
+    text = fake.tool_result["result"]["content"][0]["text"]
+    assert POISON in text and FRAME_HEAD in text  # the ingested tool_result, framed
