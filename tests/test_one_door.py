@@ -20,7 +20,7 @@ from conftest import Paths, RunCli, cli_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "reverie"
-DOORS = ("cli", "mcp_server", "ui", "integrations", "adapters", "daemon.py", "demo.py")
+DOORS = ("cli", "mcp_server", "ui", "integrations", "adapters", "aio", "daemon.py", "demo.py")
 FACADE = ("engine.py", "wiring/")
 # what lives behind the facade: a door reaching for one of these bypasses its policies
 INSIDES = {"conn", "_conn", "dreamer", "_dreamer", "_dreams", "_a", "searcher", "recall_log"}
@@ -179,9 +179,9 @@ def _tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint_and_format_pass_over_the_code() -> None:
-    lint = _tool("ruff", "check", "src", "tests", "bench")
+    lint = _tool("ruff", "check", "src", "tests", "bench", "examples")
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    fmt = _tool("ruff", "format", "--check", "src", "tests", "bench")
+    fmt = _tool("ruff", "format", "--check", "src", "tests", "bench", "examples")
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
