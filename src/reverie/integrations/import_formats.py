@@ -59,6 +59,9 @@ class Conversation:
     kind: str = "conversation"  # conversation | facts
 
 
+TOO_DEEP = "nested too deeply (arrays or objects inside each other)"
+
+
 def digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
 
@@ -66,6 +69,8 @@ def digest(*parts: str) -> str:
 def _load_json(data: bytes, path: str) -> Any:
     try:
         return json.loads(data)
+    except RecursionError:
+        raise ParseError(f"not usable JSON: {TOO_DEEP}", path=path) from None
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
     except json.JSONDecodeError as exc:
@@ -115,7 +120,9 @@ def parse_chatgpt(data: bytes, path: str) -> list[Conversation]:
         mapping: dict[str, Any] = conv["mapping"]
         cid = str(conv.get("conversation_id") or conv.get("id") or digest(json.dumps(conv)[:2000]))
         node = conv.get("current_node")
-        if node not in mapping:  # no current node: the last leaf in file order
+        if (
+            not isinstance(node, str) or node not in mapping
+        ):  # no current node: the last leaf in file order
             leaves = [
                 k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")
             ]
@@ -127,7 +134,14 @@ def parse_chatgpt(data: bytes, path: str) -> list[Conversation]:
             if not isinstance(entry, dict):
                 raise ParseError(f"{where}: node {node!r} is not an object", path=path)
             chain.append(entry)
-            node = entry.get("parent")
+            parent = entry.get("parent")
+            if parent is not None and not isinstance(parent, str):
+                raise ParseError(
+                    f"{where}: node {node!r} has a parent of type "
+                    f"{type(parent).__name__}, not a string",
+                    path=path,
+                )
+            node = parent
         conversation = Conversation(cid, str(conv.get("title") or "ChatGPT conversation"))
         for entry in reversed(chain):
             message = entry.get("message")
@@ -175,7 +189,14 @@ def parse_claude_ai(data: bytes, path: str) -> list[Conversation]:
             role = "person" if sender == "human" else "assistant"
             if text.strip():
                 conversation.items.append(Item(mid, role, text.strip(), ts))
-            for a, att in enumerate(msg.get("attachments") or [], start=1):
+            attachments = msg.get("attachments") or []
+            if not isinstance(attachments, list):
+                raise ParseError(
+                    f"conversation {n}, message {m}: attachments is a "
+                    f"{type(attachments).__name__}, not a list",
+                    path=path,
+                )
+            for a, att in enumerate(attachments, start=1):
                 body = att.get("extracted_content") if isinstance(att, dict) else None
                 if isinstance(body, str) and body.strip():
                     conversation.items.append(Item(f"{mid}/att{a}", "tool", body.strip(), ts))
@@ -195,6 +216,8 @@ def parse_mcp_memory(data: bytes, path: str) -> list[Conversation]:
             continue
         try:
             rec = json.loads(raw)
+        except RecursionError:
+            raise ParseError(f"not a JSON record: {TOO_DEEP}", path=path, line=number) from None
         except json.JSONDecodeError as exc:
             raise ParseError(f"not a JSON record ({exc.msg})", path=path, line=number) from None
         if not isinstance(rec, dict) or rec.get("type") not in ("entity", "relation"):
