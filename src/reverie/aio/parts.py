@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..intents import Intent
     from ..intents.service import Proposer
     from ..recall.context import TurnContext
+    from ..results import Accepted, Pending
     from ..session import Recorded, Session
     from ..write.flush import FlushResult
     from ..write.ingest import IngestResult
@@ -80,8 +81,11 @@ class AsyncSession:
         """:meth:`Session.compacted`."""
         return await self._lanes.read(self._one(self.session.compacted))
 
-    async def add_intent(self, text: str, *, grounded_in: int | None = None, **how: str) -> Intent:
-        """:meth:`Session.add_intent` (pending unless grounded in the owner's message)."""
+    async def add_intent(
+        self, text: str, *, grounded_in: int | None = None, **how: str
+    ) -> Accepted[Intent] | Pending[Intent]:
+        """:meth:`Session.add_intent`: armed only when grounded in the owner's message,
+        else pending until the owner confirms it."""
         fn = self._one(self.session.add_intent)
         return await self._lanes.write(fn, text, grounded_in=grounded_in, **how)
 

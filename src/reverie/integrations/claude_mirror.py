@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from filelock import FileLock
 
@@ -30,12 +30,17 @@ from ..engine import Reverie
 from ..errors import ReverieError
 from ..provenance.origin import SessionKind, Source
 from ..session import Session
+from ..storage import reader
 from ..storage.files import atomic_write
 from ..storage.workspace import checkpoint_paths
 from .claude_transcript import Turn, parse, parse_ts
 
 # The person at the terminal of a Claude Code session is the owner, on a direct channel.
 OWNER = "owner"
+CHUNK_BYTES = 4 * 1024 * 1024
+"""A pass reads the transcript this much at a time (checkpointed after each chunk), so
+a 150 MB transcript costs one chunk of memory, not the whole file; a single record
+longer than a chunk is skipped with a warning naming its line."""
 
 
 @dataclass
@@ -137,6 +142,18 @@ class Mirror:
         name = SessionKind.SUBAGENT.value if turn.sidechain else rec.origin.value
         result.origins[name] = result.origins.get(name, 0) + 1
 
+    def _checkpoint(
+        self, point: Path, transcript: Path, offset: int, line: int, cwd: str | None
+    ) -> None:
+        record = {
+            "offset": offset,
+            "line": line,
+            "transcript": str(transcript),
+            "cwd": cwd,
+            "session": self.key,
+        }
+        atomic_write(point, json.dumps(record, ensure_ascii=False))
+
     def sync(self, transcript: Path, *, end: bool = False, cwd: str | None = None) -> MirrorResult:
         """Record what ``transcript`` gained since the last pass, then ingest the mirror
         (``end``: end the session too)."""
@@ -152,25 +169,38 @@ class Mirror:
             if start > size:  # the file was replaced: read it again (ingestion dedupes)
                 result.warnings.append(f"{transcript} is shorter than read before; reread")
                 start, line = 0, 1
-            data = b""
-            if size:
-                with transcript.open("rb") as fh:  # only what was added since the last pass
+            cwd_seen = state.get("cwd")
+            self._cwd = cwd or cwd_seen
+            try:
+                fh = reader.open_checked(transcript, None)  # never a FIFO
+            except reader.Refused as exc:
+                raise ReverieError(f"{exc}; nothing recorded") from None
+            with fh:
+                while True:  # bounded: one chunk of the transcript in memory at a time
                     fh.seek(start)
-                    data = fh.read()
-            parsed = parse(data, first_line=line, path=str(transcript))
-            self._cwd = cwd or parsed.cwd or state.get("cwd")
-            for turn in parsed.turns:
-                self._record(turn, result)
-            result.lines_read = parsed.lines
-            result.cwd = cwd or parsed.cwd or state.get("cwd")
-            record = {
-                "offset": start + parsed.end,
-                "line": line + parsed.lines,
-                "transcript": str(transcript),
-                "cwd": result.cwd,
-                "session": self.key,
-            }
-            atomic_write(point, json.dumps(record, ensure_ascii=False))
+                    data = fh.read(CHUNK_BYTES)
+                    if not data:
+                        break
+                    at_end = len(data) < CHUNK_BYTES
+                    parsed = parse(data, first_line=line, path=str(transcript))
+                    if parsed.end == 0 and not at_end:  # one record longer than a chunk
+                        start = _next_line(fh, start + len(data))
+                        result.warnings.append(
+                            f"{transcript}:{line}: a record over {CHUNK_BYTES} bytes; skipped"
+                        )
+                        line += 1
+                        continue
+                    self._cwd = cwd or parsed.cwd or cwd_seen
+                    cwd_seen = parsed.cwd or cwd_seen
+                    for turn in parsed.turns:
+                        self._record(turn, result)
+                    result.lines_read += parsed.lines
+                    start, line = start + parsed.end, line + parsed.lines
+                    self._checkpoint(point, transcript, start, line, cwd or cwd_seen)
+                    if at_end or parsed.end == 0:
+                        break
+            result.cwd = cwd or cwd_seen
+            self._checkpoint(point, transcript, start, line, result.cwd)
             if end:
                 ingested = self.main.end()
                 if (
@@ -185,6 +215,19 @@ class Mirror:
             result.recalled_stripped = ingested.recalled_stripped
             result.warnings += ingested.warnings
         return result
+
+
+def _next_line(fh: BinaryIO, offset: int) -> int:
+    """The offset just after the next newline at or after ``offset`` (or the end)."""
+    fh.seek(offset)
+    while True:
+        block = fh.read(1 << 20)
+        if not block:
+            return fh.tell()
+        nl = block.find(b"\n")
+        if nl >= 0:
+            return offset + nl + 1
+        offset += len(block)
 
 
 __all__ = ["Mirror", "MirrorResult", "checkpoint_dir", "session_key"]

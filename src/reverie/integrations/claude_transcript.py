@@ -176,6 +176,10 @@ def parse(data: bytes, *, start: int = 0, first_line: int = 1, path: str = "") -
         if raw.strip():
             try:
                 record = json.loads(raw)
+            except RecursionError:
+                raise ParseError(
+                    "not a Claude Code transcript record: nested too deeply", path=path, line=number
+                ) from None
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 if nl < 0:
                     break  # torn last line: still being written, read it next time
@@ -219,7 +223,7 @@ def is_claude_code_record(line: bytes) -> bool:
     record (for a helpful error where another format was expected)."""
     try:
         first = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(first, dict) and ("sessionId" in first or first.get("type") in RECORD_TYPES)
 

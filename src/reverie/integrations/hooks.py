@@ -82,6 +82,8 @@ def read_payload(raw: bytes | str, event: str) -> dict[str, Any]:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise HookInputError(f"stdin is not JSON ({exc})") from None
+    except RecursionError:
+        raise HookInputError("stdin is not usable JSON: nested too deeply") from None
     if not isinstance(payload, dict):
         raise HookInputError("stdin is not a JSON object")
     named = payload.get("hook_event_name")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -59,6 +60,9 @@ class Conversation:
     kind: str = "conversation"  # conversation | facts
 
 
+TOO_DEEP = "nested too deeply (arrays or objects inside each other)"
+
+
 def digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
 
@@ -66,6 +70,8 @@ def digest(*parts: str) -> str:
 def _load_json(data: bytes, path: str) -> Any:
     try:
         return json.loads(data)
+    except RecursionError:
+        raise ParseError(f"not usable JSON: {TOO_DEEP}", path=path) from None
     except UnicodeDecodeError as exc:
         raise ParseError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
     except json.JSONDecodeError as exc:
@@ -107,80 +113,100 @@ def _chatgpt_text(message: dict[str, Any]) -> str:
 
 
 def parse_chatgpt(data: bytes, path: str) -> list[Conversation]:
-    out = []
-    for n, conv in enumerate(_conversations(_load_json(data, path), path), start=1):
-        where = f"conversation {n}"
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            raise ParseError(f"{where}: no message mapping", path=path)
-        mapping: dict[str, Any] = conv["mapping"]
-        cid = str(conv.get("conversation_id") or conv.get("id") or digest(json.dumps(conv)[:2000]))
-        node = conv.get("current_node")
-        if node not in mapping:  # no current node: the last leaf in file order
-            leaves = [
-                k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")
-            ]
-            node = leaves[-1] if leaves else None
-        chain, seen = [], set()
-        while node is not None and node in mapping and node not in seen:
-            seen.add(node)
-            entry = mapping[node]
-            if not isinstance(entry, dict):
-                raise ParseError(f"{where}: node {node!r} is not an object", path=path)
-            chain.append(entry)
-            node = entry.get("parent")
-        conversation = Conversation(cid, str(conv.get("title") or "ChatGPT conversation"))
-        for entry in reversed(chain):
-            message = entry.get("message")
-            if not isinstance(message, dict):
-                continue
-            author = message.get("author") or {}
-            role = _CHATGPT_ROLES.get(str(author.get("role")) if isinstance(author, dict) else "")
-            meta = message.get("metadata") or {}
-            if role is None or (
-                isinstance(meta, dict) and meta.get("is_visually_hidden_from_conversation")
-            ):
-                continue
-            text = _chatgpt_text(message)
-            if text:
-                mid = str(message.get("id") or entry.get("id") or digest(cid, text))
-                conversation.items.append(Item(mid, role, text, _ts(message.get("create_time"))))
-        out.append(conversation)
-    return out
+    convs = _conversations(_load_json(data, path), path)
+    return [chatgpt_conversation(c, n, path) for n, c in enumerate(convs, start=1)]
+
+
+def chatgpt_conversation(conv: Any, n: int, path: str) -> Conversation:
+    """Conversation ``n`` of a ChatGPT export (one element of its list)."""
+    where = f"conversation {n}"
+    if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+        raise ParseError(f"{where}: no message mapping", path=path)
+    mapping: dict[str, Any] = conv["mapping"]
+    cid = str(conv.get("conversation_id") or conv.get("id") or digest(json.dumps(conv)[:2000]))
+    node = conv.get("current_node")
+    if (
+        not isinstance(node, str) or node not in mapping
+    ):  # no current node: the last leaf in file order
+        leaves = [k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")]
+        node = leaves[-1] if leaves else None
+    chain, seen = [], set()
+    while node is not None and node in mapping and node not in seen:
+        seen.add(node)
+        entry = mapping[node]
+        if not isinstance(entry, dict):
+            raise ParseError(f"{where}: node {node!r} is not an object", path=path)
+        chain.append(entry)
+        parent = entry.get("parent")
+        if parent is not None and not isinstance(parent, str):
+            raise ParseError(
+                f"{where}: node {node!r} has a parent of type "
+                f"{type(parent).__name__}, not a string",
+                path=path,
+            )
+        node = parent
+    conversation = Conversation(cid, str(conv.get("title") or "ChatGPT conversation"))
+    for entry in reversed(chain):
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        author = message.get("author") or {}
+        role = _CHATGPT_ROLES.get(str(author.get("role")) if isinstance(author, dict) else "")
+        meta = message.get("metadata") or {}
+        if role is None or (
+            isinstance(meta, dict) and meta.get("is_visually_hidden_from_conversation")
+        ):
+            continue
+        text = _chatgpt_text(message)
+        if text:
+            mid = str(message.get("id") or entry.get("id") or digest(cid, text))
+            conversation.items.append(Item(mid, role, text, _ts(message.get("create_time"))))
+    return conversation
 
 
 # -- Claude.ai --------------------------------------------------------------------------
 def parse_claude_ai(data: bytes, path: str) -> list[Conversation]:
-    out = []
-    for n, conv in enumerate(_conversations(_load_json(data, path), path), start=1):
-        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
-            raise ParseError(f"conversation {n}: no chat_messages list", path=path)
-        cid = str(conv.get("uuid") or digest(str(n), str(conv.get("name"))))
-        conversation = Conversation(cid, str(conv.get("name") or "Claude conversation"))
-        for m, msg in enumerate(conv["chat_messages"], start=1):
-            if not isinstance(msg, dict):
-                raise ParseError(f"conversation {n}, message {m}: not an object", path=path)
-            sender = msg.get("sender")
-            if sender not in ("human", "assistant"):
-                raise ParseError(f"conversation {n}, message {m}: sender {sender!r}", path=path)
-            given = msg.get("text")
-            text = given if isinstance(given, str) else ""
-            if not text.strip() and isinstance(msg.get("content"), list):
-                text = "\n".join(
-                    str(b.get("text", ""))
-                    for b in msg["content"]
-                    if isinstance(b, dict) and b.get("type") == "text"
-                )
-            mid = str(msg.get("uuid") or digest(cid, str(m)))
-            ts = _ts(msg.get("created_at"))
-            role = "person" if sender == "human" else "assistant"
-            if text.strip():
-                conversation.items.append(Item(mid, role, text.strip(), ts))
-            for a, att in enumerate(msg.get("attachments") or [], start=1):
-                body = att.get("extracted_content") if isinstance(att, dict) else None
-                if isinstance(body, str) and body.strip():
-                    conversation.items.append(Item(f"{mid}/att{a}", "tool", body.strip(), ts))
-        out.append(conversation)
-    return out
+    convs = _conversations(_load_json(data, path), path)
+    return [claude_ai_conversation(c, n, path) for n, c in enumerate(convs, start=1)]
+
+
+def claude_ai_conversation(conv: Any, n: int, path: str) -> Conversation:
+    """Conversation ``n`` of a Claude.ai export (one element of its list)."""
+    if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
+        raise ParseError(f"conversation {n}: no chat_messages list", path=path)
+    cid = str(conv.get("uuid") or digest(str(n), str(conv.get("name"))))
+    conversation = Conversation(cid, str(conv.get("name") or "Claude conversation"))
+    for m, msg in enumerate(conv["chat_messages"], start=1):
+        if not isinstance(msg, dict):
+            raise ParseError(f"conversation {n}, message {m}: not an object", path=path)
+        sender = msg.get("sender")
+        if sender not in ("human", "assistant"):
+            raise ParseError(f"conversation {n}, message {m}: sender {sender!r}", path=path)
+        given = msg.get("text")
+        text = given if isinstance(given, str) else ""
+        if not text.strip() and isinstance(msg.get("content"), list):
+            text = "\n".join(
+                str(b.get("text", ""))
+                for b in msg["content"]
+                if isinstance(b, dict) and b.get("type") == "text"
+            )
+        mid = str(msg.get("uuid") or digest(cid, str(m)))
+        ts = _ts(msg.get("created_at"))
+        role = "person" if sender == "human" else "assistant"
+        if text.strip():
+            conversation.items.append(Item(mid, role, text.strip(), ts))
+        attachments = msg.get("attachments") or []
+        if not isinstance(attachments, list):
+            raise ParseError(
+                f"conversation {n}, message {m}: attachments is a "
+                f"{type(attachments).__name__}, not a list",
+                path=path,
+            )
+        for a, att in enumerate(attachments, start=1):
+            body = att.get("extracted_content") if isinstance(att, dict) else None
+            if isinstance(body, str) and body.strip():
+                conversation.items.append(Item(f"{mid}/att{a}", "tool", body.strip(), ts))
+    return conversation
 
 
 # -- MCP memory server ------------------------------------------------------------------
@@ -195,6 +221,8 @@ def parse_mcp_memory(data: bytes, path: str) -> list[Conversation]:
             continue
         try:
             rec = json.loads(raw)
+        except RecursionError:
+            raise ParseError(f"not a JSON record: {TOO_DEEP}", path=path, line=number) from None
         except json.JSONDecodeError as exc:
             raise ParseError(f"not a JSON record ({exc.msg})", path=path, line=number) from None
         if not isinstance(rec, dict) or rec.get("type") not in ("entity", "relation"):
@@ -245,6 +273,23 @@ def parse_claude_md(data: bytes, path: str) -> list[Conversation]:
     return [notes]
 
 
+def unwrap(elements: Iterable[Any], path: str) -> Iterator[Any]:
+    """The conversations among streamed top-level ``elements``: a list's elements, or
+    those of a ``{"conversations": [...]}`` object."""
+    for element in elements:
+        if isinstance(element, dict) and isinstance(element.get("conversations"), list):
+            yield from element["conversations"]
+        elif (
+            isinstance(element, dict)
+            and "mapping" not in element
+            and "chat_messages" not in element
+        ):
+            raise ParseError("expected a list of conversations", path=path)
+        else:
+            yield element
+
+
+CONVERSATION_PARSERS = {"chatgpt": chatgpt_conversation, "claude-ai": claude_ai_conversation}
 PARSERS = {
     "chatgpt": parse_chatgpt,
     "claude-ai": parse_claude_ai,

@@ -28,12 +28,13 @@ facts first imported without it adds nothing and says how many stay ``untrusted`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..engine import Reverie
 from ..errors import ParseError, ReverieError
@@ -48,10 +49,11 @@ from ..provenance.origin import (
 from ..storage import reader
 from ..storage.files import atomic_write
 from ..storage.workspace import checkpoint_paths
+from . import json_stream
 from .claude_mirror import Mirror
 from .claude_transcript import is_claude_code_record, parse_ts
 from .claude_transcript import parse as parse_transcript
-from .import_formats import PARSERS, Conversation, digest
+from .import_formats import CONVERSATION_PARSERS, PARSERS, Conversation, digest, unwrap
 
 FORMATS = ("claude-code", "chatgpt", "claude-ai", "mcp-memory")
 OWNER = "owner"
@@ -104,8 +106,10 @@ def _read(file: Path, root: Path) -> bytes:
         raise ParseError(f"{exc}; nothing imported") from None
 
 
-def _conversations_json(path: Path) -> tuple[bytes, str]:
-    """The bytes of ``conversations.json``: the file, the one inside a folder or a zip."""
+@contextlib.contextmanager
+def _conversations_stream(path: Path) -> Iterator[tuple[IO[bytes], str]]:
+    """``conversations.json`` as a byte stream: the file, the one inside a folder or a
+    zip (read from the zip as it inflates: never the whole file in memory)."""
     root = path if path.is_dir() else path.parent
     if path.is_dir():
         path = path / "conversations.json"
@@ -114,13 +118,16 @@ def _conversations_json(path: Path) -> tuple[bytes, str]:
     except reader.Refused as exc:
         raise ParseError(f"{exc}; nothing imported") from None
     with fh:
-        if zipfile.is_zipfile(fh):
-            with zipfile.ZipFile(fh) as zf:
-                names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
-                if not names:
-                    raise ParseError("the zip holds no conversations.json", path=str(path))
-                return zf.read(names[0]), f"{path}!{names[0]}"
-    return _read(path, root), str(path)
+        if not zipfile.is_zipfile(fh):
+            fh.seek(0)
+            yield fh, str(path)
+            return
+        with zipfile.ZipFile(fh) as zf:
+            names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
+            if not names:
+                raise ParseError("the zip holds no conversations.json", path=str(path))
+            with zf.open(names[0]) as member:
+                yield member, f"{path}!{names[0]}"
 
 
 class Importer:
@@ -148,10 +155,12 @@ class Importer:
     # -- what to read ----------------------------------------------------------------
     def _units(self, path: Path) -> Iterator[Path | Conversation]:
         """A transcript file or a parsed conversation, for everything in ``path``."""
-        if self.fmt in ("chatgpt", "claude-ai"):
-            data, where = _conversations_json(path)
-            for conv in PARSERS[self.fmt](data, where):
-                yield conv
+        if self.fmt in CONVERSATION_PARSERS:  # streamed: one conversation at a time
+            parse = CONVERSATION_PARSERS[self.fmt]
+            with _conversations_stream(path) as (fh, where):
+                elements = unwrap(json_stream.items(fh, where), where)
+                for n, conv in enumerate(elements, start=1):
+                    yield parse(conv, n, where)
             return
         if self.fmt == "mcp-memory":
             for conv in PARSERS["mcp-memory"](_read(path, path.parent), str(path)):
@@ -194,7 +203,14 @@ class Importer:
         if not path.exists():
             raise ReverieError(f"{path}: no such file or folder")
         report = ImportReport(self.fmt, str(path), self.dry_run, self.as_owner)
-        units = list(self._units(path))  # parse all first: a malformed file writes nothing
+        # parse all first: a malformed file writes nothing. An export is parsed in a
+        # first pass that keeps nothing, then streamed again to write (bounded memory)
+        if self.fmt in CONVERSATION_PARSERS:
+            total = sum(1 for _ in self._units(path))
+            units: Iterable[Path | Conversation] = self._units(path)
+        else:
+            listed = list(self._units(path))
+            total, units = len(listed), listed
         report.warnings += self.skipped
         for done, unit in enumerate(units, start=1):
             if isinstance(unit, Path):
@@ -207,7 +223,7 @@ class Importer:
                 self._conversation(unit, report)
                 label = unit.title
             report.conversations += 1
-            self.progress(done, len(units), label)
+            self.progress(done, total, label)
         report.files = sorted(set(report.files))
         return report
 

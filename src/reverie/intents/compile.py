@@ -24,13 +24,13 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import lru_cache
 from typing import Any
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from ..errors import ReverieError
 from ..stopwords import TRIGGER
 from ..tokens import is_cjk, terms
 from .model import MAX_TEXT_CHARS, Kind, Spec, parse_triggers
-from .recur import DEFAULT_HOUR, default_time, recurrence, time_of_day
+from .recur import DEFAULT_HOUR, default_time, impossible_day, recurrence, time_of_day
 
 # -- event phrasings -----------------------------------------------------------------
 _EN_VERBS = (
@@ -196,7 +196,11 @@ def _en_day(text: str, now: datetime) -> datetime | None:
 
 
 def one_off(text: str, now: datetime) -> datetime | None:
-    """The one time ``text`` names (aware, in ``now``'s zone), or None."""
+    """The one time ``text`` names (aware, in ``now``'s zone), or None. A day no
+    calendar has ("February 31") is refused, never read as some other day."""
+    problem = impossible_day(text)
+    if problem is not None:
+        raise ReverieError(f"{problem}; nothing armed")
     local = now.replace(microsecond=0)
     cjk = any(is_cjk(c) for c in text)
     day = (_cn_day(text, local) if cjk else None) or _en_day(text, local)
@@ -241,6 +245,12 @@ def parse_cron(value: str) -> str:
     """``--every``: a cron expression, or a recurring phrasing ("monday 9:00", "每天早上八点")."""
     expr = " ".join(value.split())
     if croniter.is_valid(expr) and len(expr.split()) == 5:
+        try:  # "0 0 30 2 *" is valid syntax for a day that never comes
+            croniter(expr, datetime(2000, 1, 1)).get_next(datetime)
+        except (CroniterBadDateError, ValueError):
+            raise ReverieError(
+                f"--every {value!r} never fires (no such day in any month); nothing armed"
+            ) from None
         return expr
     cron = recurrence(expr) or recurrence("every " + expr)
     if cron is None:
@@ -301,7 +311,10 @@ def next_slot(cron: str, after: datetime, zone: tzinfo) -> datetime:
     wall = after.astimezone(zone).replace(tzinfo=None)
     it = croniter(cron, wall - timedelta(hours=3))  # a DST shift moves wall time <= 2 h
     for _ in range(10_000):
-        slot = it.get_next(datetime).replace(tzinfo=zone, fold=0)
+        try:
+            slot = it.get_next(datetime).replace(tzinfo=zone, fold=0)
+        except CroniterBadDateError:
+            break
         if slot.astimezone(UTC) > after.astimezone(UTC):
             return slot
     raise ReverieError(f"no slot of {cron!r} after {after.isoformat()}")

@@ -222,4 +222,50 @@ def recurrence(text: str) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT_HOUR", "cn_int", "default_time", "recurrence", "time_of_day"]
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_MAX_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MONTH_RE = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?"
+)
+_EN_MD = re.compile(rf"\b{_MONTH_RE}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.IGNORECASE)
+_EN_DM = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_RE}(?=\W|$)", re.I)
+_CN_MD = re.compile(rf"([0-9{_CN_NUM}]{{1,3}})\s*月\s*([0-9{_CN_NUM}]{{1,3}})\s*[日号號]")
+
+
+def impossible_day(text: str) -> str | None:
+    """Why ``text`` names a day no calendar has ("February 31", "4月31日", "2月30日"),
+    or None. February 29 passes (the year decides; the date parser checks it)."""
+    found: list[tuple[int, int]] = []
+    for m in _EN_MD.finditer(text):
+        found.append((_month_index(m.group(1)), int(m.group(2))))
+    for m in _EN_DM.finditer(text):
+        found.append((_month_index(m.group(2)), int(m.group(1))))
+    for m in _CN_MD.finditer(text):
+        month, day = cn_int(m.group(1)), cn_int(m.group(2))
+        if month is not None and day is not None:
+            found.append((month, day))
+    for month, day in found:
+        if not 1 <= month <= 12:
+            return f"there is no month {month}: {text!r} names no day"
+        if not 1 <= day <= _MAX_DAYS[month - 1]:
+            name = _MONTHS[month - 1].capitalize()
+            return f"{name} has {_MAX_DAYS[month - 1]} days at most: {text!r} names no day"
+    return None
+
+
+def _month_index(word: str) -> int:
+    return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(word[:3].lower()))
+
+
+__all__ = [
+    "DEFAULT_HOUR",
+    "cn_int",
+    "default_time",
+    "impossible_day",
+    "recurrence",
+    "time_of_day",
+]

@@ -105,6 +105,10 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             continue
         try:
             record = json.loads(raw)
+        except RecursionError:
+            raise ParseError(
+                "not a JSON record: nested too deeply", path=str(path), line=number
+            ) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             if number == len(lines) or (number == len(lines) - 1 and not lines[-1]):
                 continue
