@@ -203,8 +203,7 @@ class Reverie:
         self._a.warm(self._triggers)
 
     def open_recall_log(self) -> None:  # before the first search records in it
-        if self.dreaming_enabled:
-            self._a.recall_log  # noqa: B018  (opens and caches it)
+        self._a.open_recall_log() if self.dreaming_enabled else None
 
     # -- recall, lane 1 ---------------------------------------------------------------
     def search(
@@ -251,10 +250,15 @@ class Reverie:
             max_chars=s.get_max_chars,
         )
 
-    def bootstrap(self) -> Bootstrap:
-        """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1)."""
+    def bootstrap(self, *, total_chars: int | None = None) -> Bootstrap:
+        """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1), within ``total_chars``
+        when given (a client that injects less than ``bootstrap_total_chars``)."""
         self._finish_forget()
-        return self._bootstrapper.load_with(self.settings)
+        s = self.settings
+        cap = s.bootstrap_total_chars if total_chars is None else total_chars
+        return self._bootstrapper.load_with(
+            s.replace(bootstrap_total_chars=min(cap, s.bootstrap_total_chars))
+        )
 
     def context(
         self,
@@ -345,7 +349,6 @@ class Reverie:
             result.warnings += self._after_write(sync=False)
         return result
 
-    # -- curation -------------------------------------------------------------------------
     @property
     def curation(self) -> Curation:
         """The owner's hand: forget, pending agent requests, trusted folders."""

@@ -162,11 +162,10 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
     engine = open_engine()
     if name == "SessionStart":
         engine.workspace.require()
-        s = engine.settings  # fit the bootstrap to what Claude Code injects: the
+        # fit the bootstrap to what Claude Code injects: the bootstrap's own cuts keep
+        # USER.md whole
         fit = min(engine.settings.hook_context_chars, MAX_CONTEXT_CHARS) - _FRAMING
-        if s.bootstrap_total_chars > fit:  # bootstrap's own cuts keep USER.md whole
-            engine.settings = s.replace(bootstrap_total_chars=max(0, fit))
-        boot = engine.bootstrap()
+        boot = engine.bootstrap(total_chars=max(0, fit))
         text = f"{BOOTSTRAP_PREFACE}\n\n{boot.text}" if boot.text.strip() else ""
         run.output = _context_output(name, text, engine.settings.hook_context_chars)
         run.detail = {"bootstrap": boot.as_dict(), "source": payload.get("source")}

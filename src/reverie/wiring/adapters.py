@@ -146,6 +146,9 @@ class Adapters:
                 self._recall_log = RecallLog(self.workspace.recall_log_path)
             return self._recall_log
 
+    def open_recall_log(self) -> None:
+        self.recall_log  # noqa: B018  (opens and caches it)
+
     def llm(self, purpose: Purpose = "main") -> LLM | None:
         """The configured LLM provider for ``purpose`` (None when ``llm = none``)."""
         if not isinstance(self._llm_override, Unset):
