@@ -179,7 +179,7 @@ def test_a_line_that_recalls_the_past_supersedes_nothing() -> None:
 
 
 def test_chinese_change_words_and_time_words() -> None:
-    assert change_words("例会改到五楼大会议室了") == ["改到"]
+    assert change_words("例会改到五楼大会议室了") == ("改到",)
     assert "已经" in change_words("他已经搬到朝阳了")
     assert time_ask("原来的截止日期是什么时候？", TODAY).when == "first"
     assert time_ask("小王以前的牙医是谁？", TODAY).when == "before"
@@ -248,7 +248,7 @@ def test_explain_shows_the_group_and_why(tmp_path: Path) -> None:
     """End to end (CLI, fake embedder): the text output says which line is earlier and
     where it changed, JSON carries ``superseded_by``, ``--explain`` the group and why."""
     paths = Paths(tmp_path / "ws", tmp_path / "state")
-    env = base_env(tmp_path)
+    env = {**base_env(tmp_path), "REVERIE_SEARCH_SUPERSEDE": "true"}  # off by default
 
     def cli(*args: str) -> str:
         proc = subprocess.run(

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -67,11 +68,13 @@ _ZH_QUESTION = frozenset(
 )  # fmt: skip
 
 
-def change_words(text: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def change_words(text: str) -> tuple[str, ...]:
     """The words of ``text`` that say a value changed, in order."""
-    return [m.group(0) for m in _CHANGE_EN.finditer(text)] + _CHANGE_ZH.findall(text)
+    return tuple(m.group(0) for m in _CHANGE_EN.finditer(text)) + tuple(_CHANGE_ZH.findall(text))
 
 
+@lru_cache(maxsize=8192)
 def recalls_past(text: str) -> bool:
     """``text`` recalls a value as a thing of the past ("used to", "以前")."""
     return bool(_RECALL_EN.search(text) or _RECALL_ZH.search(text))
