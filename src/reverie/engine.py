@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Self
 
 from .clock import Clock
 from .dreaming.report import DreamReport  # the facade's annotations name real classes
-from .dreaming.state import DreamStatus
 from .errors import ReverieError
 from .llm.base import LLM  # the facade's annotations name real classes
 from .llm.factory import Purpose
@@ -42,6 +41,7 @@ from .wiring import (
 if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
     from .dreaming.curate import OwnerPromotion, OwnerRejected
+    from .dreaming.state import DreamStatus
     from .intents import Intents
     from .recall.escalation import EscalationLane, Target
     from .recall.search import GetResult, Lanes, SearchResponse

@@ -90,12 +90,13 @@ def select_entries(path: str, body: str, ranks: list[int | None], budget: int) -
     what was left out. ``ranks``: the importance of each line of ``body``."""
     rows = body.split("\n")
     items = [i for i, r in enumerate(rows) if _ITEM.match(r)]
+    item_set = set(items)
     rank: dict[int, int] = {}
     for i in items:
         given = ranks[i] if i < len(ranks) else None
         rank[i] = DEFAULT_IMPORTANCE if given is None else given
     order = sorted(items, key=lambda i: (-rank[i], -i))
-    frame = [i for i, r in enumerate(rows) if i not in set(items)]
+    frame = [i for i in range(len(rows)) if i not in item_set]
     worst = selection_notice(path, [rows[i] for i in items], len(items))
     used = sum(len(rows[i]) + 1 for i in frame) + len(worst) + 2
     chosen: set[int] = set()
@@ -110,7 +111,7 @@ def select_entries(path: str, body: str, ranks: list[int | None], budget: int) -
     left = [rows[i].strip().lstrip("-*+ ").strip() for i in items if i not in chosen]
     if not left:
         return body
-    shown = "\n".join(r for i, r in enumerate(rows) if i not in set(items) or i in chosen)
+    shown = "\n".join(r for i, r in enumerate(rows) if i not in item_set or i in chosen)
     return shown.rstrip("\n") + "\n" + selection_notice(path, left, len(items))
 
 

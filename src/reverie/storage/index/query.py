@@ -148,8 +148,7 @@ class VectorLane:
         return top_by_location(conn, sims, k)
 
     def vectors(self, conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, np.ndarray]:
-        """The stored vectors of these chunks (those that have one): from the loaded
-        matrix when warm, else from vec0 by rowid."""
+        """The stored vectors of these chunks (those that have one), warm or from vec0."""
         want = list(dict.fromkeys(int(i) for i in ids))
         if not want or get_meta(conn, "vec_dims") is None:
             return {}
