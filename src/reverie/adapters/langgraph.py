@@ -133,7 +133,7 @@ class ReverieStore(BaseStore):
             while start is not None:
                 got = await self.memory.get(rel, from_line=start)
                 origins = {n: o for a, b, o in got.segments for n in range(a, b + 1)}
-                for n, text in enumerate(got.text.splitlines(), start=got.start_line):
+                for n, text in enumerate(got.raw.splitlines(), start=got.start_line):
                     found = _LINE.search(text)
                     if found is None or origins.get(n, Origin.UNTRUSTED) is Origin.OWNER:
                         continue  # an owner's line is never an item this store may touch
