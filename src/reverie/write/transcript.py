@@ -124,7 +124,7 @@ def _kept_text(text: str, blocked: Callable[[str], bool]) -> str:
     the session corpus goes from the transcript it came from too."""
     from ..provenance.frames import strip_injected
     from .journal import clean_lines
-    from .redact import redact
+    from ..provenance.redact import redact
 
     def gone(line: str) -> bool:
         items = clean_lines(redact(strip_injected(line)[0]).text)
