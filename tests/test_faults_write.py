@@ -343,8 +343,12 @@ def test_control_characters_never_reach_a_transcript_or_the_corpus(
     )
     engine.ingest(crafted)
     corpus = (paths.workspace / CORPUS).read_bytes()
-    assert b"zqnul" in corpus and b"zqreply" in corpus and b"zqcraft" in corpus
+    assert b"zqnul" in corpus and b"zqreply" in corpus
     assert _clean_bytes(corpus), corpus
+    # a header naming no channel fails closed: its lines are kept with the group chats'
+    # (never shown to another conversation), cleaned all the same
+    [kept] = (paths.workspace / "memory/.dreams/session-corpus/group").rglob("*.md")
+    assert b"zqcraft" in kept.read_bytes() and _clean_bytes(kept.read_bytes())
 
 
 # --- defect 6: a transcript cannot vouch for itself -------------------------------------------
