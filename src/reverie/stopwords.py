@@ -113,6 +113,21 @@ CJK_FUNCTION = frozenset("的了是在着过吗呢吧啊和与及或也就把被
 CJK_FRAMING = frozenset("提醒告诉记得请总是始终永远务必优先时候当")
 CJK_NEGATION = frozenset("不没别勿莫非无未")
 
+# dreaming's content judgement (:mod:`reverie.dreaming.content`): the function words a
+# statement's content-word count leaves out (contractions, fillers and "lol" included)
+CONTENT_FUNCTION = _words(
+    "a an the and or but so of to in on at for with from by as into about over than then "
+    "is are was were be been being am do does did have has had will would can could "
+    "should may might must shall i me my mine we us our you your yours he him his she her "
+    "it its they them their this that these those there here what which who whom whose "
+    "when where why how if just also too very really such much many more most some any "
+    "all each not no nor only own same both either again still even ever yet quite pretty "
+    "lot lots oh ah aw aww um uh hmm haha lol omg yeah yes yep yup nope ok okay hey hi "
+    "hello well im i'm you're we're they're it's that's there's what's i've you've we've "
+    "i'll you'll i'd you'd don't doesn't didn't can't won't isn't aren't wasn't let's let "
+    "up out "
+)
+
 __all__ = [
     "CJK_DIRECTIVE_LEADS",
     "CJK_FRAMING",
@@ -120,6 +135,7 @@ __all__ = [
     "CJK_GRAMMAR",
     "CJK_NEGATION",
     "CONCEPT",
+    "CONTENT_FUNCTION",
     "DIRECTIVE_FILLER",
     "FRAMING",
     "FUNCTION",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import stopwords
 from ..tokens import is_cjk
 
 MIN_CONTENT_WORDS = 3  # a statement has at least three content words (CJK: 4 chars)
@@ -42,7 +43,7 @@ _VOCATIVE = re.compile(
 )
 
 # fmt: off
-_FUNCTION = frozenset(["a", "an", "the", "and", "or", "but", "so", "of", "to", "in", "on", "at", "for", "with", "from", "by", "as", "into", "about", "over", "than", "then", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "have", "has", "had", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "me", "my", "mine", "we", "us", "our", "you", "your", "yours", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "if", "just", "also", "too", "very", "really", "so", "such", "much", "many", "more", "most", "some", "any", "all", "each", "not", "no", "nor", "only", "own", "same", "both", "either", "again", "still", "even", "ever", "yet", "quite", "pretty", "lot", "lots", "oh", "ah", "aw", "aww", "um", "uh", "hmm", "haha", "lol", "omg", "yeah", "yes", "yep", "yup", "nope", "ok", "okay", "hey", "hi", "hello", "well", "im", "i'm", "you're", "we're", "they're", "it's", "that's", "there's", "what's", "i've", "you've", "we've", "i'll", "you'll", "i'd", "you'd", "don't", "doesn't", "didn't", "can't", "won't", "isn't", "aren't", "wasn't", "let's", "let", "up", "out"])
+_FUNCTION = stopwords.CONTENT_FUNCTION  # (the one stop-word source)
 _REACTION_WORDS = frozenset(["wow", "cool", "awesome", "great", "nice", "amazing", "lovely", "sweet", "fantastic", "wonderful", "incredible", "beautiful", "stunning", "gorgeous", "cute", "fun", "funny", "brilliant", "impressive", "inspiring", "incredible", "perfect", "sounds", "sound", "looks", "look", "seems", "seem", "glad", "happy", "proud", "sorry", "congrats", "congratulations", "thanks", "thank", "thx", "cheers", "bye", "goodbye", "welcome", "agree", "agreed", "true", "totally", "definitely", "absolutely", "exactly", "right", "sure", "love", "loved", "hear", "heard", "hope", "luck", "best", "care", "wish", "wishing", "can't", "wait", "soon", "later", "talk", "catch", "chat", "mate", "buddy", "friend", "dear", "pal"])
 # fmt: on
 _LISTENER = frozenset(("you", "your", "yours", "you're", "you've", "you'll", "you'd", "ya"))

@@ -123,8 +123,8 @@ def _kept_text(text: str, blocked: Callable[[str], bool]) -> str:
     them (injected blocks stripped, redacted, cleaned), so whatever a forget removed from
     the session corpus goes from the transcript it came from too."""
     from ..provenance.frames import strip_injected
-    from .journal import clean_lines
     from ..provenance.redact import redact
+    from .journal import clean_lines
 
     def gone(line: str) -> bool:
         items = clean_lines(redact(strip_injected(line)[0]).text)
