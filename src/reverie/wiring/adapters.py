@@ -200,8 +200,8 @@ class Adapters:
     def finish_forget(self, curation: Callable[[], Curation]) -> None:
         """A forget killed halfway (its journal left in the state dir) is rolled forward
         before anything reads memory; never raises (P5: the next call tries again)."""
-        if self.workspace.forget_journal_path.exists():
-            with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # an unreadable state dir included
+            if self.workspace.forget_journal_path.exists():
                 curation().resume()
 
     def limit_lane(self, seconds: float) -> None:
