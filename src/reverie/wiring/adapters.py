@@ -316,7 +316,8 @@ class Adapters:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
         from ..storage.index.sync import mark_dirty
 
-        mark_dirty(self.conn)
+        with self.lock:  # the one shared connection: never inside another thread's write
+            mark_dirty(self.conn)
 
     def reindex(self) -> None:
         """Sync after our own write: dirty first, so a sync that fails leaves the index
