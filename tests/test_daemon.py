@@ -482,7 +482,11 @@ def test_a_daemon_whose_state_dir_is_deleted_stops_loudly(
     deadline = time.monotonic() + 10
     while daemon.summary.syncs < 1 and time.monotonic() < deadline:
         time.sleep(0.02)
-    shutil.rmtree(engine.workspace.agent_dir)
+    # the daemon may be renaming a state file into the dir while it goes: remove again
+    # until the dir is gone (the daemon must never bring it back, checked below)
+    gone_by = time.monotonic() + 10
+    while engine.workspace.agent_dir.exists() and time.monotonic() < gone_by:
+        shutil.rmtree(engine.workspace.agent_dir, ignore_errors=True)
     runner.join(timeout=5)
     stopped = not runner.is_alive()
     stop.set()
