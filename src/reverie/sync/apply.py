@@ -95,9 +95,10 @@ def merge_trees(
         current = current or f"# {day}\n\n"
         out[jp] = _bytes(current.rstrip("\n") + "\n" + "\n".join(aside) + "\n")
         report.set_aside += len(aside)
-    for p, data in out.items():
-        if not p.startswith(SYNC_META):
-            _write(syncer, p, data, blobs.get((head, p)))
+    files = [(p, data) for p, data in out.items() if not p.startswith(SYNC_META)]
+    for n, (p, data) in enumerate(files, start=1):
+        _write(syncer, p, data, blobs.get((head, p)))
+        syncer.step("write", n, len(files))
     report.merged_files += len(out)
     return out
 
