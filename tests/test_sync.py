@@ -216,3 +216,87 @@ def test_an_unpaired_device_is_refused_and_its_lines_read_untrusted(
         d.sync()
     for d in (a, b):
         assert d.origins()["zq the stranger claims to be the owner"] is Origin.UNTRUSTED
+
+
+def test_the_review_page_shows_an_open_conflict_and_the_owner_picks_there(
+    two: list[Device],
+) -> None:
+    import re
+
+    from starlette.testclient import TestClient
+
+    from reverie.ui.app import ReviewApp
+
+    a, b = two
+    memory = "# Long-term memory\n\n- zq the port is 80.\n"
+    (a.root / "MEMORY.md").write_text(memory)
+    a.sync()
+    b.sync()
+    (a.root / "MEMORY.md").write_text(memory.replace("80", "8080"))
+    (b.root / "MEMORY.md").write_text(memory.replace("80", "9090"))
+    a.sync()
+    [conflict] = b.sync()["conflicts"]
+    cid = conflict.split(": ")[1]
+    review = ReviewApp(b.engine, port=48212)
+    c = TestClient(review.app, base_url="http://127.0.0.1:48212", follow_redirects=False)
+    c.get(f"/?token={review.token}")
+    page = c.get("/").text
+    assert "Sync conflicts" in page and cid in page
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    done = c.post("/sync/pick", data={"csrf": csrf, "id": cid, "version": "1", "back": "/"})
+    assert done.status_code == 303
+    text = b.read("MEMORY.md")
+    assert "Sync conflict" not in text and text.count("zq the port is") == 1
+    assert "Sync conflicts" not in c.get("/").text
+
+
+def test_one_device_dreams_at_a_time(two: list[Device]) -> None:
+    from reverie.sync import lease
+    from reverie.wiring.sync_door import syncer
+
+    a, b = two
+    sa, sb = syncer(a.engine._a), syncer(b.engine._a)
+    assert lease.take(sa) is None  # a holds the lease
+    waits = lease.take(sb)
+    assert waits is not None and "holds the dreaming lease" in waits
+    report = b.engine.dream()
+    assert report.fallback_reason is not None and "lease" in report.fallback_reason
+    lease.release(sa)
+    assert lease.take(sb) is None  # free again: b takes it
+    assert "holds the dreaming lease" in (lease.take(sa) or "")
+
+
+def test_a_lease_expires(two: list[Device]) -> None:
+    from datetime import timedelta
+
+    from reverie.sync import lease
+    from reverie.wiring.sync_door import syncer
+
+    a, b = two
+    sa, sb = syncer(a.engine._a), syncer(b.engine._a)
+    assert lease.take(sa, minutes=30) is None
+    later = sb.now() + timedelta(minutes=31)
+    sb.now = lambda: later
+    assert lease.take(sb) is None
+
+
+def test_the_command_line_syncs_and_reports_json(
+    tmp_path: Path, env: dict[str, str], two: list[Device]
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    a, b = two
+    a.write("zq from the cli test")
+    ws, state = str(a.root), str(a.engine.workspace.state_dir)
+    cmd = [sys.executable, "-m", "reverie.cli", "--workspace", ws, "--state-dir", state]
+    out = subprocess.run([*cmd, "--embedder", "none", "sync", "--json"], env=env,
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    data = json.loads(out.stdout)
+    assert data["pushed"] is True and data["committed"] is True
+    bad = subprocess.run([*cmd, "--embedder", "none", "sync", "--json", "--remote", str(tmp_path / "nope")],
+                         env=env, capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 1 and json.loads(bad.stderr)["error"] == "SyncError"
+    b.sync()
+    assert "zq from the cli test" in b.read()

@@ -148,11 +148,31 @@ class Git:
         self.run("add", "-A", "--", ".", ":(exclude).reverie")
 
     def stage_blob(self, path: str, data: bytes | None) -> None:
-        if data is None:
-            self.run("update-index", "--force-remove", "--", path)
+        self.stage({path: data})
+
+    def stage(self, files: Mapping[str, bytes | None]) -> None:
+        """Set ``files`` in the index (None: removed): two subprocesses for any number."""
+        if not files:
             return
-        blob = self.out("hash-object", "-w", "--stdin", input=data)
-        self.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+        import tempfile
+
+        rows: list[str] = []
+        with tempfile.TemporaryDirectory(dir=self.git_dir) as tmp:
+            written = []
+            for n, (path, data) in enumerate(files.items()):
+                if data is None:
+                    rows.append(f"0 {'0' * 40}\t{path}")
+                    continue
+                blob = Path(tmp) / str(n)
+                blob.write_bytes(data)
+                written.append((path, str(blob)))
+            if written:
+                paths = "".join(b + "\n" for _, b in written).encode()
+                shas = self.out("hash-object", "-w", "--no-filters", "--stdin-paths", input=paths)
+                rows += [
+                    f"100644 {sha}\t{p}" for (p, _), sha in zip(written, shas.split(), strict=True)
+                ]
+        self.run("update-index", "--index-info", input="".join(r + "\n" for r in rows).encode())
 
     def read_tree(self, commit: str) -> None:
         self.run("read-tree", commit)

@@ -213,8 +213,7 @@ class Syncer:
         gate = self.gate_commit(key, theirs, base)
         merged = merge_trees(self, key, base, head, theirs, gate, report)
         git.run("reset", "-q", head)
-        for path, data in merged.items():
-            git.stage_blob(path, data)
+        git.stage(merged)
         tree = git.write_tree()
         if base == head and tree == git.tree_of(theirs):
             git.set_ref(HEAD, theirs)  # a fast-forward: nothing of ours to add

@@ -32,7 +32,9 @@ class SyncDoor:
 
     def conflicts(self) -> list[str]:
         """``FILE: id`` of every sync conflict still open (``reverie status`` shows them)."""
-        return syncer(self._a).open_conflicts()
+        from ..sync.run import open_conflicts
+
+        return open_conflicts(self._a.workspace.root)  # (no git needed to read them)
 
     def pick(self, conflict: str, version: int) -> str:
         """The owner picks version 1 or 2 of an open conflict; returns the file."""
@@ -70,6 +72,8 @@ class SyncDoor:
 def dream_lease(a: Adapters) -> str | None:
     """None when dreaming may run here (sync not set up, or this device holds the
     lease); else why it waits."""
+    if not (a.workspace.sync_git_dir / "HEAD").exists():
+        return None  # sync never set up here (and git perhaps not installed)
     from ..sync import lease
 
     s = syncer(a)
@@ -77,6 +81,8 @@ def dream_lease(a: Adapters) -> str | None:
 
 
 def after_dream(a: Adapters) -> None:
+    if not (a.workspace.sync_git_dir / "HEAD").exists():
+        return
     from ..sync import lease
 
     s = syncer(a)
