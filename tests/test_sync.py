@@ -28,6 +28,18 @@ def _items(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.startswith("- ")]
 
 
+def _edit_on_both(a: Device, b: Device, memory: str, mine: str, theirs: str) -> dict[str, object]:
+    """MEMORY.md synced to both, then edited to ``mine`` on a and ``theirs`` on b;
+    a syncs first, b second: b's report."""
+    (a.root / "MEMORY.md").write_text(memory)
+    a.sync()
+    b.sync()
+    (a.root / "MEMORY.md").write_text(mine)
+    (b.root / "MEMORY.md").write_text(theirs)
+    a.sync()
+    return b.sync()
+
+
 def test_concurrent_appends_on_three_devices_lose_nothing_and_duplicate_nothing(
     three: list[Device],
 ) -> None:
@@ -99,13 +111,8 @@ def test_one_entry_edited_on_two_sides_is_a_visible_conflict_with_both_texts(
 def test_entries_edited_apart_merge_without_conflict(two: list[Device]) -> None:
     a, b = two
     memory = "# Long-term memory\n\n- one\n- two\n- three\n- four\n"
-    (a.root / "MEMORY.md").write_text(memory)
-    a.sync()
-    b.sync()
-    (a.root / "MEMORY.md").write_text(memory.replace("- one", "- ONE"))
-    (b.root / "MEMORY.md").write_text(memory.replace("- four", "- FOUR") + "- five\n")
-    a.sync()
-    assert b.sync()["conflicts"] == []
+    mine, theirs = memory.replace("- one", "- ONE"), memory.replace("- four", "- FOUR") + "- five\n"
+    assert _edit_on_both(a, b, memory, mine, theirs)["conflicts"] == []
     a.sync()
     assert a.read("MEMORY.md") == "# Long-term memory\n\n- ONE\n- two\n- three\n- FOUR\n- five\n"
 
@@ -229,13 +236,8 @@ def test_the_review_page_shows_an_open_conflict_and_the_owner_picks_there(
 
     a, b = two
     memory = "# Long-term memory\n\n- zq the port is 80.\n"
-    (a.root / "MEMORY.md").write_text(memory)
-    a.sync()
-    b.sync()
-    (a.root / "MEMORY.md").write_text(memory.replace("80", "8080"))
-    (b.root / "MEMORY.md").write_text(memory.replace("80", "9090"))
-    a.sync()
-    [conflict] = b.sync()["conflicts"]
+    mine, theirs = memory.replace("80", "8080"), memory.replace("80", "9090")
+    [conflict] = _edit_on_both(a, b, memory, mine, theirs)["conflicts"]  # type: ignore[misc]
     cid = conflict.split(": ")[1]
     review = ReviewApp(b.engine, port=48212)
     c = TestClient(review.app, base_url="http://127.0.0.1:48212", follow_redirects=False)
