@@ -73,6 +73,9 @@ def test_a_paired_device_keeps_every_origin(two: list[Device]) -> None:
     assert a.origins() == b.origins()
     assert b.origins()["zq the owner said this on the laptop"] is Origin.OWNER
     assert b.origins()["zq a page said this"] is Origin.UNTRUSTED
+    # the index re-synced after the pull: b finds the line, with its origin, unasked
+    [hit] = [h for h in b.engine.search("laptop", record=False).hits if "laptop" in h.snippet]
+    assert hit.origin is Origin.OWNER and hit.path == DAY
 
 
 def test_one_entry_edited_on_two_sides_is_a_visible_conflict_with_both_texts(
