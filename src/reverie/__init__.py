@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ProviderTimeout,
         ProviderUnavailable,
         ReverieError,
+        SyncError,
         WorkspaceError,
         WriteError,
     )
@@ -60,6 +61,7 @@ _HOME = {
     "ReverieError": ".errors",
     "WorkspaceError": ".errors",
     "WriteError": ".errors",
+    "SyncError": ".errors",
     "Author": ".provenance",
     "Channel": ".provenance",
     "Origin": ".provenance",
@@ -141,6 +143,7 @@ __all__ = [
     "Settings",
     "Source",
     "SourceKind",
+    "SyncError",
     "SyncStats",
     "TurnContext",
     "WorkspaceError",

@@ -32,6 +32,7 @@ from .wiring import (
     DreamDoor,
     Projects,
     Refresh,
+    SyncDoor,
     Unset,
     UserDoor,
     may_exist,
@@ -241,14 +242,8 @@ class Reverie:
         self.workspace.require()
         self._finish_forget()
         s = self.settings
-        return memory_get(
-            self.workspace,
-            path,
-            from_line=from_line,
-            lines=lines,
-            max_lines=s.get_max_lines,
-            max_chars=s.get_max_chars,
-        )
+        limits = {"max_lines": s.get_max_lines, "max_chars": s.get_max_chars}
+        return memory_get(self.workspace, path, from_line=from_line, lines=lines, **limits)
 
     def bootstrap(self, *, total_chars: int | None = None) -> Bootstrap:
         """AGENTS.md, MEMORY.md and USER.md as injected (R-RECALL-1), within ``total_chars``
@@ -355,6 +350,10 @@ class Reverie:
         if self._curation is None:
             self._curation = self._a.curation(lambda: self.intents)
         return self._curation
+
+    @property
+    def sync(self) -> SyncDoor:  # `reverie sync`, `reverie device pair` (reverie.sync)
+        return SyncDoor(self._a)
 
     # -- dreaming -------------------------------------------------------------------------
     @property

@@ -10,6 +10,8 @@
     │   └── ProviderTimeout           no answer within its timeout
     ├── ParseError                 1  input could not be parsed (names the file and line)
     ├── WriteError                 1  a write did not land; nothing of it is left (names the file)
+    ├── SyncError                  1  reverie sync stopped (remote unreachable or rewritten,
+    │                                 device not paired); the local workspace is untouched
     └── DaemonBusy                 1  another daemon already serves this state dir
 
 Expected outcomes (a gate rejecting a candidate, a check refusing a rewrite) are not
@@ -88,6 +90,11 @@ class WriteError(ReverieError):
     I/O error. Nothing of it is left behind; the message names the file."""
 
 
+class SyncError(ReverieError):
+    """``reverie sync`` could not finish (remote unreachable or rewritten, device not
+    paired, git missing); the local workspace is left as it was."""
+
+
 class DaemonBusy(ReverieError):
     """Another daemon already serves this state dir (``reverie serve`` runs once)."""
 
@@ -102,6 +109,7 @@ __all__ = [
     "ProviderTimeout",
     "ProviderUnavailable",
     "ReverieError",
+    "SyncError",
     "WorkspaceError",
     "WriteError",
 ]

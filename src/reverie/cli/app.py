@@ -25,6 +25,7 @@ from . import (
     recall,
     serve,
     storage,
+    sync,
     ui,
     user,
     write,
@@ -71,6 +72,9 @@ COMMANDS: tuple[click.Command, ...] = (
     write.ingest,
     # dreaming
     dream.dream,
+    # sync across devices
+    sync.sync,
+    sync.device,
     # curation by the owner
     curation.forget,
     curation.pending,

@@ -37,6 +37,14 @@ def transcript_name(session_id: str) -> str:
     return f"{session_id}{TRANSCRIPT_SUFFIX}"
 
 
+# the synced repository's own files (reverie.sync): paths in its tree, never on disk
+SYNC_META = ".reverie/"
+SYNC_DEVICES = ".reverie/devices.json"  # the paired devices, HMAC'd with the owner's key
+SYNC_LEASE = ".reverie/lease.json"  # the dreaming lease
+SYNC_REQUEST = "request.json"  # a pairing request, on its side ref
+SYNC_STONES = ".reverie/forgotten/{}.json"  # a device's forget tombstones (hashes only)
+
+
 def checkpoint_paths(folder: Path, key: str) -> tuple[Path, Path]:
     """A resumable reader's checkpoint in ``folder`` and the lock that guards it."""
     return folder / f"{key}.json", folder / f"{key}.lock"
@@ -263,6 +271,23 @@ class Workspace:
     @property
     def sync_lock(self) -> Path:
         return self.agent_dir / "sync.lock"
+
+    # git sync (reverie.sync): a private git dir whose work tree is the workspace
+    @property
+    def sync_git_dir(self) -> Path:  # the repository `reverie sync` commits to
+        return self.state_dir / "sync.git"
+
+    @property
+    def sync_git_lock(self) -> Path:  # one sync (or pairing) at a time per workspace
+        return self.state_dir / "sync.git.lock"
+
+    @property
+    def device_path(self) -> Path:  # this device's id, name and pairing key (never synced)
+        return self.state_dir / "device.json"
+
+    @property
+    def replaced_key_path(self) -> Path:  # the origin key a pairing replaced
+        return self.state_dir / "origin.key.before-pair"
 
     @property
     def dream_lock(self) -> Path:

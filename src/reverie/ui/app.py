@@ -77,6 +77,7 @@ class ReviewApp:
             Route("/dream/reject", self.action(self._reject), methods=["POST"]),
             Route("/history/restore", self.action(self._restore), methods=["POST"]),
             Route("/pending/confirm", self.action(self._confirm), methods=["POST"]),
+            Route("/sync/pick", self.action(self._pick), methods=["POST"]),
             Route("/pending/reject", self.action(self._reject_request), methods=["POST"]),
             Route("/intents/confirm", self.action(self._confirm_intent), methods=["POST"]),
             Route("/intents/cancel", self.action(self._cancel_intent), methods=["POST"]),
@@ -172,7 +173,12 @@ class ReviewApp:
     # -- pages ---------------------------------------------------------------------------
     def _memory(self, _r: Request) -> tuple[str, dict[str, Any]]:
         trusted = self.engine.curation.trusted.folders()
-        return "memory", {"files": views.curated(self.engine), "trusted": trusted}
+        conflicts = self.engine.sync.conflicts()  # open until the owner picks (issue 25)
+        return "memory", {
+            "files": views.curated(self.engine),
+            "trusted": trusted,
+            "conflicts": conflicts,
+        }
 
     def _files(self, r: Request) -> tuple[str, dict[str, Any]]:
         return "files", {"list": page_of(views.episodic_files(self.engine), dict(r.query_params))}
@@ -217,6 +223,10 @@ class ReviewApp:
     def _restore(self, form: dict[str, str]) -> tuple[str, str]:
         chosen = self.engine.dream_restore(form.get("name") or None)
         return "/history", f"MEMORY.md restored from {chosen.name}"
+
+    def _pick(self, form: dict[str, str]) -> tuple[str, str]:
+        name = self.engine.sync.pick(form.get("id", ""), int(form.get("version", "0") or 0))
+        return "/", f"{name}: kept version {form.get('version')} of {form.get('id')}"
 
     def _confirm(self, form: dict[str, str]) -> tuple[str, str]:
         self.engine.curation.pending.confirm(form.get("id", ""))

@@ -50,6 +50,9 @@ FORM = """{% macro post(action, label, fields, confirm=False) -%}
 {% macro badge(origin) -%}<span class="badge {{ origin or 'none' }}">{{ origin or '?' }}</span>{%- endmacro %}"""
 
 MEMORY = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+{% if conflicts %}<h2>Sync conflicts</h2><p class="muted">one entry was edited on two devices; both versions are in the file until you pick one</p>
+<table>{% for c in conflicts %}{% set cid = c.split(': ')[1] %}<tr><td>{{ c }}</td>
+<td>{{ post('/sync/pick', 'keep version 1', {'id': cid, 'version': '1', 'back': here}) }} {{ post('/sync/pick', 'keep version 2', {'id': cid, 'version': '2', 'back': here}) }}</td></tr>{% endfor %}</table>{% endif %}
 {% for f in files %}<h2>{{ f.name }}</h2>
 <table><tr><th>#</th><th>entry</th><th>importance</th><th>triggers</th><th>project</th>
 <th>observed</th><th>status</th><th></th></tr>

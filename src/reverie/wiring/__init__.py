@@ -16,6 +16,7 @@ from .adapters import (
     sealed,
 )
 from .doors import DreamDoor, UserDoor
+from .sync_door import SyncDoor
 
 __all__ = [
     "UNSET",
@@ -24,6 +25,7 @@ __all__ = [
     "DreamDoor",
     "Projects",
     "Refresh",
+    "SyncDoor",
     "Unset",
     "UserDoor",
     "Waits",

@@ -195,7 +195,10 @@ class Adapters:
             counts = index_counts(self.conn, embedder=current)
         ws = self.workspace
         paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
-        return {**paths, **counts, "key_warning": ws.key_warning()}
+        from ..sync.run import open_conflicts  # a sync conflict shows until the owner picks
+
+        conflicts = open_conflicts(ws.root)
+        return {**paths, **counts, "key_warning": ws.key_warning(), "sync_conflicts": conflicts}
 
     def finish_forget(self, curation: Callable[[], Curation]) -> None:
         """A forget killed halfway (its journal left in the state dir) is rolled forward

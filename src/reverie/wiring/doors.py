@@ -81,9 +81,19 @@ class DreamDoor:
         self._a.workspace.require()
         if dry_run:
             return self._get().run(dry_run=True)
+        from .sync_door import after_dream, dream_lease
+
+        waits = dream_lease(self._a)  # one device dreams at a time (reverie.sync.lease)
+        if waits is not None:
+            from ..dreaming.report import DreamReport
+
+            at = self._a.clock.now().isoformat(timespec="seconds")
+            return DreamReport(at=at, enabled=True, dry_run=False, fallback_reason=waits)
         with self._locked(WAITS.dream) as dreamer:
             self._curation().resume(locked=True)  # a forget killed halfway goes first
-            return dreamer.run()
+            report = dreamer.run()
+        after_dream(self._a)
+        return report
 
     def explain(self, key: str) -> dict[str, Any]:
         self._a.workspace.require()

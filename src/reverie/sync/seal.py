@@ -1,0 +1,91 @@
+"""What a paired device vouches for, and how content nobody vouched for is lowered (pure).
+
+Every commit a paired device makes carries a *seal* in its message: an HMAC over the
+commit's tree with the owner's origin key (which only paired devices hold, never the
+repository). A sealed tree passed through a paired device's merge, so everything in it
+was either written there or already gated. A commit nobody sealed (a hand commit, an
+unpaired device, a copy of a marker pasted onto new text) is gated when merged:
+
+- a line it added to a marker file (journal, session corpus) is *lowered*: a leading
+  ``<!-- origin: untrusted -->`` marker is added, which the marker rules always honour
+  (a marker may lower a line, never raise it), so it reads ``untrusted`` on every
+  device, is never promoted, and a copied signature under it raises nothing;
+- an entry it changed in any other file (``MEMORY.md``, ``USER.md``, ``AGENTS.md``, a
+  note) is not merged in: it is kept, lowered, as a line of the day's journal, so
+  nothing is lost and nothing gains the trust of a curated file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from typing import Any
+
+SEAL_RE = re.compile(r"^Reverie-Seal: ([0-9a-f]{8,32}) ([0-9a-f]{32})$", re.MULTILINE)
+UNTRUSTED = "<!-- origin: untrusted -->"
+_ITEM_RE = re.compile(r"^(\s*[-*+]\s+)(.*)$", re.DOTALL)
+
+
+def _mac(key: bytes, *parts: str) -> str:
+    return hmac.new(key, "\x00".join(parts).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def seal_line(key: bytes, tree: str, device: str) -> str:
+    """The seal trailer of a commit of ``tree`` made by ``device``."""
+    return f"Reverie-Seal: {device} {_mac(key, 'reverie-seal', tree, device)}"
+
+
+def sealed(key: bytes, tree: str, message: str) -> bool:
+    """``message`` (of a commit of ``tree``) holds a seal that verifies with ``key``."""
+    return any(
+        hmac.compare_digest(m.group(2), _mac(key, "reverie-seal", tree, m.group(1)))
+        for m in SEAL_RE.finditer(message)
+    )
+
+
+def lower(line: str) -> str:
+    """``line`` read as ``untrusted`` wherever it goes (blank lines and headings, which
+    hold no memory, unchanged); idempotent, so two devices gating the same line write
+    the same bytes and the union keeps it once."""
+    if not line.strip() or line.startswith("#") or UNTRUSTED in line:
+        return line
+    m = _ITEM_RE.match(line)
+    if m is None:
+        return f"- {UNTRUSTED} {line.strip()}"
+    return f"{m.group(1)}{UNTRUSTED} {m.group(2)}"
+
+
+def mac_record(key: bytes, record: Any) -> str:
+    """An HMAC over the canonical JSON of ``record`` (the device list)."""
+    return _mac(key, "reverie-devices", json.dumps(record, sort_keys=True, separators=(",", ":")))
+
+
+def verify_record(key: bytes, record: Any, mac: str) -> bool:
+    return hmac.compare_digest(mac, mac_record(key, record))
+
+
+def seal_salt(key: bytes, device: str, salt: bytes) -> str:
+    """A device's tombstone salt, encrypted for paired devices (a one-time pad drawn
+    from the key and the device id): the repository holds forgotten lines' hashes, and
+    whoever reads it without the key can neither learn the salt nor test guesses."""
+    pad = hmac.new(key, f"reverie-salt\x00{device}".encode(), hashlib.sha256).digest()
+    return bytes(a ^ b for a, b in zip(salt, pad, strict=False)).hex()
+
+
+def open_salt(key: bytes, device: str, sealed_hex: str) -> bytes:
+    return bytes.fromhex(seal_salt(key, device, bytes.fromhex(sealed_hex)))
+
+
+__all__ = [
+    "SEAL_RE",
+    "UNTRUSTED",
+    "lower",
+    "mac_record",
+    "open_salt",
+    "seal_line",
+    "seal_salt",
+    "sealed",
+    "verify_record",
+]

@@ -1,0 +1,93 @@
+"""``reverie sync`` and ``reverie device`` behind the facade (:mod:`reverie.sync`): the
+syncer built with this workspace, the clock and a hash-incremental re-index after
+every pull; the dreaming lease the dream door asks for."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..sync import Syncer, SyncReport
+    from ..sync.run import Step
+    from .adapters import Adapters
+
+
+def syncer(a: Adapters, progress: Step | None = None) -> Syncer:
+    from ..sync import Syncer
+
+    return Syncer(
+        a.workspace, now=lambda: a.clock.now(), reindex=lambda: a.index(), progress=progress
+    )
+
+
+class SyncDoor:
+    """The sync verbs (``engine.sync``)."""
+
+    def __init__(self, adapters: Adapters) -> None:
+        self._a = adapters
+
+    def run(self, remote: str | None = None, *, progress: Step | None = None) -> SyncReport:
+        """Commit, pull, merge, push, re-index (see :mod:`reverie.sync.run`)."""
+        return syncer(self._a, progress).sync(remote)
+
+    def conflicts(self) -> list[str]:
+        """``FILE: id`` of every sync conflict still open (``reverie status`` shows them)."""
+        from ..sync.run import open_conflicts
+
+        return open_conflicts(self._a.workspace.root)  # (no git needed to read them)
+
+    def pick(self, conflict: str, version: int) -> str:
+        """The owner picks version 1 or 2 of an open conflict; returns the file."""
+        from ..storage.files import atomic_write
+        from ..sync.entry_merge import conflicts, pick
+
+        ws = self._a.workspace
+        for path in sorted(ws.root.glob("*.md")):
+            text = path.read_text(encoding="utf-8")
+            if any(c.id == conflict for c in conflicts(text)):
+                atomic_write(path, pick(text, conflict, version))
+                self._a.reindex()
+                return path.name
+        raise ValueError(f"no open sync conflict {conflict!r}")
+
+    def pair(self, remote: str | None = None) -> dict[str, Any]:
+        """On a new device: offer a pairing request (or finish one approved), then sync."""
+        from ..sync.pairing import offer
+
+        s = syncer(self._a)
+        result = offer(s, remote)
+        if result["joined"]:
+            result["sync"] = s.sync().as_dict()
+        return result
+
+    def approve(self, code: str, remote: str | None = None) -> dict[str, Any]:
+        from ..sync.pairing import approve
+
+        return approve(syncer(self._a), code, remote)
+
+    def devices(self) -> list[dict[str, Any]]:
+        return [{k: v for k, v in d.items() if k != "sealed"} for d in syncer(self._a).devices()]
+
+
+def dream_lease(a: Adapters) -> str | None:
+    """None when dreaming may run here (sync not set up, or this device holds the
+    lease); else why it waits."""
+    if not (a.workspace.sync_git_dir / "HEAD").exists():
+        return None  # sync never set up here (and git perhaps not installed)
+    from ..sync import lease
+
+    s = syncer(a)
+    return lease.take(s) if lease.configured(s) else None
+
+
+def after_dream(a: Adapters) -> None:
+    if not (a.workspace.sync_git_dir / "HEAD").exists():
+        return
+    from ..sync import lease
+
+    s = syncer(a)
+    if lease.configured(s):
+        lease.release(s)
+
+
+__all__ = ["SyncDoor", "after_dream", "dream_lease", "syncer"]
