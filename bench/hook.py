@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import percentile
+from _common import percentile, served
 
 GOAL_P95_MS = 250.0
 GOAL_DAEMON_P95_MS = 15.0
@@ -109,23 +109,9 @@ def daemon_path(
 ) -> dict[str, Any]:
     """The HTTP hook answered by ``reverie serve``, checked against the one-shot hook,
     and the fallback's cost once the daemon is down."""
-    endpoint = Path(base[base.index("--state-dir") + 1]) / "main" / "daemon-endpoint.json"
-    endpoint.unlink(missing_ok=True)
-    serve = subprocess.Popen(
-        [*base, "serve", "--no-schedule", "--no-watch"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not endpoint.exists():
-            if time.monotonic() > deadline or serve.poll() is not None:
-                raise SystemExit("reverie serve did not come up")
-            time.sleep(0.05)
-        ep = json.loads(endpoint.read_text())
+    bodies = [json.dumps({**payload, "prompt": msg}).encode() for msg in msgs]
+    with served(base, env) as ep:
         port, token = int(ep["port"]), str(ep["token"])
-        bodies = [json.dumps({**payload, "prompt": msg}).encode() for msg in msgs]
         _post(port, token, bodies[0])  # the first answer opens the hooks' engine
         walls, answers = [], []
         for body in bodies:
@@ -133,9 +119,6 @@ def daemon_path(
             assert status == 200, status
             walls.append(ms)
             answers.append(data)
-    finally:
-        serve.terminate()
-        serve.wait(timeout=60)
     hook_cmd = [*base, "hook", "user-prompt-submit"]
     same = sum(
         subprocess.run(hook_cmd, input=body, env=env, capture_output=True, check=True).stdout

@@ -46,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import MemoQueryEmbedder, percentile
+from _common import MemoQueryEmbedder, percentile, served
 
 from reverie.engine import Reverie
 from reverie.provenance.paths import classify
@@ -473,25 +473,10 @@ def one_shot(
     warm: list[Sample] = []
     if daemon_runs:
         base = [exe, "--workspace", ws, "--state-dir", state, "--embedder", embedder_name]
-        endpoint = Path(state) / "main" / "daemon-endpoint.json"
-        endpoint.unlink(missing_ok=True)
-        serve = subprocess.Popen(
-            [*base, "serve", "--no-schedule", "--no-watch"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            while not endpoint.exists():
-                if serve.poll() is not None:
-                    raise SystemExit("reverie serve exited")
-                time.sleep(0.1)
+        with served(base, env):
             qs = queries(info["vocab"], daemon_runs + 1)
             child([*base, "search", qs[0]])  # the daemon's first search loads the model
             warm = [child([*base, "search", q]) for q in qs[1:]]
-        finally:
-            serve.terminate()
-            serve.wait(timeout=120)
     return {
         "runs": runs,
         "wall_s_median": round(percentile([x[0] for x in search], 50), 3),
