@@ -40,6 +40,27 @@ def run_hook_fast(argv: Sequence[str]) -> bool:
     return True
 
 
+def run_mcp_fast(argv: Sequence[str]) -> bool:
+    """``reverie [GLOBAL OPTIONS] mcp [--json]`` (stdio) without the rest of the CLI:
+    an MCP client waits for the server's first answer, and the other commands' modules
+    are a second of imports it does not need."""
+    split = split_globals(argv)
+    if split is None or not split[1] or split[1][0] != "mcp":
+        return False
+    if any(a != "--json" for a in split[1][1:]):
+        return False  # --http, --help...: the full CLI
+    from .common import Ctx
+    from .mcp import mcp
+
+    obj = Ctx({"workspace": None, "state_dir": None, "embedder": None, **split[0]})
+    try:
+        mcp.main(split[1][1:], prog_name="reverie mcp", obj=obj)
+    finally:
+        if obj._engine is not None:
+            obj._engine.close()
+    return True
+
+
 def emit_hook(event: str, raw: bytes, flags: dict[str, str], *, as_json: bool) -> None:
     """Run the hook and print its protocol output (``as_json``: the whole report)."""
     from ..integrations.hooks import run, stdout_bytes
@@ -48,4 +69,4 @@ def emit_hook(event: str, raw: bytes, flags: dict[str, str], *, as_json: bool) -
     sys.stdout.flush()
 
 
-__all__ = ["emit_hook", "parse_hook_argv", "run_hook_fast"]
+__all__ = ["emit_hook", "parse_hook_argv", "run_hook_fast", "run_mcp_fast"]
