@@ -48,7 +48,11 @@ def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]
         yield json.loads(endpoint.read_text())
     finally:
         serve.terminate()
-        serve.wait(timeout=120)
+        try:
+            serve.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # a sync that cannot stop mid-file
+            serve.kill()
+            serve.wait()
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, str]:

@@ -110,6 +110,9 @@ def daemon_path(
     """The HTTP hook answered by ``reverie serve``, checked against the one-shot hook,
     and the fallback's cost once the daemon is down."""
     bodies = [json.dumps({**payload, "prompt": msg}).encode() for msg in msgs]
+    # the embedder the index was built with: a daemon with another one would re-embed
+    # MEMORY.md at start (the hook path never loads an embedder either way)
+    base = [*base, "--embedder", "none"]
     with served(base, env) as ep:
         port, token = int(ep["port"]), str(ep["token"])
         _post(port, token, bodies[0])  # the first answer opens the hooks' engine
