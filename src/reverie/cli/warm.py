@@ -38,16 +38,29 @@ class Warm:
     obj: Ctx
     routes: dict[str, Route] = field(default_factory=dict)
     _hook_engine: Reverie | None = None
+    _cli: Ctx | None = None
     _opening: threading.Lock = field(default_factory=threading.Lock)
     _capture: threading.Lock = field(default_factory=threading.Lock)
 
     def hook_engine(self) -> Reverie:
         """The hooks' own engine: a hook limits lane 2 to its deadline, which must not
-        leak into ``reverie context`` answered on the daemon's engine."""
+        leak into ``reverie context``."""
         with self._opening:
             if self._hook_engine is None:
                 self._hook_engine = Reverie.open(**self._flags())
             return self._hook_engine
+
+    def cli_ctx(self) -> Ctx:
+        """The CLI's own engine, on its own connection, sharing the daemon's embedder:
+        a search never waits behind the daemon's sync (it sees the sync lock busy, as
+        another process would, and searches the index as it stands)."""
+        with self._opening:
+            if self._cli is None:
+                ctx = Ctx(self.obj.flags)
+                embedder = self.obj.engine.embedder
+                ctx._engine = Reverie.open(**self._flags(), use_embedder=embedder)
+                self._cli = ctx
+            return self._cli
 
     def _flags(self) -> dict[str, Any]:
         return {k: v for k, v in self.obj.flags.items() if v is not None}
@@ -71,16 +84,17 @@ class Warm:
             return 404, "application/json", b'{"error": "not a warm command"}'
         out, err = io.StringIO(), io.StringIO()
         with self._capture, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = _invoke(command, argv, self.obj)
+            code = _invoke(command, argv, self.cli_ctx())
         if code is None:  # a usage error: the client runs it in-process, for click's words
             return 422, "application/json", b'{"error": "usage"}'
         answer = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
         return 200, "application/json", json.dumps(answer, ensure_ascii=False).encode()
 
     def close(self) -> None:
-        if self._hook_engine is not None:
+        opened = [self._hook_engine, self._cli._engine if self._cli else None]
+        for engine in [e for e in opened if e is not None]:
             with contextlib.suppress(Exception):
-                self._hook_engine.close()
+                engine.close()
 
 
 def _invoke(command: click.Command, argv: list[str], obj: Ctx) -> int | None:
