@@ -468,7 +468,8 @@ def one_shot(
         for q in queries(info["vocab"], runs)
     ]
     imports = [
-        child([sys.executable, "-c", "import reverie.cli.app, reverie.engine"]) for _ in range(3)
+        child([sys.executable, "-c", "import reverie.cli.app, reverie.engine"])
+        for _ in range(3 if runs else 0)
     ]
     warm: list[Sample] = []
     if daemon_runs:
@@ -479,11 +480,11 @@ def one_shot(
             warm = [child([*base, "search", q]) for q in qs[1:]]
     return {
         "runs": runs,
-        "wall_s_median": round(percentile([x[0] for x in search], 50), 3),
-        "wall_s_max": round(max(x[0] for x in search), 3),
-        "cpu_s_median": round(percentile([x[1] for x in search], 50), 3),
-        "imports_wall_s": round(percentile([x[0] for x in imports], 50), 3),
-        "imports_cpu_s": round(percentile([x[1] for x in imports], 50), 3),
+        "wall_s_median": round(percentile([x[0] for x in search], 50), 3) if search else None,
+        "wall_s_max": round(max(x[0] for x in search), 3) if search else None,
+        "cpu_s_median": round(percentile([x[1] for x in search], 50), 3) if search else None,
+        "imports_wall_s": round(percentile([x[0] for x in imports], 50), 3) if imports else None,
+        "imports_cpu_s": round(percentile([x[1] for x in imports], 50), 3) if imports else None,
         "daemon_runs": len(warm),
         "daemon_wall_s_median": round(percentile([x[0] for x in warm], 50), 3) if warm else None,
         "daemon_wall_s_max": round(max(x[0] for x in warm), 3) if warm else None,
@@ -514,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path("/tmp/reverie-bench-search"),
         help="Where the corpora are built and reused.",
     )
-    ap.add_argument("--one-shot-runs", type=int, default=5)
+    ap.add_argument("--one-shot-runs", type=int, default=5, help="0: only the daemon's.")
     ap.add_argument("--daemon-runs", type=int, default=20)
     ap.add_argument("--cli-only", action="store_true", help="Only the CLI figures.")
     ap.add_argument("--out", type=Path)
