@@ -3,8 +3,13 @@ embedder. Ranking variants are settings (`--set search_scaling=minmax`, ...)."""
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +24,35 @@ def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(q / 100 * len(ordered)))
     return ordered[rank - 1]
+
+
+@contextmanager
+def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """``reverie serve`` (no schedule, no watcher) on the workspace of ``base`` (the
+    command with its ``--state-dir``) until the block ends; yields its endpoint (port,
+    token) once it answers."""
+    endpoint = Path(base[list(base).index("--state-dir") + 1]) / "main" / "daemon-endpoint.json"
+    endpoint.unlink(missing_ok=True)
+    serve = subprocess.Popen(
+        [*base, "serve", "--no-schedule", "--no-watch"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not endpoint.exists():
+            if time.monotonic() > deadline or serve.poll() is not None:
+                raise SystemExit("reverie serve did not come up")
+            time.sleep(0.05)
+        yield json.loads(endpoint.read_text())
+    finally:
+        serve.terminate()
+        try:
+            serve.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # a sync that cannot stop mid-file
+            serve.kill()
+            serve.wait()
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, str]:

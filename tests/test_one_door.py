@@ -20,7 +20,7 @@ from conftest import Paths, RunCli, cli_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "reverie"
-DOORS = ("cli", "mcp_server", "ui", "integrations", "adapters", "aio", "daemon.py", "demo.py")
+DOORS = ("cli", "mcp_server", "ui", "integrations", "adapters", "aio", "daemon", "demo.py")
 FACADE = ("engine.py", "wiring/")
 # what lives behind the facade: a door reaching for one of these bypasses its policies
 INSIDES = {"conn", "_conn", "dreamer", "_dreamer", "_dreams", "_a", "searcher", "recall_log"}

@@ -8,28 +8,20 @@ start-up is most of its cost. Anything it does not recognise goes to the full CL
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 
-GLOBAL_OPTIONS = {"--workspace": "workspace", "--state-dir": "state_dir", "--embedder": "embedder"}
+from .client import split_globals
 
 
 def parse_hook_argv(argv: Sequence[str]) -> tuple[dict[str, str], str, bool] | None:
     """(flags, event, as_json) when ``argv`` is a hook invocation, else None."""
     from ..integrations.hooks import EVENTS
 
-    flags: dict[str, str] = {}
-    args = list(argv)
-    while args and args[0].startswith("--"):
-        name, eq, value = args.pop(0).partition("=")
-        if name not in GLOBAL_OPTIONS:
-            return None
-        if not eq:
-            if not args:
-                return None
-            value = args.pop(0)
-        flags[GLOBAL_OPTIONS[name]] = value
+    split = split_globals(argv)
+    if split is None:
+        return None
+    flags, args = split
     if len(args) < 2 or args[0] != "hook" or args[1] not in EVENTS:
         return None
     rest = args[2:]
@@ -48,16 +40,33 @@ def run_hook_fast(argv: Sequence[str]) -> bool:
     return True
 
 
+def run_mcp_fast(argv: Sequence[str]) -> bool:
+    """``reverie [GLOBAL OPTIONS] mcp [--json]`` (stdio) without the rest of the CLI:
+    an MCP client waits for the server's first answer, and the other commands' modules
+    are a second of imports it does not need."""
+    split = split_globals(argv)
+    if split is None or not split[1] or split[1][0] != "mcp":
+        return False
+    if any(a != "--json" for a in split[1][1:]):
+        return False  # --http, --help...: the full CLI
+    from .common import Ctx
+    from .mcp import mcp
+
+    obj = Ctx({"workspace": None, "state_dir": None, "embedder": None, **split[0]})
+    try:
+        mcp.main(split[1][1:], prog_name="reverie mcp", obj=obj)
+    finally:
+        if obj._engine is not None:
+            obj._engine.close()
+    return True
+
+
 def emit_hook(event: str, raw: bytes, flags: dict[str, str], *, as_json: bool) -> None:
     """Run the hook and print its protocol output (``as_json``: the whole report)."""
-    from ..integrations.hooks import run
+    from ..integrations.hooks import run, stdout_bytes
 
-    result = run(event, raw, flags)
-    if as_json:
-        sys.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False, default=str) + "\n")
-    elif result.output is not None:
-        sys.stdout.write(json.dumps(result.output, ensure_ascii=False) + "\n")
+    sys.stdout.buffer.write(stdout_bytes(run(event, raw, flags), as_json=as_json))
     sys.stdout.flush()
 
 
-__all__ = ["emit_hook", "parse_hook_argv", "run_hook_fast"]
+__all__ = ["emit_hook", "parse_hook_argv", "run_hook_fast", "run_mcp_fast"]

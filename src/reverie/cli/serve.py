@@ -20,7 +20,9 @@ from typing import Any
 import click
 
 from ..daemon import Daemon
+from ..daemon.http import DaemonServer
 from .common import Ctx, handles_errors, json_option
+from .warm import routes
 
 
 def _install_stop_handlers(stop: threading.Event) -> None:
@@ -41,11 +43,20 @@ def _install_stop_handlers(stop: threading.Event) -> None:
 @click.option("--no-watch", is_flag=True, help="No file watcher; rely on the periodic sync.")
 @click.option("--no-schedule", is_flag=True, help="Never dream; only keep the index fresh.")
 @click.option("--once", is_flag=True, help="One sync and one due-dream check, then exit.")
+@click.option(
+    "--no-http",
+    is_flag=True,
+    help="No loopback server: Claude Code's hooks and the CLI run one-shot.",
+)
 @json_option
 @click.pass_obj
 @handles_errors
-def serve(obj: Ctx, no_watch: bool, no_schedule: bool, once: bool, as_json: bool) -> None:
-    """Keep the index fresh as files change and dream on schedule (default 03:00)."""
+def serve(
+    obj: Ctx, no_watch: bool, no_schedule: bool, once: bool, no_http: bool, as_json: bool
+) -> None:
+    """Keep the index fresh as files change and dream on schedule (default 03:00), and
+    answer Claude Code's per-prompt hook and `reverie search` / `context` warm, on
+    127.0.0.1 (the port and token are kept in daemon-endpoint.json in the state dir)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(
             level=logging.INFO,
@@ -54,11 +65,17 @@ def serve(obj: Ctx, no_watch: bool, no_schedule: bool, once: bool, as_json: bool
         )
     engine = obj.engine
     engine.workspace.require()
-    daemon = Daemon(engine, watch=not no_watch, schedule=not no_schedule)
+    warm = None if once or no_http else routes(obj)
+    server = DaemonServer(engine.workspace, warm.routes) if warm else None
+    daemon = Daemon(engine, watch=not no_watch, schedule=not no_schedule, server=server)
     stop = threading.Event()
     if not once:
         _install_stop_handlers(stop)
-    summary = daemon.run(stop, once=once)
+    try:
+        summary = daemon.run(stop, once=once)
+    finally:
+        if warm is not None:
+            warm.close()
     data: dict[str, Any] = asdict(summary)
     try:
         status = engine.status()

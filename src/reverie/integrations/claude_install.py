@@ -5,7 +5,11 @@ Where Claude Code reads them (its settings and MCP documentation):
 - hooks: ``~/.claude/settings.json`` (user; ``$CLAUDE_CONFIG_DIR`` moves ``~/.claude``)
   or ``<project>/.claude/settings.json`` (project), under ``"hooks"``: per event a list
   of matcher groups ``{"matcher": ..., "hooks": [{"type": "command", "command": ...,
-  "timeout": seconds}]}``;
+  "timeout": seconds}]}``; with the daemon (user installs), UserPromptSubmit is
+  ``{"type": "http", "url": ..., "headers": {"Authorization": "Bearer ..."},
+  "timeout": seconds}`` instead (Claude Code POSTs the hook's JSON and reads the answer
+  as a command hook's stdout; a refused connection, a timeout or a non-2xx answer is a
+  non-blocking error: the prompt goes on without memory);
 - MCP servers: ``~/.claude.json`` (user scope, what ``claude mcp add --scope user``
   writes; inside ``$CLAUDE_CONFIG_DIR`` when that is set) or ``<project>/.mcp.json`` (project scope), under ``"mcpServers"``:
   ``{"reverie": {"type": "stdio", "command": ..., "args": [...], "env": {}}}``.
@@ -56,6 +60,26 @@ _OURS = re.compile(
     + "|".join(h[1] for h in HOOKS)
     + r")\s*$"
 )
+# our HTTP hook: the daemon's loopback route (reverie.cli.warm)
+_OUR_URL = re.compile(r"^http://127\.0\.0\.1:\d+/reverie/hook/[a-z-]+$")
+HTTP_EVENTS = {"UserPromptSubmit": "user-prompt-submit"}  # answered by the daemon
+
+
+@dataclass(frozen=True)
+class HttpHook:
+    """The daemon's endpoint, for a user install's per-prompt hook (``reverie serve``
+    answers it; a daemon that is down fails open: Claude Code goes on without it)."""
+
+    port: int
+    token: str
+
+    def entry(self, name: str, timeout: int) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "url": f"http://127.0.0.1:{self.port}/reverie/hook/{name}",
+            "headers": {"Authorization": f"Bearer {self.token}"},
+            "timeout": timeout,
+        }
 
 
 def reverie_program() -> list[str]:
@@ -132,7 +156,11 @@ class InstallResult:
 
 
 def is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and bool(_OURS.search(str(hook.get("command", ""))))
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type") == "http":
+        return bool(_OUR_URL.match(str(hook.get("url", ""))))
+    return bool(_OURS.search(str(hook.get("command", ""))))
 
 
 def _strip_hooks(data: dict[str, Any], prune: bool = True) -> None:
@@ -166,14 +194,16 @@ def _strip_server(data: dict[str, Any], prune: bool = True) -> None:
             del data["mcpServers"]
 
 
-def _add_hooks(data: dict[str, Any], program: str) -> None:
-    """Add our hooks; ``program``: the shell words that start ``reverie``."""
+def _add_hooks(data: dict[str, Any], program: str, http: HttpHook | None = None) -> None:
+    """Add our hooks; ``program``: the shell words that start ``reverie``; ``http``:
+    the per-prompt hook goes to the daemon instead."""
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError('"hooks" in the settings is not an object; fix it first')
     for event, name, timeout in HOOKS:
-        command = f"{program} hook {name}"
-        entry = {"type": "command", "command": command, "timeout": timeout}
+        entry = {"type": "command", "command": f"{program} hook {name}", "timeout": timeout}
+        if http is not None and event in HTTP_EVENTS:
+            entry = http.entry(name, timeout)
         hooks.setdefault(event, []).append({"hooks": [entry]})
 
 
@@ -221,9 +251,16 @@ class ClaudeCodeInstaller:
         program: Sequence[str],
         now: datetime,
         options: Sequence[str] = (),
+        http: HttpHook | None = None,
     ) -> None:
         self.project = project
         self.now = now
+        if http is not None and project is not None:
+            raise ConfigError(
+                "the daemon's HTTP hook is for a user install only: a project's shared "
+                "settings cannot carry this machine's port and token"
+            )
+        self.http = http
         if project is None:
             self.program = [*program, *options]
             self.hook_program = shlex.join(self.program)
@@ -249,7 +286,7 @@ class ClaudeCodeInstaller:
         original = json.dumps(data, sort_keys=True)
         _strip_hooks(data)
         if not uninstall:
-            _add_hooks(data, self.hook_program)
+            _add_hooks(data, self.hook_program, self.http)
         after = (
             before if json.dumps(data, sort_keys=True) == original else dump(data, indent, before)
         )
@@ -303,10 +340,12 @@ def install_claude_code(
     dry_run: bool = False,
     options: Sequence[str] = (),
     program: Sequence[str] | None = None,
+    http: HttpHook | None = None,
 ) -> InstallResult:
     """Install (or remove) our hooks and MCP server for Claude Code. ``options``: global
     options (``--workspace PATH``, ``--state-dir PATH`` pairs, absolute paths) every
-    command is to carry. A project install names ``reverie`` on ``PATH``."""
+    command is to carry; ``http``: the per-prompt hook is the daemon's HTTP hook. A
+    project install names ``reverie`` on ``PATH``."""
     scope = "user" if project is None else "project"
     if program is None:
         program = reverie_program() if project is None else [SERVER]
@@ -315,6 +354,7 @@ def install_claude_code(
         program=program,
         now=datetime.now(UTC),
         options=options,
+        http=http,
     )
     result = InstallResult(
         "uninstall" if uninstall else "install", scope, dry_run, installer.program
@@ -327,6 +367,7 @@ def install_claude_code(
 
 __all__ = [
     "HOOKS",
+    "HttpHook",
     "InstallResult",
     "claude_dir",
     "install_claude_code",

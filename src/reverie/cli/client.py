@@ -1,0 +1,127 @@
+"""The CLI's warm path: ``reverie search`` and ``reverie context`` answered by a running
+``reverie serve`` (see :mod:`reverie.cli.warm`), before click or the engine is imported.
+
+It reads the same global options as the click group, finds the daemon's endpoint in
+the state dir those options (and the environment, and the config file) name, and sends
+the command line; the daemon runs the same click command on its warm engine and sends
+back its output and exit code. Anything else runs in-process as before: no endpoint,
+a daemon serving another workspace, nothing listening (a refused connection), an
+answer that is not a 200, ``--help``. A daemon that is down costs one refused
+connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+GLOBAL_OPTIONS = {"--workspace": "workspace", "--state-dir": "state_dir", "--embedder": "embedder"}
+WARM_COMMANDS = ("search", "context")
+HOOK_EVENTS = ("user-prompt-submit", "session-start")  # the hooks the daemon answers
+CONNECT_TIMEOUT = 2.0  # seconds; loopback answers in microseconds or refuses
+ANSWER_TIMEOUT = 120.0  # a search waits behind the daemon's sync, as in-process
+
+
+def split_globals(argv: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
+    """(global flags, the rest) of ``argv``; None when a leading option is not one of
+    ours (click gives the error)."""
+    flags: dict[str, str] = {}
+    args = list(argv)
+    while args and args[0].startswith("--"):
+        name, eq, value = args.pop(0).partition("=")
+        if name not in GLOBAL_OPTIONS:
+            return None
+        if not eq:
+            if not args:
+                return None
+            value = args.pop(0)
+        flags[GLOBAL_OPTIONS[name]] = value
+    return flags, args
+
+
+def _absolute_cwd(args: list[str]) -> list[str]:
+    """``--cwd DIR`` made absolute: the daemon runs in another directory."""
+    out: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "--cwd":
+            out += [arg, os.path.abspath(next(it, ""))]
+        elif arg.startswith("--cwd="):
+            out.append("--cwd=" + os.path.abspath(arg[len("--cwd=") :]))
+        else:
+            out.append(arg)
+    return out
+
+
+def endpoint_for(flags: dict[str, str]) -> Any:
+    """The endpoint of the daemon serving the workspace these flags open, or None."""
+    from ..settings import load_settings
+    from ..storage.endpoint import Endpoint
+    from ..storage.workspace import daemon_endpoint_path
+
+    settings = load_settings(flags)
+    state_dir = Path(str(settings.state_dir)).expanduser().resolve()
+    endpoint = Endpoint.load(daemon_endpoint_path(state_dir, str(settings.agent)))
+    root = str(Path(str(settings.workspace)).expanduser().resolve())
+    return endpoint if endpoint is not None and endpoint.workspace == root else None
+
+
+def ask(endpoint: Any, route: str, body: bytes, timeout: float = ANSWER_TIMEOUT) -> bytes | None:
+    """The daemon's 200 answer to one request, or None (nothing listening, refused,
+    an error status): the caller then runs in-process."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=CONNECT_TIMEOUT)
+    try:
+        conn.connect()
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        headers = {"Authorization": f"Bearer {endpoint.token}", "Content-Type": "application/json"}
+        conn.request("POST", route, body=body, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        return data if response.status == 200 else None
+    except OSError:
+        return None
+    finally:
+        conn.close()
+
+
+def run_warm(argv: Sequence[str]) -> bool:
+    """Answer ``argv`` from the daemon when it is a warm command and a daemon serves
+    its workspace (True: printed, exit code set), else False (run it in-process)."""
+    split = split_globals(argv)
+    if split is None:
+        return False
+    flags, args = split
+    if not args or args[0] not in WARM_COMMANDS or {"-h", "--help"} & set(args):
+        return False
+    try:
+        endpoint = endpoint_for(flags)
+    except Exception:  # bad settings: the full CLI says what is wrong
+        return False
+    if endpoint is None:
+        return False
+    body = json.dumps({"argv": _absolute_cwd(args)}, ensure_ascii=False).encode()
+    raw = ask(endpoint, "/reverie/cli", body)
+    if raw is None:
+        return False
+    try:
+        answer = json.loads(raw)
+        code, out, err = int(answer["code"]), str(answer["stdout"]), str(answer["stderr"])
+    except (ValueError, KeyError, TypeError):
+        return False
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    sys.stderr.write(err)
+    sys.stderr.flush()
+    if code:
+        sys.exit(code)
+    return True
+
+
+__all__ = ["GLOBAL_OPTIONS", "HOOK_EVENTS", "WARM_COMMANDS", "ask", "run_warm", "split_globals"]

@@ -1,0 +1,121 @@
+"""What ``reverie serve`` answers on its loopback server (:mod:`reverie.daemon.http`).
+
+- ``/reverie/hook/<event>``: Claude Code's HTTP hook. The one-shot hook's own code
+  (:func:`reverie.integrations.hooks.run`) on a warm engine opened once from the same
+  options, so the answer is byte for byte what ``reverie hook <event>`` prints.
+- ``/reverie/cli``: ``reverie search`` and ``reverie context`` (:data:`WARM_COMMANDS`) sent by
+  :mod:`reverie.cli.client`: the same click command runs here, on the daemon's engine,
+  its output captured and sent back with its exit code, so the output is the same as
+  the in-process command's. One at a time (the capture swaps ``sys.stdout``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from ..daemon.http import Route
+from ..engine import Reverie
+from ..integrations.hooks import run, stdout_bytes
+from . import recall
+from .client import HOOK_EVENTS, WARM_COMMANDS
+from .common import Ctx
+
+COMMANDS: dict[str, click.Command] = {"search": recall.search, "context": recall.context}
+assert set(COMMANDS) == set(WARM_COMMANDS)
+
+
+@dataclass
+class Warm:
+    """The routes and the engines they answer with (closed by :meth:`close`)."""
+
+    obj: Ctx
+    routes: dict[str, Route] = field(default_factory=dict)
+    _hook_engine: Reverie | None = None
+    _cli: Ctx | None = None
+    _opening: threading.Lock = field(default_factory=threading.Lock)
+    _capture: threading.Lock = field(default_factory=threading.Lock)
+
+    def hook_engine(self) -> Reverie:
+        """The hooks' own engine: a hook limits lane 2 to its deadline, which must not
+        leak into ``reverie context``."""
+        with self._opening:
+            if self._hook_engine is None:
+                self._hook_engine = Reverie.open(**self._flags())
+            return self._hook_engine
+
+    def cli_ctx(self) -> Ctx:
+        """The CLI's own engine, on its own connection, sharing the daemon's embedder:
+        a search never waits behind the daemon's sync (it sees the sync lock busy, as
+        another process would, and searches the index as it stands)."""
+        with self._opening:
+            if self._cli is None:
+                ctx = Ctx(self.obj.flags)
+                embedder = self.obj.engine.embedder
+                ctx._engine = Reverie.open(**self._flags(), use_embedder=embedder)
+                self._cli = ctx
+            return self._cli
+
+    def _flags(self) -> dict[str, Any]:
+        return {k: v for k, v in self.obj.flags.items() if v is not None}
+
+    def hook(self, event: str) -> Route:
+        def answer(body: bytes) -> tuple[int, str, bytes]:
+            engine = self.hook_engine()
+            return (
+                200,
+                "application/json",
+                stdout_bytes(run(event, body, self._flags(), warm=engine)),
+            )
+
+        return answer
+
+    def cli(self, body: bytes) -> tuple[int, str, bytes]:
+        request = json.loads(body)
+        argv = [str(a) for a in request["argv"]]
+        command = COMMANDS.get(argv[0]) if argv else None
+        if command is None:
+            return 404, "application/json", b'{"error": "not a warm command"}'
+        out, err = io.StringIO(), io.StringIO()
+        with self._capture, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = _invoke(command, argv, self.cli_ctx())
+        if code is None:  # a usage error: the client runs it in-process, for click's words
+            return 422, "application/json", b'{"error": "usage"}'
+        answer = {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+        return 200, "application/json", json.dumps(answer, ensure_ascii=False).encode()
+
+    def close(self) -> None:
+        opened = [self._hook_engine, self._cli._engine if self._cli else None]
+        for engine in [e for e in opened if e is not None]:
+            with contextlib.suppress(Exception):
+                engine.close()
+
+
+def _invoke(command: click.Command, argv: list[str], obj: Ctx) -> int | None:
+    """The command's exit code; None for a usage error (or ``--help``)."""
+    try:
+        command.main(argv[1:], prog_name=f"reverie {argv[0]}", standalone_mode=False, obj=obj)
+    except click.ClickException:
+        return None
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except SystemExit as exc:  # handles_errors: the documented exit code
+        return int(exc.code) if isinstance(exc.code, int) else 1
+    return 0
+
+
+def routes(obj: Ctx) -> Warm:
+    """The loopback routes of ``reverie serve`` for the agent ``obj`` opens."""
+    warm = Warm(obj)
+    warm.routes = {f"/reverie/hook/{event}": warm.hook(event) for event in HOOK_EVENTS}
+    warm.routes["/reverie/cli"] = warm.cli
+    return warm
+
+
+__all__ = ["COMMANDS", "Warm", "routes"]
