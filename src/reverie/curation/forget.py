@@ -40,11 +40,12 @@ from ..storage.document import parse_lines
 from ..storage.embedders.base import text_hash
 from ..storage.files import atomic_write
 from ..storage.index import store
+from ..storage.links import link_class
 from ..storage.locks import held
 from ..storage.reader import undecodable
 from ..storage.scrub import scrub
 from ..storage.tombstones import Tombstones, tokens
-from ..storage.workspace import FileEntry, link_class
+from ..storage.workspace import FileEntry
 from . import forget_stores
 from .forget_journal import Blocked, ForgetJournal
 from .forget_plan import ForgetPorts, ForgetReport, PlanMatch, read_text, without

@@ -20,8 +20,8 @@ from ..provenance.frames import (
 from ..provenance.paths import CURATED_FILES, classify
 from ..settings import Settings
 from ..storage.files import NotRegularFile, check_regular, read_regular
+from ..storage.links import link_class, resolve_inside
 from ..storage.trailers import parse_line, strip
-from ..storage.workspace import link_class, resolve_inside
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
 CURATED = CURATED_FILES

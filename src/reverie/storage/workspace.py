@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
 from ..errors import PathEscapeError, WorkspaceError
-from ..provenance.origin import lowest
-from ..provenance.paths import SESSION_CORPUS, PathClass, classify
+from ..provenance.paths import SESSION_CORPUS, PathClass
 from .file_warning import FileWarning
 from .files import write_if_absent
+from .links import link_class, resolve_inside
 from .origin_key import key_warning, load_or_create_key, signed_files
 from .skeleton import SKELETON
 from .trusted import load_trusted
@@ -66,33 +65,6 @@ def daemon_endpoint_path(state_dir: Path, agent: str) -> Path:
     kept across restarts so an installed HTTP hook's URL stays valid. A function of the
     state dir alone: the CLI's client reads it without opening a workspace."""
     return state_dir / agent / "daemon-endpoint.json"
-
-
-def resolve_inside(root: Path, path: Path, *, shown: str | None = None) -> Path:
-    """The real path of ``path`` (every symlink followed) if it stays inside ``root``
-    (a resolved path); :class:`PathEscapeError` when it leaves. The one symlink policy
-    of every reader and writer: a link whose target resolves inside the workspace is
-    followed, a link that leaves it is refused."""
-    real = path.resolve()
-    if real != root and root not in real.parents:
-        if shown is None:
-            shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-        raise PathEscapeError(f"{shown}: resolves outside the workspace")
-    return real
-
-
-def link_class(relpath: str, real: str | None, trusted: Collection[str] = ()) -> PathClass:
-    """How the content at ``relpath`` is classified: a symlink to ``real`` reads with
-    the lower trust of its own path and its target's (a link never raises trust)."""
-    own = classify(relpath, trusted)
-    if real is None or real == relpath:
-        return own
-    target = classify(real, trusted)
-    return replace(
-        own,
-        default_origin=lowest(own.default_origin, target.default_origin),
-        ceiling=lowest(own.ceiling, target.ceiling),
-    )
 
 
 class Workspace:
