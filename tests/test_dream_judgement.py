@@ -31,6 +31,9 @@ DURABLE = [
     "Gina: My favourite band is Radiohead and I saw them live in 2019.",
     "我上周搬到了上海，在一家设计公司工作。",
     "老王决定明年三月带家人去日本旅行。",
+    "User prefers dark mode in every editor.",
+    "Deploy the docs from the gh-pages branch after every release.",
+    "Nate: Coconut milk ice cream is at the top of my list.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -44,6 +47,14 @@ CHATTER = [
     "你好！最近怎么样？",
     "谢谢你！太棒了！",
     "真的吗？",
+    # general remarks, encouragement, gratitude and lines about something shown before
+    "Caroline: Kids are amazingly resilient in tough situations.",
+    "Maria: Networking really pays off. Connecting with like-minded people is key.",
+    "Caroline: Yeah Mel, let's spread love and understanding!",
+    "Jon: Thanks, I'm really grateful for your help with staying motivated.",
+    "Joanna: It was inspired by personal experiences and my own journey of self-discovery.",
+    "John: They really help me stay centered.",
+    "Nate: I love the dark sky and green scenery.",
 ]
 
 
