@@ -343,13 +343,15 @@ class Dreamer:
             if fitted.text == current:
                 return
             archive.add(self.ws, fitted.archived, report.at[:10])
-            counts = {"added": len(fitted.added), "merged": fitted.merged, "superseded": 0}
+            counts = {"added": len(fitted.added), "merged": fitted.merged}
+            counts["superseded"] = len(fitted.superseded)
             counts["archived"] = len(fitted.archived)
-            planned = replace(report, mode="append-only", counts=counts)
+            why = [s.summary() for s in fitted.superseded]
+            planned = replace(report, mode="append-only", counts=counts, superseded=why)
             new = fitted.text
             if not self.memory.commit(sha(current), new, change_summary(planned, current, new)):
                 continue  # edited between read and write: read again, never overwrite
-            report.mode, report.counts = "append-only", counts
+            report.mode, report.counts, report.superseded = "append-only", counts, why
             return
         report.warnings.append("MEMORY.md kept changing; promotion postponed to the next dream")
 

@@ -1,7 +1,7 @@
 """Trigger injection (R-TRIG-1..6): pure scoring and selection, no I/O.
 
 Runs on every inbound message, so it is cheap, local and deterministic:
-eligibility (trusted curated entries only; project-tagged ones only when all their
+eligibility (trusted curated entries only, never a superseded one; project-tagged ones only when all their
 keys are active), per-phrase lexical score (one-word trigger hit 0.85, a whole
 multi-word phrase as a contiguous hit 1.0, otherwise 0.85 x coverage),
 ``combined = 0.8 x trigger + 0.2 x retrieval relevance``, threshold 0.65, top 3, one
@@ -65,9 +65,23 @@ class Message:
         return cls(text.lower(), frozenset(terms(text)))
 
 
+# the note dreaming writes on a curated entry a newer one replaced (issue 21, point 4:
+# reverie.dreaming.current), or a person writes by hand: "(superseded on <day> by <anchor>)"
+SUPERSEDED_NOTE = re.compile(r"\(superseded\b[^()]*\)", re.IGNORECASE)
+
+
+def superseded(text: str) -> bool:
+    """The curated entry says it was superseded: it is kept, found by search, but never
+    fires a trigger and is not bootstrapped as current."""
+    return SUPERSEDED_NOTE.search(text) is not None
+
+
 def eligible(entry: TriggerEntry, active_projects: frozenset[str]) -> bool:
-    """Trusted-origin curated entries only; journals, transcripts and untrusted never."""
+    """Trusted-origin curated entries only; journals, transcripts and untrusted never;
+    a superseded entry never."""
     if entry.kind != "curated" or entry.origin not in TRUSTED or not entry.phrases:
+        return False
+    if superseded(entry.text):
         return False
     if entry.projects:
         return INVALID_PROJECT not in entry.projects and all(
@@ -177,4 +191,5 @@ __all__ = [
     "phrase_score",
     "render_block",
     "select",
+    "superseded",
 ]
