@@ -38,6 +38,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import MemoQueryEmbedder, parse_sets
+from _dreamgold import gold, judge_all
+from _dreamgold import scores as gold_scores
 from _dreamlabels import build as build_labels
 from _dreamlabels import evidence_ids
 from locomo import DATE_FORMAT, session_keys, turn_line
@@ -145,6 +147,7 @@ class Conv:
     related: int = 0
     trig_hits: int = 0
     false_fires: int = 0
+    false_generic: int = 0  # of which on the five generic requests
     unrelated: int = 0
     archive_chars: int = 0
 
@@ -253,7 +256,9 @@ def run_conversation(
         out.trig_hits += bool(srcs & ev)
     for msg in unrelated:
         out.unrelated += 1
-        out.false_fires += bool(e.context(msg, explain_lane=False).trigger_hits)
+        fired = bool(e.context(msg, explain_lane=False).trigger_hits)
+        out.false_fires += fired
+        out.false_generic += fired and msg in UNRELATED_EXTRA
     archive = ws / "memory" / "archive.md"
     out.archive_chars = len(archive.read_text(encoding="utf-8")) if archive.exists() else 0
     e.close()
@@ -267,6 +272,8 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
     related = sum(c.related for c in convs)
     unrelated = sum(c.unrelated for c in convs)
     last_week = sum(1 for c in convs for day, _, _ in c.promoted if day > days - 7)
+    hand = gold()  # the hand-labelled turns (bench/_dreamgold.py)
+    judged = [hand[c.sid][d] for c in convs for _, d, _ in c.promoted if d in hand.get(c.sid, {})]
     return {
         "conversations": len(convs),
         "within_budget": all(c.nights_over == 0 for c in convs),
@@ -278,14 +285,18 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
         "precision_durable": lab["durable"] / n if n else 0.0,
         "precision_not_chatter": (n - lab["chatter"]) / n if n else 0.0,
         "chatter_share": lab["chatter"] / n if n else 0.0,
+        "hand_labelled_promoted": len(judged),
+        "precision_hand": sum(judged) / len(judged) if judged else 0.0,
         "asked": asked,
         "evidence_cited": sum(c.cited for c in convs) / asked if asked else 0.0,
         "related": related,
         "trigger_hit_rate": sum(c.trig_hits for c in convs) / related if related else 0.0,
         "false_fires": sum(c.false_fires for c in convs),
+        "false_fires_generic": sum(c.false_generic for c in convs),
         "unrelated": unrelated,
         "promoted_last_week": last_week,
         "archive_chars": [c.archive_chars for c in convs],
+        "promoted_ids": [[c.sid, d] for c in convs for _, d, _ in c.promoted],
     }
 
 
@@ -299,11 +310,16 @@ def render(s: dict[str, Any], args: argparse.Namespace) -> str:
             f"  promoted entries: {s['promoted']} {s['labels']}",
             f"  labelled precision (durable): {s['precision_durable']:.3f}; "
             f"not chatter: {s['precision_not_chatter']:.3f}",
+            f"  hand-labelled precision (bench/_dreamgold.py): {s['precision_hand']:.3f} of "
+            f"{s['hand_labelled_promoted']} promoted entries that are labelled turns",
+            f"  content judgement on the labelled turns: precision {s['judge']['precision']:.3f}, "
+            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns)",
             f"  chatter share (questions + small talk): {s['chatter_share']:.3f}",
             f"  asked questions whose evidence the bootstrapped MEMORY.md cites: "
             f"{s['evidence_cited']:.3f} of {s['asked']}",
             f"  trigger block brings the right entry: {s['trigger_hit_rate']:.3f} of "
-            f"{s['related']} related questions; false fires {s['false_fires']}/{s['unrelated']}",
+            f"{s['related']} related questions; false fires {s['false_fires']}/{s['unrelated']} "
+            f"({s['false_fires_generic']} on the generic requests)",
             f"  promotions in the last week: {s['promoted_last_week']}",
             f"  archive chars per conversation: {s['archive_chars']}",
         ]
@@ -369,6 +385,7 @@ def main() -> None:
                 flush=True,
             )
     s = summary(convs, labels, args.days)
+    s["judge"] = gold_scores(judge_all(data))
     print(render(s, args))
     rng = random.Random(0)
     shown = [(c.sid, p) for c in convs for p in c.promoted]

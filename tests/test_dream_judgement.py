@@ -153,8 +153,24 @@ def test_a_promoted_text_is_readable_a_month_later() -> None:
 def test_trigger_phrases_never_cross_punctuation_or_the_speaker() -> None:
     got = phrases("Deborah: Cool, John. Let me know! I went away, sitting by the lake shore.")
     assert got == ["lake shore"]
-    for p in trigger_phrases("John: Wow, great job! I adopted Oscar, a golden retriever.", []):
-        assert "john" not in p.split()[:1] and "," not in p
+    tags = trigger_phrases("John: Wow, great job! I adopted Oscar, a golden retriever.", [])
+    # the subject and one word said of him: never a run over the prefix ("john wow")
+    assert tags and all(p.split()[0] == "john" and len(p.split()) == 2 for p in tags), tags
+    assert not {"wow", "great"} & {p.split()[1] for p in tags} and all("," not in p for p in tags)
+
+
+def test_a_subject_trigger_fires_only_for_its_subject_and_topic() -> None:
+    from reverie.recall.triggers import TriggerEntry, select
+
+    corpus = ["Maria: I volunteer at the homeless shelter.", "John: I run every Sunday."]
+    text = "John: I adopted a golden retriever named Oscar."
+    entry = TriggerEntry(
+        1, "MEMORY.md", 5, 5, "- " + text, trigger_phrases(text, corpus), Origin.OWNER, "curated"
+    )
+    assert select([(entry, 0.0)], "What breed is the dog John adopted last spring?")
+    assert select([(entry, 0.0)], "Has John's retriever settled in?")
+    assert not select([(entry, 0.0)], "Maria adopted a golden retriever too, didn't she?")
+    assert not select([(entry, 0.0)], "Did John go running on Sunday?")
 
 
 # -- light sleep's pool ---------------------------------------------------------------------

@@ -18,7 +18,7 @@ from functools import lru_cache
 from ..provenance.frames import TRIGGER_BLOCK_CLOSE, TRIGGER_BLOCK_OPEN
 from ..provenance.origin import Origin
 from ..storage.trailers import INVALID_PROJECT
-from ..tokens import is_cjk, terms
+from ..tokens import is_cjk, stem, terms
 
 SINGLE_WORD = 0.85
 WHOLE_PHRASE = 1.0
@@ -59,10 +59,13 @@ class Message:
 
     lower: str
     words: frozenset[str]
+    stems: frozenset[str] = frozenset()  # the words' stems: "painted" meets "painting"
 
     @classmethod
     def of(cls, text: str) -> Message:
-        return cls(text.lower(), frozenset(terms(text)))
+        words = frozenset(terms(text))
+        bare = (w.removesuffix("'s").removesuffix("’s") for w in words)  # "John's" names John
+        return cls(text.lower(), words, frozenset(stem(w) for w in bare))
 
 
 # the note dreaming writes on a curated entry a newer one replaced (issue 21, point 4:
@@ -102,17 +105,20 @@ def phrase_parts(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
     return parts, re.compile(r"[\W_]*".join(pieces))
 
 
-def _term_hit(term: str, msg: Message) -> bool:
+def _term_hit(term: str, msg: Message, forms: bool = False) -> bool:
+    """``term`` is a word of the message; ``forms``: or another form of one (a word of a
+    multi-word phrase: "caroline painting" meets "What did Caroline paint?"). A one-word
+    trigger is never a form away ("deploy" stays out of "deployment")."""
     if is_cjk(term[0]):
         return term in msg.lower
-    return term in msg.words
+    return term in msg.words or (forms and stem(term) in msg.stems)
 
 
 def phrase_score(phrase: str, msg: Message) -> float:
     parts, pattern = phrase_parts(phrase)
     if not parts:
         return 0.0
-    hits = sum(1 for t in parts if _term_hit(t, msg))
+    hits = sum(1 for t in parts if _term_hit(t, msg, forms=len(parts) > 1))
     if hits == 0:
         return 0.0
     if len(parts) == 1:
