@@ -335,10 +335,52 @@ UNRELATED_EXTRA = (
 )
 
 
+def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The month's summary from per-conversation summaries (``--only`` runs' ``--out``)."""
+
+    def total(key: str) -> int:
+        return sum(int(p[key]) for p in parts)
+
+    def mean(rate: str, weight: str) -> float:
+        w = total(weight)
+        return sum(p[rate] * p[weight] for p in parts) / w if w else 0.0
+
+    labels: Counter[str] = Counter()
+    for p in parts:
+        labels.update(p["labels"])
+    n = total("promoted")
+    return {
+        "conversations": total("conversations"),
+        "within_budget": all(p["within_budget"] for p in parts),
+        "nights_over_budget": total("nights_over_budget"),
+        "nights": total("nights"),
+        "max_memory_chars": max(p["max_memory_chars"] for p in parts),
+        "promoted": n,
+        "labels": dict(labels),
+        "precision_durable": labels["durable"] / n if n else 0.0,
+        "precision_not_chatter": (n - labels["chatter"]) / n if n else 0.0,
+        "chatter_share": labels["chatter"] / n if n else 0.0,
+        "hand_labelled_promoted": total("hand_labelled_promoted"),
+        "precision_hand": mean("precision_hand", "hand_labelled_promoted"),
+        "asked": total("asked"),
+        "evidence_cited": mean("evidence_cited", "asked"),
+        "related": total("related"),
+        "trigger_hit_rate": mean("trigger_hit_rate", "related"),
+        "false_fires": total("false_fires"),
+        "false_fires_generic": total("false_fires_generic"),
+        "unrelated": total("unrelated"),
+        "promoted_last_week": total("promoted_last_week"),
+        "archive_chars": [a for p in parts for a in p["archive_chars"]],
+        "promoted_ids": [i for p in parts for i in p["promoted_ids"]],
+        "judge": parts[0]["judge"],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="/work/shared/datasets/locomo/locomo-dev.json")
     ap.add_argument("--conversations", type=int, default=0, help="first N (0: all)")
+    ap.add_argument("--only", action="append", default=[], help="this sample id (repeatable)")
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--dates", choices=("real", "sim"), default="real")
     ap.add_argument("--model", choices=("none", "scripted"), default="none")
@@ -347,10 +389,19 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], dest="sets")
     ap.add_argument("--out", default="")
     ap.add_argument("--show", type=int, default=0, help="print N promoted entries")
+    ap.add_argument("--combine", nargs="+", default=[], help="per-conversation --out files")
     args = ap.parse_args()
+    if args.combine:
+        s = combine([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.combine])
+        print(render(s, args))
+        if args.out:
+            Path(args.out).write_text(json.dumps(s, indent=1), encoding="utf-8")
+        return
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     labels = build_labels(data, Path(__file__).parent / "out" / "dreaming-labels.json")
     samples = data[: args.conversations] if args.conversations else data
+    if args.only:  # one conversation per process: its --out is one part of the month
+        samples = [x for x in samples if str(x["sample_id"]) in args.only]
     overrides = parse_sets(args.sets)
     settings = load_settings({"embedder": args.embedder, **overrides}, environ={})
     embedder = None if args.embedder == "none" else MemoQueryEmbedder(make_embedder(settings))

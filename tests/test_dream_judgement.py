@@ -306,3 +306,38 @@ def test_the_weakest_is_the_entry_least_needed_now() -> None:
     # a new entry that is needed less than everything there waits
     held = fit(memory, [_promo(4, 2)], budget, need={first: 0.95, second: 0.9})
     assert held.refused == ["k4"] and held.text == memory
+
+
+# -- grounding ------------------------------------------------------------------------------
+
+
+def test_grounding_reads_each_file_once_per_dream_and_again_when_it_changes(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """A dream grounds hundreds of rows of one journal: the file is parsed once, and a
+    file edited meanwhile is read again (its line as the file holds it now)."""
+    from reverie import Reverie
+    from reverie.dreaming import grounding
+
+    e = Reverie.open(tmp_path / "ws", tmp_path / "st", embedder="none")
+    e.init()
+    day = tmp_path / "ws" / "memory" / "2023-05-08.md"
+    day.parent.mkdir(parents=True, exist_ok=True)
+    day.write_text("# 2023-05-08\n\n- 09:00 Mel: I run a pottery class on Mondays.\n", "utf-8")
+    reads: list[str] = []
+    real = grounding.reader.read_text
+    monkeypatch.setattr(
+        grounding.reader, "read_text", lambda p, r: reads.append(str(p)) or real(p, r)
+    )
+    parsed: grounding.Parsed = {}
+    row = _stats("- 09:00 Mel: I run a pottery class on Mondays.", key="memory/2023-05-08.md:3:3")
+    for _ in range(5):
+        got, _why = grounding.ground(e.workspace, row, parsed)
+        assert got is not None and got.start_line == 3
+    assert len(reads) == 1
+    day.write_text(
+        "# 2023-05-08\n\n- 09:00 Mel: I teach yoga now, the pottery class ended.\n", "utf-8"
+    )
+    got, why = grounding.ground(e.workspace, row, parsed)
+    assert got is None and why == "source line no longer exists" and len(reads) == 2
+    e.close()

@@ -36,7 +36,7 @@ from .curate import promote as owner_promote
 from .curate import reject as owner_reject
 from .directives import UserModel
 from .gates import GateConfig, decide
-from .grounding import ground, promotion
+from .grounding import Parsed, ground, promotion
 from .memory_file import anchors, clean_snippet, entries, normalise
 from .phases import light, reflect, rem_themes
 from .reflect import reflect_with
@@ -119,8 +119,9 @@ class Dreamer:
         raw = self._evidence()
         grounded: list[RecallStats] = []
         forgotten = Tombstones(self.ws.tombstones_path)
+        parsed: Parsed = {}  # each source file parsed once per dream
         for s in raw:
-            g, why = ground(self.ws, s)
+            g, why = ground(self.ws, s, parsed)
             if g is not None and forgotten.blocks(g.snippet):
                 g, why = None, "forgotten by the owner (`reverie forget`)"
             if g is None:
