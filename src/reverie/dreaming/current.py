@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..recall.supersede import change_words
 from ..recall.triggers import superseded
@@ -68,6 +69,7 @@ def _days(raw: str) -> list[str]:
     return [m.group(1) for a in found for m in [_DAY.search(a)] if m]
 
 
+@lru_cache(maxsize=8192)  # fit() asks it of every entry for every new one
 def _subject(text: str) -> tuple[str | None, frozenset[str]]:
     body = ANCHOR_RE.sub(" ", strip(re.sub(r"^\s*[-*+]\s+", "", text)))
     speaker, said = split_speaker(body.strip())
