@@ -38,6 +38,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import MemoQueryEmbedder, parse_sets
+from _dreamgold import gold, judge_all
+from _dreamgold import scores as gold_scores
 from _dreamlabels import build as build_labels
 from _dreamlabels import evidence_ids
 from locomo import DATE_FORMAT, session_keys, turn_line
@@ -145,6 +147,7 @@ class Conv:
     related: int = 0
     trig_hits: int = 0
     false_fires: int = 0
+    false_generic: int = 0  # of which on the five generic requests
     unrelated: int = 0
     archive_chars: int = 0
 
@@ -253,7 +256,9 @@ def run_conversation(
         out.trig_hits += bool(srcs & ev)
     for msg in unrelated:
         out.unrelated += 1
-        out.false_fires += bool(e.context(msg, explain_lane=False).trigger_hits)
+        fired = bool(e.context(msg, explain_lane=False).trigger_hits)
+        out.false_fires += fired
+        out.false_generic += fired and msg in UNRELATED_EXTRA
     archive = ws / "memory" / "archive.md"
     out.archive_chars = len(archive.read_text(encoding="utf-8")) if archive.exists() else 0
     e.close()
@@ -267,6 +272,8 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
     related = sum(c.related for c in convs)
     unrelated = sum(c.unrelated for c in convs)
     last_week = sum(1 for c in convs for day, _, _ in c.promoted if day > days - 7)
+    hand = gold()  # the hand-labelled turns (bench/_dreamgold.py)
+    judged = [hand[c.sid][d] for c in convs for _, d, _ in c.promoted if d in hand.get(c.sid, {})]
     return {
         "conversations": len(convs),
         "within_budget": all(c.nights_over == 0 for c in convs),
@@ -278,14 +285,18 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
         "precision_durable": lab["durable"] / n if n else 0.0,
         "precision_not_chatter": (n - lab["chatter"]) / n if n else 0.0,
         "chatter_share": lab["chatter"] / n if n else 0.0,
+        "hand_labelled_promoted": len(judged),
+        "precision_hand": sum(judged) / len(judged) if judged else 0.0,
         "asked": asked,
         "evidence_cited": sum(c.cited for c in convs) / asked if asked else 0.0,
         "related": related,
         "trigger_hit_rate": sum(c.trig_hits for c in convs) / related if related else 0.0,
         "false_fires": sum(c.false_fires for c in convs),
+        "false_fires_generic": sum(c.false_generic for c in convs),
         "unrelated": unrelated,
         "promoted_last_week": last_week,
         "archive_chars": [c.archive_chars for c in convs],
+        "promoted_ids": [[c.sid, d] for c in convs for _, d, _ in c.promoted],
     }
 
 
@@ -299,11 +310,16 @@ def render(s: dict[str, Any], args: argparse.Namespace) -> str:
             f"  promoted entries: {s['promoted']} {s['labels']}",
             f"  labelled precision (durable): {s['precision_durable']:.3f}; "
             f"not chatter: {s['precision_not_chatter']:.3f}",
+            f"  hand-labelled precision (bench/_dreamgold.py): {s['precision_hand']:.3f} of "
+            f"{s['hand_labelled_promoted']} promoted entries that are labelled turns",
+            f"  content judgement on the labelled turns: precision {s['judge']['precision']:.3f}, "
+            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns)",
             f"  chatter share (questions + small talk): {s['chatter_share']:.3f}",
             f"  asked questions whose evidence the bootstrapped MEMORY.md cites: "
             f"{s['evidence_cited']:.3f} of {s['asked']}",
             f"  trigger block brings the right entry: {s['trigger_hit_rate']:.3f} of "
-            f"{s['related']} related questions; false fires {s['false_fires']}/{s['unrelated']}",
+            f"{s['related']} related questions; false fires {s['false_fires']}/{s['unrelated']} "
+            f"({s['false_fires_generic']} on the generic requests)",
             f"  promotions in the last week: {s['promoted_last_week']}",
             f"  archive chars per conversation: {s['archive_chars']}",
         ]
@@ -319,10 +335,52 @@ UNRELATED_EXTRA = (
 )
 
 
+def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The month's summary from per-conversation summaries (``--only`` runs' ``--out``)."""
+
+    def total(key: str) -> int:
+        return sum(int(p[key]) for p in parts)
+
+    def mean(rate: str, weight: str) -> float:
+        w = total(weight)
+        return sum(p[rate] * p[weight] for p in parts) / w if w else 0.0
+
+    labels: Counter[str] = Counter()
+    for p in parts:
+        labels.update(p["labels"])
+    n = total("promoted")
+    return {
+        "conversations": total("conversations"),
+        "within_budget": all(p["within_budget"] for p in parts),
+        "nights_over_budget": total("nights_over_budget"),
+        "nights": total("nights"),
+        "max_memory_chars": max(p["max_memory_chars"] for p in parts),
+        "promoted": n,
+        "labels": dict(labels),
+        "precision_durable": labels["durable"] / n if n else 0.0,
+        "precision_not_chatter": (n - labels["chatter"]) / n if n else 0.0,
+        "chatter_share": labels["chatter"] / n if n else 0.0,
+        "hand_labelled_promoted": total("hand_labelled_promoted"),
+        "precision_hand": mean("precision_hand", "hand_labelled_promoted"),
+        "asked": total("asked"),
+        "evidence_cited": mean("evidence_cited", "asked"),
+        "related": total("related"),
+        "trigger_hit_rate": mean("trigger_hit_rate", "related"),
+        "false_fires": total("false_fires"),
+        "false_fires_generic": total("false_fires_generic"),
+        "unrelated": total("unrelated"),
+        "promoted_last_week": total("promoted_last_week"),
+        "archive_chars": [a for p in parts for a in p["archive_chars"]],
+        "promoted_ids": [i for p in parts for i in p["promoted_ids"]],
+        "judge": parts[0]["judge"],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="/work/shared/datasets/locomo/locomo-dev.json")
     ap.add_argument("--conversations", type=int, default=0, help="first N (0: all)")
+    ap.add_argument("--only", action="append", default=[], help="this sample id (repeatable)")
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--dates", choices=("real", "sim"), default="real")
     ap.add_argument("--model", choices=("none", "scripted"), default="none")
@@ -331,10 +389,19 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], dest="sets")
     ap.add_argument("--out", default="")
     ap.add_argument("--show", type=int, default=0, help="print N promoted entries")
+    ap.add_argument("--combine", nargs="+", default=[], help="per-conversation --out files")
     args = ap.parse_args()
+    if args.combine:
+        s = combine([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.combine])
+        print(render(s, args))
+        if args.out:
+            Path(args.out).write_text(json.dumps(s, indent=1), encoding="utf-8")
+        return
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     labels = build_labels(data, Path(__file__).parent / "out" / "dreaming-labels.json")
     samples = data[: args.conversations] if args.conversations else data
+    if args.only:  # one conversation per process: its --out is one part of the month
+        samples = [x for x in samples if str(x["sample_id"]) in args.only]
     overrides = parse_sets(args.sets)
     settings = load_settings({"embedder": args.embedder, **overrides}, environ={})
     embedder = None if args.embedder == "none" else MemoQueryEmbedder(make_embedder(settings))
@@ -369,6 +436,7 @@ def main() -> None:
                 flush=True,
             )
     s = summary(convs, labels, args.days)
+    s["judge"] = gold_scores(judge_all(data))
     print(render(s, args))
     rng = random.Random(0)
     shown = [(c.sid, p) for c in convs for p in c.promoted]

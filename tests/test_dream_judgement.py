@@ -31,6 +31,9 @@ DURABLE = [
     "Gina: My favourite band is Radiohead and I saw them live in 2019.",
     "我上周搬到了上海，在一家设计公司工作。",
     "老王决定明年三月带家人去日本旅行。",
+    "User prefers dark mode in every editor.",
+    "Deploy the docs from the gh-pages branch after every release.",
+    "Nate: Coconut milk ice cream is at the top of my list.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -44,6 +47,14 @@ CHATTER = [
     "你好！最近怎么样？",
     "谢谢你！太棒了！",
     "真的吗？",
+    # general remarks, encouragement, gratitude and lines about something shown before
+    "Caroline: Kids are amazingly resilient in tough situations.",
+    "Maria: Networking really pays off. Connecting with like-minded people is key.",
+    "Caroline: Yeah Mel, let's spread love and understanding!",
+    "Jon: Thanks, I'm really grateful for your help with staying motivated.",
+    "Joanna: It was inspired by personal experiences and my own journey of self-discovery.",
+    "John: They really help me stay centered.",
+    "Nate: I love the dark sky and green scenery.",
 ]
 
 
@@ -142,8 +153,24 @@ def test_a_promoted_text_is_readable_a_month_later() -> None:
 def test_trigger_phrases_never_cross_punctuation_or_the_speaker() -> None:
     got = phrases("Deborah: Cool, John. Let me know! I went away, sitting by the lake shore.")
     assert got == ["lake shore"]
-    for p in trigger_phrases("John: Wow, great job! I adopted Oscar, a golden retriever.", []):
-        assert "john" not in p.split()[:1] and "," not in p
+    tags = trigger_phrases("John: Wow, great job! I adopted Oscar, a golden retriever.", [])
+    # the subject and one word said of him: never a run over the prefix ("john wow")
+    assert tags and all(p.split()[0] == "john" and len(p.split()) == 2 for p in tags), tags
+    assert not {"wow", "great"} & {p.split()[1] for p in tags} and all("," not in p for p in tags)
+
+
+def test_a_subject_trigger_fires_only_for_its_subject_and_topic() -> None:
+    from reverie.recall.triggers import TriggerEntry, select
+
+    corpus = ["Maria: I volunteer at the homeless shelter.", "John: I run every Sunday."]
+    text = "John: I adopted a golden retriever named Oscar."
+    entry = TriggerEntry(
+        1, "MEMORY.md", 5, 5, "- " + text, trigger_phrases(text, corpus), Origin.OWNER, "curated"
+    )
+    assert select([(entry, 0.0)], "What breed is the dog John adopted last spring?")
+    assert select([(entry, 0.0)], "Has John's retriever settled in?")
+    assert not select([(entry, 0.0)], "Maria adopted a golden retriever too, didn't she?")
+    assert not select([(entry, 0.0)], "Did John go running on Sunday?")
 
 
 # -- light sleep's pool ---------------------------------------------------------------------
@@ -279,3 +306,38 @@ def test_the_weakest_is_the_entry_least_needed_now() -> None:
     # a new entry that is needed less than everything there waits
     held = fit(memory, [_promo(4, 2)], budget, need={first: 0.95, second: 0.9})
     assert held.refused == ["k4"] and held.text == memory
+
+
+# -- grounding ------------------------------------------------------------------------------
+
+
+def test_grounding_reads_each_file_once_per_dream_and_again_when_it_changes(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """A dream grounds hundreds of rows of one journal: the file is parsed once, and a
+    file edited meanwhile is read again (its line as the file holds it now)."""
+    from reverie import Reverie
+    from reverie.dreaming import grounding
+
+    e = Reverie.open(tmp_path / "ws", tmp_path / "st", embedder="none")
+    e.init()
+    day = tmp_path / "ws" / "memory" / "2023-05-08.md"
+    day.parent.mkdir(parents=True, exist_ok=True)
+    day.write_text("# 2023-05-08\n\n- 09:00 Mel: I run a pottery class on Mondays.\n", "utf-8")
+    reads: list[str] = []
+    real = grounding.reader.read_text
+    monkeypatch.setattr(
+        grounding.reader, "read_text", lambda p, r: reads.append(str(p)) or real(p, r)
+    )
+    parsed: grounding.Parsed = {}
+    row = _stats("- 09:00 Mel: I run a pottery class on Mondays.", key="memory/2023-05-08.md:3:3")
+    for _ in range(5):
+        got, _why = grounding.ground(e.workspace, row, parsed)
+        assert got is not None and got.start_line == 3
+    assert len(reads) == 1
+    day.write_text(
+        "# 2023-05-08\n\n- 09:00 Mel: I teach yoga now, the pottery class ended.\n", "utf-8"
+    )
+    got, why = grounding.ground(e.workspace, row, parsed)
+    assert got is None and why == "source line no longer exists" and len(reads) == 2
+    e.close()

@@ -7,7 +7,8 @@ needed now replaces what was needed long ago); the weaker one leaves MEMORY.md f
 archive (a searchable Markdown file, never deleted). A new entry that says what an
 entry already says (token Jaccard >= ``MERGE_SIMILARITY``) is merged into it: the old
 entry gains the new source anchor, nothing else changes. The person's own entries
-(outside the generated section) are never moved or changed.
+(outside the generated section) are never moved or changed. A new owner entry that
+says an older generated entry changed marks it superseded in place (:mod:`.current`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..provenance.origin import Origin
 from ..recall.evidence import RecallStats
 from ..storage.trailers import parse_line, strip
 from ..tokens import jaccard, token_set
+from . import current
 from .consolidate import Promotion
+from .current import Superseded
 from .memory_file import ANCHOR_RE, append_generated, lines
 from .signals import compute_signals
 
@@ -41,6 +45,7 @@ class Fitted:
     archived: list[str] = field(default_factory=list)  # lines moved out (as they were)
     merged: int = 0
     refused: list[str] = field(default_factory=list)  # keys that did not (stay) in: not promoted
+    superseded: list[Superseded] = field(default_factory=list)  # marked in place, and why
 
 
 @dataclass
@@ -96,15 +101,20 @@ def fit(
         head, tail, slots = [], [], []
     out = Fitted(memory)
     ordered = sorted(promotions, key=lambda p: -p.score)
+    present = set(ANCHOR_RE.findall(memory))  # (a superseded note names an anchor too)
     for p in ordered:
-        if p.anchor in memory:
+        if p.anchor in present:
             continue
+        target = _superseded_by(p, slots) if p.origin == Origin.OWNER.value else None
         toks = frozenset(token_set(ANCHOR_RE.sub(" ", p.text)))
         twin = next((s for s in slots if jaccard(toks, s.tokens) >= MERGE_SIMILARITY), None)
-        if twin is not None:
+        if target is None and twin is not None:
             twin.raw = _with_anchor(twin.raw, p.anchor)
             out.merged += 1
             continue
+        kept = target[0].strength if target else 0.0
+        if target:  # what it replaces is the first to make room
+            target[0].strength = 0.0
         cand = _slot(p.rendered, True, need, p.score)
         trial = [*slots, cand]
         evicted: list[_Slot] = []
@@ -118,7 +128,14 @@ def fit(
             evicted.append(weakest)
         if len(_render(head, trial, tail, memory)) > budget:
             out.refused.append(p.key)
+            if target:
+                target[0].strength = kept
             continue
+        if target:
+            old, why = target
+            day = current.day_of(p.anchor)
+            out.superseded.append(Superseded(strip(old.raw).strip(), p.text, p.anchor, day, why))
+            old.raw = current.mark(old.raw, day, p.anchor)  # (archived with its note)
         slots = trial
         out.added.append(p.rendered)
         out.archived += [s.raw for s in evicted if not s.new]
@@ -126,8 +143,18 @@ def fit(
         gone = {s.raw for s in evicted if s.new}
         out.refused += [q.key for q in ordered if q.rendered in gone]
         out.added = [a for a in out.added if a not in gone]
-    out.text = _render(head, slots, tail, memory) if (out.added or out.merged) else memory
+    changed = out.added or out.merged or out.superseded
+    out.text = _render(head, slots, tail, memory) if changed else memory
     return out
+
+
+def _superseded_by(p: Promotion, slots: list[_Slot]) -> tuple[_Slot, str] | None:
+    """The generated entry ``p`` supersedes (:mod:`.current`), and why."""
+    for s in slots:
+        why = current.why_supersedes(p.text, p.anchor, s.raw)
+        if why is not None:
+            return s, why
+    return None
 
 
 def need_now(stats: Sequence[RecallStats], now: datetime) -> dict[str, float]:

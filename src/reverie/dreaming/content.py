@@ -39,7 +39,8 @@ _SENTENCE = re.compile(r"[^.!?。！？…]+(?:[.!?。！？…]+[\"'”’)]*|$
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # a name said to the other person: "Hey John," at the start, ", John!" at the end
 _VOCATIVE = re.compile(
-    r"^(?:hey|hi|hello|thanks|thank you|wow|oh|yeah|yes)?,?\s*[A-Z][a-z]+,\s+|,\s*[A-Z][a-z]+(?=[.!?…]*$)"
+    r"^(?i:(?:hey|hi|hello|thanks|thank you|wow|oh|yeah|yep|yes|ok|okay|so|aw+|sure)[,!]?\s+)?"
+    r"[A-Z][a-z]+,\s+|,\s*[A-Z][a-z]+(?=[.!?…]*$)"
 )
 
 # fmt: off
@@ -90,13 +91,62 @@ _REACTION_START = re.compile(
     r"| have| can| did| got| look)|your\b|glad|so (?:glad|happy|proud|cool)|i'?m (?:so |"
     r"really |very |super )?(?:glad|happy|proud|sorry|excited|thrilled) (?:for|to hear|"
     r"that you|of you)|i (?:totally |completely )?(?:agree|hope|bet|understand|feel you)|"
-    r"i (?:can't|cannot) wait|i (?:love|like|adore) (?:that|it|this|how|your|the way)|"
+    r"i (?:can't|cannot) wait|i (?:really |just |also |totally )?(?:love|like|adore|dig) (?:that|it|"
+    r"this|these|those|the|how|your|the way)|"
     r"me too|same here|hey|hi|hello|hiya|yo|m+h?m+|good to|great to|nice to|keep (?:it|up|"
     r"going|at it|pushing)|never give up|don't (?:give up|worry|forget)|enjoy|have (?:fun|a "
     r"(?:great|good|nice))|stay (?:safe|strong|positive)|let me know|let's|check (?:it|this"
     r"|out)|take a look|hang in|hope|i'?m (?:so |really )?(?:glad|happy) to (?:see|hear))\b",
     re.IGNORECASE,
 )
+# encouragement, gratitude and feelings that carry no fact ("We can do it!", "I'm gonna
+# keep going", "I really appreciate it"); a general remark names no one and nothing
+_SUPPORT = re.compile(
+    r"^(?:(?:yeah|yep|yes|sure|ok(?:ay)?|so|and|but|well|plus),?\s+)*(?:we (?:can|got|'ve got|"
+    r"will|'ll|are|'re|both|all|should|need to)\b|let'?s\b|(?:i'?m|i am) (?:really |so |"
+    r"truly |very )?(?:grateful|thankful|glad|lucky|blessed|here (?:for|to))\b|"
+    r"i (?:really |truly |so )?(?:appreciate|agree|hope|wish)\b|(?:i'?m|i am) (?:gonna|going "
+    r"to) (?:keep|make|never|stay|do my best)\b|i'?ll (?:keep|never|always|make sure|let|"
+    r"definitely|do my best)\b|(?:it|that|this) (?:means|meant) (?:a lot|so much)|"
+    r"(?:got|gotcha|agreed|absolutely|totally|exactly|no (?:prob|problem|worries))\b|"
+    r"(?:go for it|hold on|check (?:it|this|out|my)|look at)\b|i'?d (?:love|like) to\b|i'?m off\b|i (?:felt|feel)\b|"
+    r"(?:\w+ing|life|family|love|nature|art|music)\b[^.!?]*\b(?:is|are|can be|makes?) "
+    r"(?:so |really |very |truly |super |definitely )?(?:key|important|crucial|essential|"
+    r"priceless|everything|worth|rewarding|meaningful|special|amazing|great|powerful|"
+    r"how we)\b)",
+    re.IGNORECASE,
+)
+# a value judgement with no fact: "It's important to me to ...", "... is key"; a
+# sentence whose subject is only a pronoun for something said or shown before
+_VALUE_WORDS = "key|important|crucial|essential|priceless|rewarding|meaningful"
+_VALUE = re.compile(
+    rf"\b(?:it'?s|it is|is|are) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b",
+    re.IGNORECASE,
+)
+_PRONOUNS = "it|it's|its|that|that's|this|these|those|they|they're|there"
+_PRONOUN_START = re.compile(rf"^(?:(?:yeah|yep|yes|and|but|so|plus),?\s+)*(?:{_PRONOUNS})\b", re.I)
+# the speaker, or one person: a statement about someone ("we" and "us" are too often
+# everyone: "Nature reminds us ...")
+_PERSON = frozenset(
+    ["i", "me", "my", "mine", "myself", "i'm", "i've", "i'll", "i'd", "we", "we're", "we've",
+     "we'd", "our", "ours", "he", "she", "his", "her", "him", "he's", "she's", "user", "user's",
+     "owner"]
+)  # fmt: skip
+# a clause whose subject is a person ("They help me ...", "It was part of my life" say
+# nothing of me)
+_SUBJECT = frozenset(
+    ["i", "i'm", "i've", "i'll", "i'd", "we", "we're", "we've", "we'd", "he", "she", "he's",
+     "she's"]
+)  # fmt: skip
+# a name mid-sentence ("... in the Frankfurt region"), a number, an identifier
+_SPECIFIC = re.compile(r"(?<=[\s(\"'“])[A-Z][\w'’-]*")
+_KINDS = frozenset(
+    ["life", "love", "nature", "family", "art", "music", "success", "happiness", "friendship",
+     "kindness", "education", "change", "growth", "time", "health", "fitness", "travel",
+     "money", "everyone", "everything", "nothing", "someone", "something", "people"]
+)  # fmt: skip
+_SPECIFIC_TOKEN = re.compile(r"\d|[\w]+[-_./:][\w]+|`")
+
 # Chinese: questions, greetings and reactions
 _ZH_QUESTION = re.compile(
     r"(?:吗|呢|么|吧|没有)[？?]?$|[？?]$|^(?:什么|怎么|为什么|哪|谁|几|多少|是不是|有没有)"
@@ -158,6 +208,19 @@ def _content_words(sentence: str) -> list[str]:
     ]
 
 
+def _kind_first(sentence: str) -> bool:
+    """The sentence opens with a kind of thing ("Kids are ...", "Networking pays off",
+    "Life is ..."), not someone or something in particular ("User prefers ...",
+    "Caroline went ...", "The staging host ...") nor an instruction ("Deploy ...")."""
+    m = _WORD.match(sentence.lstrip("\"'“‘(- "))
+    if not m:
+        return False
+    w = m.group(0).lower()
+    if w in _FUNCTION:
+        return False
+    return w in _KINDS or (w.endswith(("s", "ing")) and not w.endswith("ss"))
+
+
 def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Sentence:
     s = _VOCATIVE.sub(" ", sentence.strip()).strip() or sentence.strip()
     bare = s.rstrip(".!?。！？…\"'”’) ")
@@ -178,10 +241,17 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
     if _REACTION_START.match(s.lstrip("\"'“‘(- ")):
         return Sentence(s, "reaction", "a reaction, greeting or request to the other person")
     said = {w for w in _WORD.findall(s.lower().replace("’", "'"))}
-    if said & _LISTENER and not said & _SELF:
-        return Sentence(s, "reaction", "a remark about the listener")
+    if said & _LISTENER and not _SPECIFIC_TOKEN.search(s):
+        return Sentence(s, "reaction", "a remark to or about the listener")
+    if _SUPPORT.match(s.lstrip("\"'“‘(- ")) or _VALUE.search(s):
+        return Sentence(s, "reaction", "encouragement, thanks or a feeling, no fact")
     if len(words) < MIN_CONTENT_WORDS:
         return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
+    if not said & _SUBJECT and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
+        return Sentence(s, "fragment", "about something said before (a pronoun only)")
+    specific = _SPECIFIC.search(s[1:]) or _SPECIFIC_TOKEN.search(s)
+    if not said & _PERSON and _kind_first(s) and not specific:
+        return Sentence(s, "reaction", "a general remark about no one in particular")
     return Sentence(s, "statement", "a statement")
 
 

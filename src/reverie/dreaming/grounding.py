@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..provenance.origin import Origin, lowest
 from ..recall.evidence import RecallStats
@@ -23,17 +24,40 @@ from .memory_file import clean_snippet, normalise, render_entry
 from .phrases import trigger_phrases
 from .signals import promoted_importance
 
+Parsed = dict[str, tuple[tuple[int, int], list[Any]]]
 
-def ground(ws: Workspace, s: RecallStats) -> tuple[RecallStats | None, str]:
-    """The candidate at its line as the file holds it now, or None and why not."""
+
+def _lines(ws: Workspace, path: str, parsed: Parsed | None) -> list[Any] | None:
+    """The parsed lines of ``path`` now; ``parsed``: the files already parsed this dream
+    (a file is parsed again only when its size or mtime changed)."""
     try:
-        text = reader.read_text(ws.root / s.path, ws.root)
+        st = (ws.root / path).stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (-1, -1)
+    if parsed is not None and path in parsed and parsed[path][0] == stamp:
+        return parsed[path][1]
+    try:
+        text = reader.read_text(ws.root / path, ws.root)
     except OSError:  # gone, or refused by the reader policy (a FIFO, a link out)
-        return None, "source file is gone or unreadable"
-    pclass = ws.classify(s.path)
+        return None
+    pclass = ws.classify(path)
     lines, _warnings = parse_lines(
-        s.path, text, pclass, key=ws.origin_key() if pclass.markers else None
+        path, text, pclass, key=ws.origin_key() if pclass.markers else None
     )
+    if parsed is not None:
+        parsed[path] = (stamp, lines)
+    return lines
+
+
+def ground(
+    ws: Workspace, s: RecallStats, parsed: Parsed | None = None
+) -> tuple[RecallStats | None, str]:
+    """The candidate at its line as the file holds it now, or None and why not.
+    ``parsed``: a dream's cache of parsed files (each file read once, not once per row)."""
+    lines = _lines(ws, s.path, parsed)
+    if lines is None:
+        return None, "source file is gone or unreadable"
     target = normalise(s.snippet)
     for i in (s.start_line - 1, *range(len(lines))):
         if not 0 <= i < len(lines):
@@ -84,4 +108,4 @@ def promotion(s: RecallStats, score: float, corpus: Sequence[str] = ()) -> conso
     )
 
 
-__all__ = ["ground", "promotion", "readable"]
+__all__ = ["Parsed", "ground", "promotion", "readable"]

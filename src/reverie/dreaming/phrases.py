@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from ..recall.evidence import concept_tags
 from ..stopwords import TRIGGER_PHRASE
 from ..tokens import is_cjk
+from .content import judge
 
 _TOKEN = re.compile(r"[^\W_]+(?:[-.'][^\W_]+)*")
 STOP_WORDS = TRIGGER_PHRASE  # (reverie.stopwords)
@@ -63,11 +64,37 @@ def specific(phrase: str, corpus: Sequence[str]) -> bool:
     return df <= max(1, int(MAX_SHARE * len(corpus)))
 
 
+def _words(text: str) -> list[str]:
+    """The content words of ``text`` (the speaker prefix left out), in order, once."""
+    body = _SPEAKER.sub(" ", text, count=1)
+    return list(dict.fromkeys(t for t in _TOKEN.findall(body.lower()) if _content(t)))
+
+
+def subject_phrases(text: str, corpus: Sequence[str], limit: int = 3) -> tuple[str, ...]:
+    """For an entry that names its subject ("Caroline: I adopted a puppy ..."): the
+    subject and one specific word of what is said of them ("caroline puppy"), the
+    rarest first. A message fires it only when it names the subject *and* the topic
+    (both words, anywhere), so a message about someone else never does."""
+    m = _SPEAKER.match(text)
+    if not m:
+        return ()
+    who = " ".join(_TOKEN.findall(m.group(0).lower()))
+    names = set(who.split())
+    said = judge(text)  # the words of its statements: not "wow" or "great" of a reaction
+    body = " ".join(said.statements) if said.durable else text
+    words = [w for w in _words(body) if w not in names and len(w) >= 4]
+    docs = [*corpus, text] if text not in corpus else list(corpus)
+    ranked = sorted((w for w in words if specific(w, docs)), key=lambda w: doc_frequency(w, docs))
+    return tuple(f"{who} {w}" for w in ranked[:limit] if len(who) + len(w) < 64)
+
+
 def trigger_phrases(text: str, corpus: Sequence[str], limit: int = 3) -> tuple[str, ...]:
     """Up to ``limit`` specific multi-word trigger phrases of ``text`` (rarest first;
     a phrase adds at least one word the chosen ones lack). CJK text: its concept
     bigrams, when specific. None when nothing in it is specific."""
     docs = [*corpus, text] if text not in corpus else list(corpus)
+    if not any(is_cjk(c) for c in text) and (named := subject_phrases(text, docs, limit)):
+        return named
     if any(is_cjk(c) for c in text):
         found = [t for t in concept_tags(text) if is_cjk(t[0]) and len(t) >= 2]
     else:

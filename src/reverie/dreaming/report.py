@@ -42,6 +42,7 @@ class DreamReport:
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     directives: list[dict[str, Any]] = field(default_factory=list)  # USER.md (R-USER-1)
+    superseded: list[str] = field(default_factory=list)  # entries marked superseded, and why
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +60,7 @@ def change_summary(report: DreamReport, old: str, new: str) -> str:
     ]
     if c.get("archived"):
         lines.append(f"- archived {c['archived']} (moved to memory/archive.md, still searched)")
+    lines += [f"- {why}" for why in report.superseded]
     if report.fallback_reason:
         lines.append(f"- why: {report.fallback_reason}")
     diff = [

@@ -36,7 +36,7 @@ from .curate import promote as owner_promote
 from .curate import reject as owner_reject
 from .directives import UserModel
 from .gates import GateConfig, decide
-from .grounding import ground, promotion
+from .grounding import Parsed, ground, promotion
 from .memory_file import anchors, clean_snippet, entries, normalise
 from .phases import light, reflect, rem_themes
 from .reflect import reflect_with
@@ -119,8 +119,9 @@ class Dreamer:
         raw = self._evidence()
         grounded: list[RecallStats] = []
         forgotten = Tombstones(self.ws.tombstones_path)
+        parsed: Parsed = {}  # each source file parsed once per dream
         for s in raw:
-            g, why = ground(self.ws, s)
+            g, why = ground(self.ws, s, parsed)
             if g is not None and forgotten.blocks(g.snippet):
                 g, why = None, "forgotten by the owner (`reverie forget`)"
             if g is None:
@@ -343,13 +344,15 @@ class Dreamer:
             if fitted.text == current:
                 return
             archive.add(self.ws, fitted.archived, report.at[:10])
-            counts = {"added": len(fitted.added), "merged": fitted.merged, "superseded": 0}
+            counts = {"added": len(fitted.added), "merged": fitted.merged}
+            counts["superseded"] = len(fitted.superseded)
             counts["archived"] = len(fitted.archived)
-            planned = replace(report, mode="append-only", counts=counts)
+            why = [s.summary() for s in fitted.superseded]
+            planned = replace(report, mode="append-only", counts=counts, superseded=why)
             new = fitted.text
             if not self.memory.commit(sha(current), new, change_summary(planned, current, new)):
                 continue  # edited between read and write: read again, never overwrite
-            report.mode, report.counts = "append-only", counts
+            report.mode, report.counts, report.superseded = "append-only", counts, why
             return
         report.warnings.append("MEMORY.md kept changing; promotion postponed to the next dream")
 

@@ -22,6 +22,7 @@ from ..settings import Settings
 from ..storage.files import NotRegularFile, check_regular, read_regular
 from ..storage.links import link_class, resolve_inside
 from ..storage.trailers import parse_line, strip
+from .triggers import superseded
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
 CURATED = CURATED_FILES
@@ -72,6 +73,21 @@ DEFAULT_IMPORTANCE = 8
 
 def _is_marker(line: str) -> bool:
     return line.strip() in (GENERATED_BEGIN, GENERATED_END)
+
+
+def superseded_notice(n: int) -> str:
+    return (
+        f"[{n:,} superseded entr{'y' if n == 1 else 'ies'} of MEMORY.md not shown: each "
+        "names the newer entry that replaced it; search still finds them.]"
+    )
+
+
+def _current(lines: list[str]) -> list[str]:
+    """MEMORY.md's lines without its superseded entries (issue 21, point 4): those are
+    kept on disk and found by search, but never bootstrapped as current."""
+    kept = [ln for ln in lines if not (_ITEM.match(ln) and superseded(strip(ln)))]
+    gone = len(lines) - len(kept)
+    return [*kept, "", superseded_notice(gone)] if gone else kept
 
 
 def selection_notice(path: str, left_out: list[str], total: int) -> str:
@@ -163,6 +179,8 @@ class Bootstrapper:
         self.reads += 1
         if name in CURATED:
             kept = [ln for ln in raw.splitlines() if not _is_marker(ln)]
+            if name == "MEMORY.md":
+                kept = _current(kept)
             self._ranks[name] = [parse_line(ln).trailers.importance for ln in kept]
             text = strip_generated_markers("\n".join(strip(line) for line in kept))
         else:

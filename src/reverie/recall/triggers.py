@@ -1,7 +1,7 @@
 """Trigger injection (R-TRIG-1..6): pure scoring and selection, no I/O.
 
 Runs on every inbound message, so it is cheap, local and deterministic:
-eligibility (trusted curated entries only; project-tagged ones only when all their
+eligibility (trusted curated entries only, never a superseded one; project-tagged ones only when all their
 keys are active), per-phrase lexical score (one-word trigger hit 0.85, a whole
 multi-word phrase as a contiguous hit 1.0, otherwise 0.85 x coverage),
 ``combined = 0.8 x trigger + 0.2 x retrieval relevance``, threshold 0.65, top 3, one
@@ -18,7 +18,7 @@ from functools import lru_cache
 from ..provenance.frames import TRIGGER_BLOCK_CLOSE, TRIGGER_BLOCK_OPEN
 from ..provenance.origin import Origin
 from ..storage.trailers import INVALID_PROJECT
-from ..tokens import is_cjk, terms
+from ..tokens import is_cjk, stem, terms
 
 SINGLE_WORD = 0.85
 WHOLE_PHRASE = 1.0
@@ -59,15 +59,32 @@ class Message:
 
     lower: str
     words: frozenset[str]
+    stems: frozenset[str] = frozenset()  # the words' stems: "painted" meets "painting"
 
     @classmethod
     def of(cls, text: str) -> Message:
-        return cls(text.lower(), frozenset(terms(text)))
+        words = frozenset(terms(text))
+        bare = (w.removesuffix("'s").removesuffix("’s") for w in words)  # "John's" names John
+        return cls(text.lower(), words, frozenset(stem(w) for w in bare))
+
+
+# the note dreaming writes on a curated entry a newer one replaced (issue 21, point 4:
+# reverie.dreaming.current), or a person writes by hand: "(superseded on <day> by <anchor>)"
+SUPERSEDED_NOTE = re.compile(r"\(superseded\b[^()]*\)", re.IGNORECASE)
+
+
+def superseded(text: str) -> bool:
+    """The curated entry says it was superseded: it is kept, found by search, but never
+    fires a trigger and is not bootstrapped as current."""
+    return SUPERSEDED_NOTE.search(text) is not None
 
 
 def eligible(entry: TriggerEntry, active_projects: frozenset[str]) -> bool:
-    """Trusted-origin curated entries only; journals, transcripts and untrusted never."""
+    """Trusted-origin curated entries only; journals, transcripts and untrusted never;
+    a superseded entry never."""
     if entry.kind != "curated" or entry.origin not in TRUSTED or not entry.phrases:
+        return False
+    if superseded(entry.text):
         return False
     if entry.projects:
         return INVALID_PROJECT not in entry.projects and all(
@@ -88,17 +105,20 @@ def phrase_parts(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
     return parts, re.compile(r"[\W_]*".join(pieces))
 
 
-def _term_hit(term: str, msg: Message) -> bool:
+def _term_hit(term: str, msg: Message, forms: bool = False) -> bool:
+    """``term`` is a word of the message; ``forms``: or another form of one (a word of a
+    multi-word phrase: "caroline painting" meets "What did Caroline paint?"). A one-word
+    trigger is never a form away ("deploy" stays out of "deployment")."""
     if is_cjk(term[0]):
         return term in msg.lower
-    return term in msg.words
+    return term in msg.words or (forms and stem(term) in msg.stems)
 
 
 def phrase_score(phrase: str, msg: Message) -> float:
     parts, pattern = phrase_parts(phrase)
     if not parts:
         return 0.0
-    hits = sum(1 for t in parts if _term_hit(t, msg))
+    hits = sum(1 for t in parts if _term_hit(t, msg, forms=len(parts) > 1))
     if hits == 0:
         return 0.0
     if len(parts) == 1:
@@ -177,4 +197,5 @@ __all__ = [
     "phrase_score",
     "render_block",
     "select",
+    "superseded",
 ]

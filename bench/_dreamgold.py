@@ -1,0 +1,170 @@
+"""A hand-labelled set for dreaming's content judgement (issue 26, point 2): ids only.
+
+Every 8th turn of each conversation of the LoCoMo development split (turn index
+``i % 8 == 3`` in session order; 345 turns), each read and labelled by a person, not
+by any rule of the engine or the bench:
+
+- ``D`` durable: a statement worth keeping about a person: a fact (a job, a pet, a
+  family member), a preference ("Drawing flowers is one of my faves"), a plan or
+  decision ("I'm starting a dance studio"), an event, with its date when said ("I
+  took my kids to a park yesterday"). A line that mixes a reaction with such a
+  statement is durable (the statement is what is kept).
+- ``N`` not durable: questions, greetings, goodbyes, thanks, reactions to the other
+  person ("Congrats on winning!"), encouragement and general advice ("Never give
+  up"), general opinions with no fact about anyone ("Kids are amazingly resilient"),
+  invitations, and fragments whose subject is only a pronoun for something shown or
+  said before ("It was inspired by personal experiences", "Yep, I read that book
+  and loved it!").
+
+The dataset's text is never stored here (datasets are never bundled); the text is
+read from ``--data`` when the figures are computed. ``python bench/_dreamgold.py``
+prints the content judgement's precision and recall on the set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+# fmt: off
+_GOLD = {
+    "conv-26": (
+        "D1:4 N D1:12 N D2:2 N D2:10 D D3:1 D D3:9 N D3:17 N D4:2 N D4:10 D D4:18 N "
+        "D5:8 D D5:16 N D6:8 N D6:16 D D7:8 D D7:16 D D7:24 N D8:5 N D8:13 N D8:21 N "
+        "D8:29 N D8:37 N D9:6 D D9:14 N D10:5 D D10:13 N D10:21 N D11:5 N D11:13 N "
+        "D12:4 N D12:12 N D12:20 N D13:7 D D13:15 D D14:5 D D14:13 N D14:21 N D14:29 D "
+        "D15:2 D D15:10 N D15:18 N D15:26 D D16:6 N D16:14 N D17:2 N D17:10 D D17:18 N "
+        "D17:26 N D18:8 N D18:16 N D18:24 N D19:8 N "
+    ),
+    "conv-30": (
+        "D1:4 D D1:12 N D1:20 N D1:28 N D2:8 D D2:16 N D3:8 D D4:2 N D4:10 N D4:18 N "
+        "D5:7 D D5:15 D D5:23 N D6:8 D D6:16 N D7:5 N D7:13 N D8:4 D D8:12 D D8:20 N "
+        "D9:2 N D9:10 D D10:4 D D10:12 N D11:6 D D11:14 D D11:22 N D12:8 D D12:16 N "
+        "D13:5 D D13:13 D D13:21 N D14:6 N D14:14 N D15:2 N D15:10 N D15:18 D D16:4 N "
+        "D16:12 D D17:4 D D17:12 N D17:20 N D18:7 N D18:15 N D19:1 D D19:9 N "
+    ),
+    "conv-41": (
+        "D1:4 D D1:12 N D2:4 D D2:12 N D2:20 N D2:28 D D3:8 N D3:16 N D4:7 N D4:15 N "
+        "D4:23 N D5:5 D D5:13 D D6:5 D D6:13 N D6:21 N D7:7 D D7:15 N D8:6 N D8:14 N "
+        "D8:22 N D9:4 D D9:12 N D10:2 N D10:10 D D10:18 N D11:8 N D11:16 D D12:3 D "
+        "D12:11 D D12:19 N D13:4 N D13:12 D D13:20 D D13:28 N D13:36 N D14:7 N D14:15 D "
+        "D14:23 N D15:8 N D15:16 N D16:5 N D16:13 N D17:2 N D17:10 N D18:2 D D18:10 N "
+        "D18:18 N D19:3 D D19:11 N D19:19 N D20:1 N D20:9 D D20:17 N D21:7 D D21:15 N "
+        "D21:23 N D22:2 N D22:10 D D22:18 D D23:5 N D23:13 N D24:7 N D24:15 N D25:6 N "
+        "D25:14 N D26:2 D D26:10 D D27:1 D D27:9 D D28:1 D D28:9 N D28:17 N D29:6 D "
+        "D29:14 N D30:4 D D30:12 N D30:20 N D31:5 N D31:13 N D31:21 N D32:6 N D32:14 D "
+    ),
+    "conv-42": (
+        "D1:4 N D1:12 N D1:20 N D2:6 N D2:14 D D2:22 N D3:1 D D3:9 N D3:17 D D3:25 N "
+        "D4:8 N D4:16 N D5:5 N D5:13 N D5:21 N D6:8 N D7:3 N D7:11 N D8:6 N D8:14 N "
+        "D8:22 N D9:8 N D9:16 N D10:6 D D10:14 N D11:6 N D11:14 N D12:2 N D12:10 D "
+        "D12:18 N D13:7 D D13:15 N D13:23 N D14:8 D D14:16 N D14:24 D D15:5 N D15:13 N "
+        "D16:4 N D16:12 N D17:4 D D17:12 N D17:20 N D18:7 N D18:15 N D19:7 N D19:15 N "
+        "D20:1 D D20:9 N D20:17 N D21:6 D D21:14 N D22:2 D D22:10 N D22:18 N D23:3 D "
+        "D23:11 D D23:19 N D23:27 N D24:5 N D24:13 N D25:2 D D25:10 N D25:18 N D25:26 N "
+        "D26:5 D D26:13 N D26:21 D D27:5 D D27:13 N D27:21 N D27:29 N D27:37 N D28:7 N "
+        "D28:15 N D28:23 N D28:31 N D29:6 D D29:14 N "
+    ),
+    "conv-43": (
+        "D1:4 N D1:12 N D1:20 N D2:8 N D2:16 N D3:5 D D3:13 D D3:21 D D3:29 N D4:2 N "
+        "D4:10 D D5:3 N D5:11 N D5:19 N D6:7 N D6:15 D D6:23 N D7:8 N D7:16 N D8:8 N "
+        "D8:16 D D8:24 D D8:32 D D9:3 N D9:11 N D10:4 D D10:12 N D11:3 D D11:11 D "
+        "D11:19 D D11:27 N D12:5 N D12:13 N D12:21 D D12:29 N D13:8 D D13:16 N D14:2 N "
+        "D14:10 N D14:18 N D15:3 D D15:11 D D15:19 N D15:27 N D15:35 N D16:5 N D16:13 N "
+        "D17:4 N D17:12 N D18:1 D D18:9 N D19:2 N D19:10 D D19:18 N D20:3 N D20:11 N "
+        "D20:19 N D20:27 N D20:35 N D20:43 N D21:8 D D21:16 N D22:5 N D22:13 D D23:3 D "
+        "D23:11 N D24:3 N D24:11 N D24:19 N D25:7 N D25:15 N D26:6 D D26:14 N D26:22 N "
+        "D26:30 D D26:38 N D27:8 D D27:16 N D27:24 D D27:32 N D27:40 N D28:8 N D28:16 N "
+        "D29:3 D D29:11 N "
+    ),
+}
+# fmt: on
+
+
+def gold() -> dict[str, dict[str, bool]]:
+    """``{sample_id: {dia_id: durable}}`` for the 345 labelled turns."""
+    out: dict[str, dict[str, bool]] = {}
+    for sid, text in _GOLD.items():
+        parts = text.split()
+        out[sid] = {parts[i]: parts[i + 1] == "D" for i in range(0, len(parts), 2)}
+    return out
+
+
+def turn_line(turn: dict[str, Any]) -> str:
+    """A turn as the month simulation journals it (``Speaker: text [shares a photo: ...]``)."""
+    text = f"{turn['speaker']}: {' '.join(str(turn.get('text', '')).split())}"
+    caption = turn.get("blip_caption")
+    if caption:
+        text += f" [shares a photo: {' '.join(str(caption).split())}]"
+    return text
+
+
+def turns(data: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
+    """(sample, dia_id) -> (the journalled line, the two speakers) for every turn."""
+    out = {}
+    for sample in data:
+        conv = sample["conversation"]
+        names = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
+        for key, value in conv.items():
+            if re.fullmatch(r"session_\d+", key) and isinstance(value, list):
+                for t in value:
+                    out[(str(sample["sample_id"]), str(t["dia_id"]))] = (turn_line(t), names)
+    return out
+
+
+def scores(predicted: dict[tuple[str, str], bool]) -> dict[str, float | int]:
+    """Precision and recall of ``predicted`` (durable or not) on the labelled turns
+    it covers."""
+    g = gold()
+    tp = fp = fn = tn = 0
+    for (sid, did), said in predicted.items():
+        truth = g.get(sid, {}).get(did)
+        if truth is None:
+            continue
+        tp += said and truth
+        fp += said and not truth
+        fn += (not said) and truth
+        tn += (not said) and not truth
+    return {
+        "labelled": tp + fp + fn + tn,
+        "precision": tp / (tp + fp) if tp + fp else 0.0,
+        "recall": tp / (tp + fn) if tp + fn else 0.0,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+    }
+
+
+def judge_all(data: list[dict[str, Any]]) -> dict[tuple[str, str], bool]:
+    """The engine's content judgement on every labelled turn."""
+    from reverie.dreaming.content import judge
+
+    g = gold()
+    out = {}
+    for (sid, did), (line, _names) in turns(data).items():
+        if did in g.get(sid, {}):
+            out[(sid, did)] = judge(line).durable  # as dreaming's gate calls it
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="/work/shared/datasets/locomo/locomo-dev.json")
+    ap.add_argument("--show", action="store_true", help="print the disagreements")
+    args = ap.parse_args()
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    said = judge_all(data)
+    print(json.dumps(scores(said)))
+    if args.show:
+        g, lines = gold(), turns(data)
+        for (sid, did), v in sorted(said.items()):
+            if v != g[sid][did]:
+                print(f"{'FP' if v else 'FN'} {sid} {did} {lines[(sid, did)][0][:140]}")
+
+
+if __name__ == "__main__":
+    main()
