@@ -493,7 +493,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path("/tmp/reverie-bench-search"),
         help="Where the corpora are built and reused.",
     )
-    ap.add_argument("--one-shot-runs", type=int, default=5)
+    ap.add_argument(
+        "--one-shot-runs", type=int, default=5, help="0 skips the one-shot CLI step [5]."
+    )
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     embedder = make_embedder(load_settings({"embedder": args.embedder}, environ={}))
@@ -540,7 +542,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(goal p95 <= 2 ms: wall {verdict(t['p95'] <= 2.0)}, cpu {verdict(t['cpu_p95'] <= 2.0)})"
             f"\n  engine.context (bootstrap + triggers): {ms(c)}; hits: {r['messages_with_hits']}"
         )
-        if size == max(sizes):
+        if size == max(sizes) and args.one_shot_runs < 1:
+            print("  one-shot `reverie search`: skipped (--one-shot-runs 0)")
+        elif size == max(sizes):
             o = one_shot(info, args.embedder, args.one_shot_runs)
             r["one_shot"] = o
             print(

@@ -87,12 +87,12 @@ CORE: tuple[Setting, ...] = (
         minimum=0,
         maximum=1,
     ),
-    # issue 21: among a search's hits, the newest version of a changed fact first. Off by
-    # default: an earlier, looser variant cost LoCoMo dev session recall@5 0.921 -> 0.816
-    # (bench/README.md); the final thresholds still cost conv-26 S@5 0.913 -> 0.880
+    # issue 21: among a search's hits, the newest version of a changed fact first (on: a
+    # group is read together at its best place, past-tense event questions are left
+    # alone; bench/README.md has the figures)
     S(
         "search_supersede",
-        False,
+        True,
         "Order hits that state the same thing about one subject by their days (newest first).",
         bool,
     ),
