@@ -290,6 +290,9 @@ def test_explain_shows_the_group_and_why(tmp_path: Path) -> None:
     assert by_path["memory/2026-04-20.md"]["superseded_by"] is None
     past = json.loads(cli("search", "When was the team standup before?", "--json"))
     assert past["hits"][0]["path"] == "memory/2026-01-12.md"
+    # one result asked: the newer version past the cut comes in, not the old line
+    one = json.loads(cli("search", "When is the team standup?", "--json", "--max-results", "1"))
+    assert [h["path"] for h in one["hits"]] == ["memory/2026-04-20.md"]
 
 
 def test_a_past_tense_question_about_an_event_is_left_alone() -> None:
