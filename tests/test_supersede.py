@@ -297,8 +297,15 @@ def test_explain_shows_the_group_and_why(tmp_path: Path) -> None:
 
 def test_a_past_tense_question_about_an_event_is_left_alone() -> None:
     """ "When did ...?" asks about something that happened: no later line supersedes it."""
-    out, marks = run(standup(), "When did the team standup start?")
-    assert [s.candidate.chunk_id for s in out] == [1, 2, 3] and not marks
+    for question in (
+        "When did the team standup start?",
+        "Where has the team standup moved?",  # what happened, not what holds now
+        "Would the team standup suit the new hires?",  # an inference
+    ):
+        out, marks = run(standup(), question)
+        assert [s.candidate.chunk_id for s in out] == [1, 2, 3] and not marks, question
+    out, marks = run(standup(), "When is the team standup?")  # the same hits, asked now
+    assert out[0].candidate.chunk_id == 3 and marks
 
 
 def test_a_line_about_someone_else_is_not_of_the_group() -> None:

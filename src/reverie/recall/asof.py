@@ -71,14 +71,20 @@ class TimeAsk:
 # support group?"), which no later line supersedes; a state is asked in the present
 # ("Where does Priya live?", "Who is her dentist?"). Chinese marks a past event by
 # 过 after the verb ("去过哪里", "见过谁").
+# A question asking what might be or would be ("Would Caroline pursue writing?", "What
+# might she like?") asks for an inference, not for the value that holds now: neither
+# is a question supersession answers.
 _EVENT_EN = re.compile(
-    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|has\s+\w+ed|have\s+\w+ed)\b", re.I
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|(?:has|have)\b[^?？]*\b\w+ed|"
+    r"would|could|might|should|will|likely|ever)\b",
+    re.I,
 )
 _EVENT_ZH = re.compile("过")
 
 
 def asks_event(question: str) -> bool:
-    """The question asks about something that happened (past tense), not a state."""
+    """The question asks about something that happened (past tense) or what would or
+    might be (an inference), not the state that holds now."""
     return bool(_EVENT_EN.search(question) or _EVENT_ZH.search(question))
 
 
