@@ -46,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import MemoQueryEmbedder, percentile, served
+from _common import MemoQueryEmbedder, parse_sets, percentile, served
 
 from reverie.engine import Reverie
 from reverie.provenance.paths import classify
@@ -371,9 +371,13 @@ def raw_lanes(conn: Any, matrix: np.ndarray, qvec: np.ndarray, query: str) -> No
     ).fetchall()
 
 
-def bench_size(info: dict[str, Any], embedder: Any, n_queries: int) -> dict[str, Any]:
+def bench_size(
+    info: dict[str, Any], embedder: Any, n_queries: int, sets: dict[str, Any] | None = None
+) -> dict[str, Any]:
     memo = MemoQueryEmbedder(embedder)
-    engine = Reverie.open(info["workspace"], info["state"], environ={}, use_embedder=memo)
+    engine = Reverie.open(
+        info["workspace"], info["state"], environ={}, use_embedder=memo, **(sets or {})
+    )
     t_warm = timed(engine.warm)[0]
     qs = queries(info["vocab"], n_queries)
     for q in qs[:10]:  # warm-up: model loaded, SQLite's page cache filled
@@ -519,6 +523,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--daemon-runs", type=int, default=20)
     ap.add_argument("--cli-only", action="store_true", help="Only the CLI figures.")
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="A setting override for the warm engine (repeatable), e.g. search_supersede=false.",
+    )
     args = ap.parse_args(argv)
     embedder = make_embedder(load_settings({"embedder": args.embedder}, environ={}))
     if embedder is None:
@@ -545,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"\n== {size} chunks (+{TRIGGERS} curated), built in {info['build_seconds']} s "
             f"(cached at {args.cache_dir / str(size)})"
         )
-        r = bench_size(info, embedder, args.queries)
+        r = bench_size(info, embedder, args.queries, parse_sets(args.sets))
         report["sizes"][size] = r
         print(
             f"warm() load {r['warm_load_s']} s (bm25s index built in {r['bm25s_build_s']} s); "

@@ -67,6 +67,27 @@ class TimeAsk:
         return self.when != "now"
 
 
+# a question in the past tense asks about an event ("When did Caroline go to the
+# support group?"), which no later line supersedes; a state is asked in the present
+# ("Where does Priya live?", "Who is her dentist?"). Chinese marks a past event by
+# 过 after the verb ("去过哪里", "见过谁").
+# A question asking what might be or would be ("Would Caroline pursue writing?", "What
+# might she like?") asks for an inference, not for the value that holds now: neither
+# is a question supersession answers.
+_EVENT_EN = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|(?:has|have)\b[^?？]*\b\w+ed|"
+    r"would|could|might|should|will|likely|ever)\b",
+    re.I,
+)
+_EVENT_ZH = re.compile("过")
+
+
+def asks_event(question: str) -> bool:
+    """The question asks about something that happened (past tense) or what would or
+    might be (an inference), not the state that holds now."""
+    return bool(_EVENT_EN.search(question) or _EVENT_ZH.search(question))
+
+
 def _month_window(month: int, today: date) -> tuple[date, date]:
     """The last such month that began before today (this month counts as the past
     only once it is over: "in March" asked in March means last year's)."""
@@ -119,4 +140,4 @@ def time_ask(question: str, today: date) -> TimeAsk:
     return TimeAsk()
 
 
-__all__ = ["TimeAsk", "When", "time_ask"]
+__all__ = ["TimeAsk", "When", "asks_event", "time_ask"]

@@ -265,8 +265,11 @@ def rank(
     today: date,
     active_projects: frozenset[str] = frozenset(),
     query: str = "",
+    pool: int = 0,
 ) -> list[Scored]:
-    """The final result list (at most ``cfg.max_results``)."""
+    """The final result list (at most ``cfg.max_results``), then, up to ``pool`` hits
+    in all, the next passing hits by score (no diversity re-rank: a cheap look past the
+    cut, for supersession)."""
     scored = score(candidates, cfg, today=today, active_projects=active_projects, query=query)
     tiered = [s for s in scored if s.tier > 0]
     content = [s for s in scored if s.tier == 0]
@@ -280,7 +283,12 @@ def rank(
         result.extend(_mmr(group, cfg.mmr_lambda, cfg.max_results - len(result)))
     left = cfg.max_results - len(result)
     result.extend(_mmr(passing, cfg.mmr_lambda, left, cfg.mmr_same_file))
-    return [replace(s, mmr_rank=i + 1) for i, s in enumerate(result[: cfg.max_results])]
+    result = result[: cfg.max_results]
+    if pool > len(result):
+        chosen = {s.candidate.chunk_id for s in result}
+        rest = sorted((s for s in passing if s.candidate.chunk_id not in chosen), key=_order)
+        result.extend(rest[: pool - len(result)])
+    return [replace(s, mmr_rank=i + 1) for i, s in enumerate(result)]
 
 
 __all__ = [

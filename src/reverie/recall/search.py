@@ -25,7 +25,7 @@ from ..storage.index.query import (
     path_chunks,
 )
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
-from .asof import time_ask
+from .asof import TimeAsk, asks_event, time_ask
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
 from .neighbours import neighbour_scores
@@ -153,12 +153,19 @@ class Searcher:
         cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
         cands = [c for c in cands if not in_group_corpus(c.path)]  # no group chat: R-LANE2-2
         want = cfg.max_results
-        if s.search_supersede:  # a newer version just past the cut may take its place
-            cfg = RankConfig(**{**cfg.__dict__, "max_results": max(want, SUPERSEDE_POOL)})
-        ranked = rank(cands, cfg, today=today, active_projects=active_projects, query=query)
+        ask = time_ask(query, today)
+        supersedes = s.search_supersede and (ask.past or not asks_event(query))
+        ranked = rank(  # a newer version just past the cut may come in
+            cands,
+            cfg,
+            today=today,
+            active_projects=active_projects,
+            query=query,
+            pool=SUPERSEDE_POOL if supersedes else 0,
+        )
         marks: dict[int, Mark] = {}
-        if s.search_supersede and len(ranked) > 1:
-            ranked, marks = self._supersede(conn, ranked, query, today)
+        if supersedes and len(ranked) > 1:
+            ranked, marks = self._supersede(conn, ranked, query, ask)
         ranked = ranked[:want]
         notes: list[str] = []
         reranked: dict[int, float] = {}
@@ -185,16 +192,14 @@ class Searcher:
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
 
     def _supersede(
-        self, conn: sqlite3.Connection, ranked: list[Scored], query: str, today: date
+        self, conn: sqlite3.Connection, ranked: list[Scored], query: str, ask: TimeAsk
     ) -> tuple[list[Scored], dict[int, Mark]]:
         """Each group of hits stating one fact in the order the question's time wants
         (:mod:`reverie.recall.supersede`), with the hits' own vectors."""
         pool = ranked[:SUPERSEDE_POOL]
         dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
         vectors = self.vectors.vectors(conn, dated) if len(dated) > 1 else {}
-        return supersede(
-            ranked, query, time_ask(query, today), vectors=vectors, window=SUPERSEDE_POOL
-        )
+        return supersede(ranked, query, ask, vectors=vectors, window=SUPERSEDE_POOL)
 
     def _with_neighbours(
         self,

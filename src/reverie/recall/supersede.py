@@ -35,7 +35,7 @@ import numpy as np
 
 from ..provenance.origin import Origin
 from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
-from .asof import TimeAsk
+from .asof import TimeAsk, asks_event
 from .ranking import Scored
 
 SIMILAR = 0.65  # cosine of two hits' vectors: the same statement about the same subject
@@ -46,7 +46,10 @@ SIMILAR_OWNER = 0.75  # ... when all they share of the question is a name (an ow
 LEXICAL_OWNER = 0.5
 COMMON_MIN, COMMON_SHARE = 3, 0.4  # a question term in this many / share of the members
 NEAR_TOP_CHANGED = 0.25  # ... or this share, for a line that says it changed
-NEAR_TOP = 0.45  # a member's relevance is at least this share of the best hit's
+NEAR_TOP = 0.3  # a member's relevance is at least this share of the best hit's
+NEAREST = 2  # two hits each among the other's this many closest same-subject hits ...
+NEAREST_MIN = 0.3  # ... with at least this cosine (Jaccard: below) state one fact
+LEXICAL_NEAREST_MIN = 0.12
 
 _CHANGE_EN = re.compile(
     r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
@@ -90,6 +93,7 @@ class Subject:
 
     terms: frozenset[str]
     names: frozenset[str]
+    owners: frozenset[str] = frozenset()  # the names the question itself spells
 
 
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'’]*")
@@ -107,7 +111,8 @@ def subject_terms(query: str) -> Subject:
         elif term not in QUERY_STOP_WORDS:
             out.add(stem(term))
     names = {stem(t) for m in _NAME.finditer(query.strip()) for t in terms(m.group(0))}
-    return Subject(frozenset(t for t in out if t not in _ZH_QUESTION), frozenset(names))
+    kept = frozenset(t for t in out if t not in _ZH_QUESTION)
+    return Subject(kept, frozenset(names), frozenset(names) & kept)
 
 
 @dataclass(frozen=True)
@@ -147,14 +152,26 @@ def _ref(s: Scored) -> str:
     return f"{s.candidate.path}#L{s.candidate.start_line}"
 
 
-def _edge(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) -> str | None:
-    """Why ``a`` and ``b`` state the same thing about one subject, or None."""
+@dataclass(frozen=True)
+class _Link:
+    """Why two hits state one fact; ``strong``: evidence enough to call one changed."""
+
+    why: str
+    strong: bool
+
+
+def _pair(
+    a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]
+) -> tuple[frozenset[str], bool, tuple[str, ...], float, str] | None:
+    """What ``a`` and ``b`` share of the subject, whether a topic (not only an owner),
+    the newer one's change words, their likeness and how it was measured; None when
+    they share no subject term."""
     ca, cb = a.candidate, b.candidate
     assert ca.day is not None and cb.day is not None
     sa, sb = stem_set(ca.text), stem_set(cb.text)
     shared = sa & sb & subject.terms
-    if not shared:
-        return None
+    if not shared or (subject.owners and not shared & subject.owners):
+        return None  # a question naming someone: both lines must name them
     # sharing only a name ("Priya", or one Chinese pair: 陈静) is sharing an owner,
     # not a topic: that takes a change word or a closer likeness
     topical = bool(shared - subject.names) and (len(shared) > 1 or not is_cjk(min(shared)[0]))
@@ -162,26 +179,33 @@ def _edge(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) ->
     changed = change_words(newer.text)
     va, vb = vectors.get(ca.chunk_id), vectors.get(cb.chunk_id)
     if va is not None and vb is not None:
-        sim, how = float(va @ vb), "cosine"  # unit vectors (see ``supersede``)
-        bar = (
-            (SIMILAR_CHANGED if changed else SIMILAR)
-            if topical
-            else (SIMILAR if changed else SIMILAR_OWNER)
-        )
+        return shared, topical, changed, float(va @ vb), "cosine"  # unit vectors
+    union = len(sa | sb)
+    return shared, topical, changed, (len(sa & sb) / union if union else 0.0), "stem overlap"
+
+
+def _link(
+    pair: tuple[frozenset[str], bool, tuple[str, ...], float, str], nearest: bool
+) -> _Link | None:
+    """The link of a pair (see :func:`_pair`), or None. ``nearest``: each of the two is
+    among the other's closest same-subject hits of the pool (a relative likeness: two
+    wordings of one fact are nearer each other than the owner's other facts are)."""
+    shared, topical, changed, sim, how = pair
+    cosine = how == "cosine"
+    if topical:
+        bar = (SIMILAR_CHANGED if changed else SIMILAR) if cosine else (
+            LEXICAL_CHANGED if changed else LEXICAL)  # fmt: skip
     else:
-        union = len(sa | sb)
-        sim = len(sa & sb) / union if union else 0.0
-        how = "stem overlap"
-        bar = (
-            (LEXICAL_CHANGED if changed else LEXICAL)
-            if topical
-            else (LEXICAL if changed else LEXICAL_OWNER)
-        )
-    if sim < bar:
+        bar = (SIMILAR if changed else SIMILAR_OWNER) if cosine else (
+            LEXICAL if changed else LEXICAL_OWNER)  # fmt: skip
+    strong = sim >= bar
+    near = nearest and sim >= (NEAREST_MIN if cosine else LEXICAL_NEAREST_MIN)
+    if not (strong or near):
         return None
     said = f", change words {', '.join(repr(w) for w in changed[:3])}" if changed else ""
     words = ", ".join(sorted(shared)[:3])
-    return f"shares {words!r}, {how} {sim:.2f}{said}"
+    rel = "" if strong else ", nearest same-subject hits"
+    return _Link(f"shares {words!r}, {how} {sim:.2f}{rel}{said}", strong or bool(changed))
 
 
 def _order(members: list[Scored], ask: TimeAsk) -> list[Scored]:
@@ -228,13 +252,18 @@ def supersede(
     *,
     vectors: Mapping[int, Any] | None = None,
     window: int = 24,
-    near_top: float = NEAR_TOP,
+    near_top: float | None = None,
 ) -> tuple[list[Scored], dict[int, Mark]]:
-    """``ranked`` with each group's members in the order the question wants (trading
-    places and scores), and a :class:`Mark` per grouped chunk id."""
-    vectors = {k: _unit(v) for k, v in (vectors or {}).items()}
-    subject = subject_terms(query)
+    """``ranked`` with each group's members together, at the place of its best-placed
+    member, in the order the question wants; every other hit keeps its order, and every
+    place its score. A :class:`Mark` per grouped chunk id."""
     items = list(ranked)
+    near_top = NEAR_TOP if near_top is None else near_top
+    if not ask.past and asks_event(query):  # "When did ...": events, not states
+        return items, {}
+    vectors = {k: _unit(v) for k, v in (vectors or {}).items()}
+    # the time words are not the subject ("in June" names no one)
+    subject = subject_terms(query.replace(ask.words, " ") if ask.words else query)
     content = [s for s in items[:window] if s.tier == 0]
     best = max((s.relevance for s in content), default=0.0)
     idx = [
@@ -252,15 +281,24 @@ def supersede(
     # team", 数据组), not a topic: hits that share only such terms share an owner
     counts = Counter(t for s in content for t in stem_set(s.candidate.text) & subject.terms)
     common = {t for t, n in counts.items() if n >= max(COMMON_MIN, COMMON_SHARE * len(content))}
-    subject = Subject(subject.terms, subject.names | common)
-    edges: dict[tuple[int, int], str] = {}
+    subject = Subject(subject.terms, subject.names | common, subject.owners)
+    pairs = {}
     for n, i in enumerate(idx):
         for j in idx[n + 1 :]:
-            a, b = items[i], items[j]
-            if a.candidate.day != b.candidate.day:
-                reason = _edge(a, b, subject, vectors)
-                if reason is not None:
-                    edges[(i, j)] = edges[(j, i)] = reason
+            if items[i].candidate.day != items[j].candidate.day:
+                pair = _pair(items[i], items[j], subject, vectors)
+                if pair is not None:
+                    pairs[(i, j)] = pairs[(j, i)] = pair
+    close: dict[int, set[int]] = {}  # each hit's nearest same-subject peers
+    for i in idx:
+        peers = sorted((j for j in idx if (i, j) in pairs), key=lambda j: -pairs[(i, j)][3])
+        # nearer than the subject's other hits: only where there are others to be nearer than
+        close[i] = set(peers[:NEAREST]) if len(peers) > NEAREST else set()
+    edges: dict[tuple[int, int], _Link] = {}
+    for (i, j), pair in pairs.items():
+        link = _link(pair, j in close[i] and i in close[j])
+        if link is not None:
+            edges[(i, j)] = link
     # groups seeded in rank order: a member is like the seed and like at least half of
     # the group (a chain of look-alikes, A like B like C, is not one fact)
     groups: list[list[int]] = []
@@ -273,41 +311,58 @@ def supersede(
             if (seed, j) in edges and 2 * sum((m, j) in edges for m in group) >= len(group):
                 group.append(j)
                 free.remove(j)
-                why[j] = f"with {_ref(items[seed])}: {edges[(seed, j)]}"
+                why[j] = f"with {_ref(items[seed])}: {edges[(seed, j)].why}"
         if len(group) > 1:
-            why[seed] = f"with {_ref(items[group[1]])}: {edges[(seed, group[1])]}"
+            why[seed] = f"with {_ref(items[group[1]])}: {edges[(seed, group[1])].why}"
             groups.append(sorted(group))
     marks: dict[int, Mark] = {}
-    out = list(items)
+    ordered = {places[0]: _order([items[i] for i in places], ask) for places in groups}
+    grouped = {i for places in groups for i in places}
+    moved = [x for i, s in enumerate(items) for x in ordered.get(i, [] if i in grouped else [s])]
+    out = [
+        replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
+    ]
+    place = {s.candidate.chunk_id: n for n, s in enumerate(items)}
     for number, places in enumerate(groups, start=1):
         members = [items[i] for i in places]
-        ordered = _order(members, ask)
-        for place, s in zip(places, ordered, strict=True):
-            out[place] = replace(s, final=items[place].final, mmr_rank=items[place].mmr_rank)
         for s in members:
-            by = _superseder(s, members)
+            me = place[s.candidate.chunk_id]
+            links = {
+                m.candidate.chunk_id: edges.get((me, place[m.candidate.chunk_id])) for m in members
+            }
+            by = _superseder(s, members, links)
             marks[s.candidate.chunk_id] = Mark(
                 number,
                 _order_name(ask),
-                why[items.index(s)],
+                why[place[s.candidate.chunk_id]],
                 _ref(by) if by else None,
                 by.candidate.day if by else None,
             )
     return out, marks
 
 
-def _superseder(s: Scored, members: list[Scored]) -> Scored | None:
-    """The nearest newer member that may mark ``s`` superseded, or None."""
+def _superseder(
+    s: Scored, members: list[Scored], links: Mapping[int, _Link | None]
+) -> Scored | None:
+    """The nearest newer member that may mark ``s`` superseded, or None: it states a
+    value (it does not recall one), its trust allows it, and the evidence is strong: a
+    change word, or a close likeness to ``s`` (not only the nearest of the pool)."""
     c = s.candidate
     if recalls_past(c.text) or c.day is None:
         return None
     mine = _trust(c.origin)
+
+    def strong(m: Scored) -> bool:
+        link = links.get(m.candidate.chunk_id)
+        return link.strong if link is not None else bool(change_words(m.candidate.text))
+
     later = [
         m
         for m in members
         if m.candidate.day is not None and m.candidate.day > c.day
         and not recalls_past(m.candidate.text)
         and (_trust(m.candidate.origin) == 0 or mine == _trust(m.candidate.origin) == 2)
+        and strong(m)
     ]  # fmt: skip
     return min(later, key=lambda m: m.candidate.day or date.min) if later else None
 

@@ -88,8 +88,8 @@ CORE: tuple[Setting, ...] = (
         maximum=1,
     ),
     # issue 21: among a search's hits, the newest version of a changed fact first. Off by
-    # default: an earlier, looser variant cost LoCoMo dev session recall@5 0.921 -> 0.816
-    # (bench/README.md); the final thresholds still cost conv-26 S@5 0.913 -> 0.880
+    # default: on, it reads bench/updates.py newer-first 16/88 -> 50/88 but LoCoMo dev's
+    # agent's view 0.854 -> 0.836 and session recall@5 0.921 -> 0.895 (bench/README.md)
     S(
         "search_supersede",
         False,
