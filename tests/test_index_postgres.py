@@ -174,3 +174,75 @@ def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> Non
             assert migrate(conn) == []  # forward-only, idempotent
             if start >= 1:
                 assert conn.execute("SELECT value FROM meta").fetchone() == ("v",)
+
+
+def test_forget_on_postgres_leaves_no_row_vector_or_cached_embedding(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    import psycopg
+
+    line = "- The orca-db-2 replica password is kept in vault seven.\n"
+    keep = "- The heron replica lives in rack four.\n"
+    pg = _space(tmp_path / "pg", {"MEMORY.md": line + keep}, **_pg(pg_dsn, "carol"))
+    other = _space(tmp_path / "o", {"MEMORY.md": line}, **_pg(pg_dsn, "dave"))
+    try:
+        assert any("orca-db-2" in h.text for h in pg.search("orca-db-2 replica", record=False).hits)
+        with psycopg.connect(pg_dsn) as conn:
+            cached = conn.execute(
+                "SELECT tenant_id, count(*) FROM embed_cache GROUP BY 1"
+            ).fetchall()
+        assert dict(cached)["carol"] >= 2 and dict(cached)["dave"] >= 1
+        report = pg.curation.forget("orca-db-2")
+        assert report.cached_vectors >= 1
+        assert not [
+            h for h in pg.search("orca-db-2 replica", record=False).hits if "orca" in h.text
+        ]
+        assert [h.text for h in pg.search("heron replica", record=False).hits] == [keep.strip()]
+        with psycopg.connect(pg_dsn) as conn:
+            left = conn.execute(
+                "SELECT count(*) FROM chunks WHERE tenant_id = 'carol' AND text LIKE %s",
+                ("%orca%",),
+            ).fetchone()[0]
+            theirs = conn.execute(
+                "SELECT count(*) FROM embed_cache WHERE tenant_id = 'dave'"
+            ).fetchone()[0]
+        assert left == 0
+        assert theirs == dict(cached)["dave"]  # another tenant's copy is theirs to forget
+        assert any("orca-db-2" in h.text for h in other.search("orca-db-2", record=False).hits)
+    finally:
+        pg.close()
+        other.close()
+
+
+def test_cli_status_names_backend_server_and_pgvector_and_settings_hide_the_dsn(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    import json
+    import subprocess
+
+    from conftest import Paths, cli_command
+
+    paths = Paths(tmp_path / "ws", tmp_path / "state")
+    env = {**base_env(tmp_path), **_pg(pg_dsn, "erin")}
+
+    def cli(*args: str) -> Any:
+        done = subprocess.run(
+            cli_command(paths, *args, "--json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    cli("init")
+    paths.write("MEMORY.md", "- The gateway stays on loopback.\n")
+    cli("index")
+    status = cli("status")
+    assert status["backend"] == "postgres" and status["index"] == "postgres"
+    assert status["server_version"].startswith("18") and status["pgvector_version"]
+    assert status["tenant"] == "erin" and status["chunks"] >= 1
+    shown = {row["name"]: row["value"] for row in cli("settings")}
+    assert shown["index_backend"] == "postgres" and shown["index_dsn"] == "***"
+    assert not (paths.state / "main" / "index.sqlite").exists()  # nothing went to SQLite

@@ -224,7 +224,8 @@ class Adapters:
         with self.lock:
             counts = self.port.counts(embedder=current)
         ws = self.workspace
-        paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
+        where = str(ws.index_path) if counts["backend"] == "sqlite" else "postgres"
+        paths = {"workspace": str(ws.root), "index": where}
         return {**paths, **counts, "key_warning": ws.key_warning()}
 
     def finish_forget(self, curation: Callable[[], Curation]) -> None:
@@ -250,7 +251,7 @@ class Adapters:
             preimages_kept=self.settings.preimages_kept,
             now=lambda: self.clock.now(),
             recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
-            conn=lambda: self.conn,
+            index=lambda: self.port,
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
             intents=intents,
@@ -337,10 +338,8 @@ class Adapters:
     def unregister_under(self, folder: str) -> None:
         """Forget the registry rows of ``folder`` (its files' origin changed: the next
         sync re-reads them)."""
-        from ..storage.index.store import unregister_under
-
         with self.lock:
-            unregister_under(self.conn, folder)
+            self.port.unregister_under(folder)
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""

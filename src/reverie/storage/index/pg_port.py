@@ -323,6 +323,36 @@ class PgIndex:
             self.set_meta("dirty", 1)
             self.set_meta("dirty_seq", self.dirty_seq() + 1)
 
+    def chunk_texts(self, paths: Sequence[str]) -> list[str]:
+        rows = self._all("SELECT text FROM chunks WHERE tenant_id = %s AND path = ANY(%s)", paths)
+        return [str(r[0]) for r in rows]
+
+    def drop_cached_hashes(self, hashes: Sequence[str]) -> int:
+        with self.db.transaction():
+            return self._run(
+                "DELETE FROM embed_cache e WHERE e.tenant_id = %s AND e.hash = ANY(%s) AND NOT "
+                "EXISTS (SELECT 1 FROM chunks c WHERE c.tenant_id = e.tenant_id "
+                "AND c.text_hash = e.hash)",
+                list(hashes),
+            )
+
+    def unregister_under(self, folder: str) -> None:
+        with self.db.transaction():
+            self._run(
+                "DELETE FROM sources WHERE tenant_id = %s AND left(path, %s) = %s",
+                len(folder) + 1,
+                folder + "/",
+            )
+            self.mark_dirty()
+
+    def scrub(self) -> bool:
+        """VACUUM the tables a forget deletes from: dead rows' space is reclaimed and
+        they leave the indexes (a shared table is never rewritten by one tenant's
+        forget; the server's WAL and backups age out on their own schedule)."""
+        with self.db.pool.connection() as conn:
+            conn.execute("VACUUM chunks, chunk_vectors, notes, provenance, embed_cache")
+        return True
+
     def close(self) -> None:
         """The database (shared by the tenants) is closed by its owner."""
 

@@ -120,6 +120,24 @@ class IndexPort(IndexReader, Protocol):
         """Files changed (one transaction of its own)."""
         ...
 
+    # -- forget and trust (curation) -------------------------------------------------
+    def chunk_texts(self, paths: Sequence[str]) -> list[str]:
+        """The chunk texts of ``paths`` (a forget finds the cached vectors of its lines)."""
+        ...
+
+    def drop_cached_hashes(self, hashes: Sequence[str]) -> int:
+        """Delete cached embeddings of these text hashes no chunk holds any more."""
+        ...
+
+    def unregister_under(self, folder: str) -> None:
+        """Forget the registry rows under ``folder`` (the next sync re-reads them)."""
+        ...
+
+    def scrub(self) -> bool:
+        """Rewrite the store so no deleted row's bytes remain where it can; True when
+        nothing was left behind (False: try again later)."""
+        ...
+
     def close(self) -> None: ...
 
 

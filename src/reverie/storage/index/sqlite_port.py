@@ -144,6 +144,20 @@ class SqliteIndex:
         with transaction(self.conn):
             store.mark_dirty(self.conn)
 
+    def chunk_texts(self, paths: Sequence[str]) -> list[str]:
+        return store.chunk_texts(self.conn, paths)
+
+    def drop_cached_hashes(self, hashes: Sequence[str]) -> int:
+        return store.drop_cached_hashes(self.conn, hashes)
+
+    def unregister_under(self, folder: str) -> None:
+        store.unregister_under(self.conn, folder)
+
+    def scrub(self) -> bool:
+        from ..scrub import scrub
+
+        return scrub(self.conn)
+
     def close(self) -> None:
         self.conn.close()
 
