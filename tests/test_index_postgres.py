@@ -246,3 +246,51 @@ def test_cli_status_names_backend_server_and_pgvector_and_settings_hide_the_dsn(
     shown = {row["name"]: row["value"] for row in cli("settings")}
     assert shown["index_backend"] == "postgres" and shown["index_dsn"] == "***"
     assert not (paths.state / "main" / "index.sqlite").exists()  # nothing went to SQLite
+
+
+def test_hnsw_with_a_tenant_filter_still_returns_k_and_matches_the_exact_scan(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXACT_MAX the vector lane asks the halfvec HNSW index with iterative scans:
+    a small tenant beside a big one still gets its k nearest, scored in full precision."""
+    from conftest import adapters
+    from reverie.storage.index import pg_port
+
+    words = ["harbor", "falcon", "ledger", "gateway", "orchid", "quartz", "copper", "willow"]
+
+    def journal(n: int, tag: str) -> str:
+        return "".join(
+            f"- 09:{i % 60:02d} {tag} {words[i % 8]} {words[(i * 3) % 8]} note {i}\n"
+            for i in range(n)
+        )
+
+    big = _space(
+        tmp_path / "big", {"memory/2026-04-01.md": journal(400, "big")}, **_pg(pg_dsn, "big")
+    )
+    small = _space(
+        tmp_path / "s", {"memory/2026-04-01.md": journal(30, "small")}, **_pg(pg_dsn, "s")
+    )
+    try:
+        port = adapters(small).port
+        embedder = adapters(small).embedder
+        for q in ("harbor falcon", "quartz ledger note 7", "willow copper"):
+            qvec = embedder.embed_query(q)
+            exact = port.vector_top(qvec, 24)
+            monkeypatch.setattr(pg_port, "EXACT_MAX", 0)
+            approx = port.vector_top(qvec, 24)
+            monkeypatch.setattr(pg_port, "EXACT_MAX", 20_000)
+            assert len(exact) == len(approx) == 24, q
+            assert len(set(exact) & set(approx)) >= 22, q  # HNSW is approximate, barely
+            for cid in set(exact) & set(approx):
+                assert abs(exact[cid] - approx[cid]) < 1e-6  # re-scored in full precision
+        with port.db.transaction() as conn:  # and the plan is the HNSW index's
+            for setting in pg_port.hnsw_settings(48):
+                conn.execute(setting)
+            dims = int(port.meta("vec_dims") or 0)
+            plan = conn.execute(
+                "EXPLAIN " + pg_port.hnsw_query(dims), (qvec, "s", dims, qvec, 48, 24)
+            ).fetchall()
+        assert f"chunk_vectors_hnsw_{dims}" in "\n".join(str(r[0]) for r in plan)
+    finally:
+        big.close()
+        small.close()

@@ -48,6 +48,32 @@ _TRIGGER_SQL = (
 )
 
 
+_ORDERED = "ORDER BY sim DESC, c.path, c.start_line, c.part, c.id LIMIT %s"
+_JOIN = "JOIN chunks c ON c.tenant_id = v.tenant_id AND c.id = v.chunk_id"
+
+
+def hnsw_settings(fetch: int) -> list[str]:
+    """The transaction's settings of an HNSW search: iterative scans (the tenant filter
+    still yields ``fetch`` rows), that many candidates, and no plan that would scan and
+    sort the tenant's rows instead (the exact lane is for tenants where that is faster)."""
+    return [
+        "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        f"SET LOCAL hnsw.ef_search = {min(1000, int(fetch))}",
+        "SET LOCAL enable_seqscan = off",
+        "SET LOCAL enable_sort = off",
+    ]
+
+
+def hnsw_query(d: int) -> str:
+    """Nearest ``fetch`` by the halfvec index, re-scored in full precision, cut to k in
+    content order. Parameters: query vector, tenant, dims, query vector, fetch, k."""
+    return (
+        "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM (SELECT chunk_id, tenant_id, "
+        f"embedding FROM chunk_vectors WHERE tenant_id = %s AND dims = %s ORDER BY "
+        f"embedding::halfvec({int(d)}) <=> %s::halfvec({int(d)}) LIMIT %s) v {_JOIN} {_ORDERED}"
+    )
+
+
 class PgIndex:
     """:class:`reverie.storage.index.port.IndexPort` of tenant ``tenant`` in ``db``."""
 
@@ -102,8 +128,6 @@ class PgIndex:
         if dims is None or k < 1:
             return {}
         d, q = int(dims), np.asarray(qvec, np.float32)
-        ordered = "ORDER BY sim DESC, c.path, c.start_line, c.part, c.id LIMIT %s"
-        join = "JOIN chunks c ON c.tenant_id = v.tenant_id AND c.id = v.chunk_id"
         with self.db.transaction() as conn:
             count = conn.execute(
                 "SELECT count(*) FROM chunk_vectors WHERE tenant_id = %s AND dims = %s",
@@ -111,21 +135,15 @@ class PgIndex:
             ).fetchone()[0]
             if count <= EXACT_MAX:
                 rows = conn.execute(
-                    f"SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM chunk_vectors v "
-                    f"{join} WHERE v.tenant_id = %s AND v.dims = %s {ordered}",
+                    "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM chunk_vectors v "
+                    f"{_JOIN} WHERE v.tenant_id = %s AND v.dims = %s {_ORDERED}",
                     (q, self.tenant, d, k),
                 ).fetchall()
             else:
                 fetch = max(40, 2 * k)
-                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, fetch)}")
-                rows = conn.execute(
-                    f"SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM ("
-                    f"SELECT chunk_id, tenant_id, embedding FROM chunk_vectors "
-                    f"WHERE tenant_id = %s AND dims = %s ORDER BY embedding::halfvec({d}) "
-                    f"<=> %s::halfvec({d}) LIMIT %s) v {join} {ordered}",
-                    (q, self.tenant, d, q, fetch, k),
-                ).fetchall()
+                for setting in hnsw_settings(fetch):
+                    conn.execute(setting)
+                rows = conn.execute(hnsw_query(d), (q, self.tenant, d, q, fetch, k)).fetchall()
         return {int(r[0]): float(r[1]) for r in rows}
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
@@ -357,4 +375,4 @@ class PgIndex:
         """The database (shared by the tenants) is closed by its owner."""
 
 
-__all__ = ["EXACT_MAX", "PgIndex"]
+__all__ = ["EXACT_MAX", "PgIndex", "hnsw_query", "hnsw_settings"]
