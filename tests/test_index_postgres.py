@@ -126,6 +126,16 @@ def test_rebuild_from_the_files_equals_the_incremental_index(tmp_path: Path, pg_
     pg.index(force=True)
     assert [_hits(pg, q) for q in QUERIES] == before
     pg.close()
+    import psycopg
+
+    with psycopg.connect(pg_dsn) as conn:  # the tenant's index deleted: rebuilt from files
+        for table in ("chunks", "sources", "meta", "embed_cache"):
+            conn.execute(f"DELETE FROM {table} WHERE tenant_id = 'bob'")
+    pg = _open(tmp_path / "pg", **_pg(pg_dsn, "bob"))
+    pg.index(force=True)
+    assert [_hits(pg, q) for q in QUERIES] == before
+    assert any(before)
+    pg.close()
 
 
 def test_two_tenants_with_the_same_text_never_see_each_other(tmp_path: Path, pg_dsn: str) -> None:
@@ -294,3 +304,26 @@ def test_hnsw_with_a_tenant_filter_still_returns_k_and_matches_the_exact_scan(
     finally:
         big.close()
         small.close()
+
+
+def test_a_stopped_server_fails_fast_with_a_clear_error_and_recovers_by_itself(
+    tmp_path: Path, pg_server: str, pg_dsn: str
+) -> None:
+    from pg import restart
+    from reverie.errors import ReverieError
+
+    pg = _space(tmp_path / "pg", {"MEMORY.md": MEMORY}, **_pg(pg_dsn, "frank"))
+    try:
+        before = _hits(pg, "kafka broker port")
+        assert before
+
+        def while_down() -> None:
+            with pytest.raises(ReverieError, match="PostgreSQL index failed"):
+                pg.search("kafka broker port", record=False)
+            ctx = pg.context("how do I do the gateway setup?")  # a reply is never blocked
+            assert ctx.degraded and not ctx.trigger_block
+
+        restart(pg_server, while_down)
+        assert _hits(pg, "kafka broker port") == before  # the same engine, no reopen
+    finally:
+        pg.close()

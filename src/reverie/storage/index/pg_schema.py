@@ -124,18 +124,18 @@ def hnsw_index(conn: Any, dims: int) -> None:
 class Database:
     """A pool of connections to one PostgreSQL database, migrated on open."""
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 10.0):
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 5.0):
         try:
             import psycopg
             from pgvector.psycopg import register_vector
-            from psycopg_pool import ConnectionPool
+            from psycopg_pool import ConnectionPool, PoolTimeout
         except ImportError:
             raise IndexUnusable(
                 "the postgres index backend needs psycopg and pgvector: "
                 "pip install 'reverie-md-memory[postgres]'"
             ) from None
         self.dsn = dsn
-        self.Error: type[Exception] = psycopg.Error
+        self.errors: tuple[type[Exception], ...] = (psycopg.Error, PoolTimeout)
         try:
             with psycopg.connect(dsn, autocommit=True, connect_timeout=int(timeout)) as conn:
                 migrate(conn)
@@ -147,7 +147,8 @@ class Database:
             max_size=max_size,
             timeout=timeout,  # a stopped server fails fast instead of hanging
             configure=register_vector,
-            kwargs={"autocommit": True},
+            check=ConnectionPool.check_connection,  # a restarted server: fresh connections
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
             open=True,
         )
         self._local = threading.local()
@@ -166,6 +167,16 @@ class Database:
         if current is not None:
             yield current
             return
+        try:
+            with self._checked_out(transaction=transaction) as conn:
+                yield conn
+        except self.errors as exc:  # down, restarting, or refusing us: a clear error
+            raise IndexUnusable(
+                f"the PostgreSQL index failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    @contextlib.contextmanager
+    def _checked_out(self, *, transaction: bool) -> Iterator[Any]:
         with self.pool.connection() as conn:
             if not transaction:
                 yield conn
