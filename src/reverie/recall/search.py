@@ -71,6 +71,11 @@ class Searcher:
             keyword_only=keyword_only,
         )
 
+    def share_lanes(self, index: Any) -> None:
+        """Use the warm lanes of a SQLite index port (one warm state, not two)."""
+        self.vectors, self.keywords = index.vector_lane, index.keyword_lane
+        self.paths = index.path_lane
+
     def index(self, index: IndexReader | Connection) -> IndexReader:
         """``index`` as the port: a bare SQLite connection is read through this
         searcher's own warm lanes."""

@@ -143,15 +143,15 @@ class Adapters:
                 s = self.settings
                 tenant = s.index_tenant or s.agent
                 self._port = PgIndex(shared(s.index_dsn), tenant, cache_rows=s.embed_cache_rows)
-            if self._port is None:
+            if self._port is None:  # (the searcher's lanes if it is built: one warm state)
                 from ..storage.index.sqlite_port import SqliteIndex
 
-                lanes = self.searcher
+                lanes = self._searcher
                 self._port = SqliteIndex(
                     self.conn,
-                    vectors=lanes.vectors,
-                    keywords=lanes.keywords,
-                    paths=lanes.paths,
+                    vectors=lanes.vectors if lanes else None,
+                    keywords=lanes.keywords if lanes else None,
+                    paths=lanes.paths if lanes else None,
                     cache_rows=self.settings.embed_cache_rows,
                 )
             return self._port
@@ -167,7 +167,11 @@ class Adapters:
         if self._searcher is None:
             from ..recall.search import Searcher
 
-            self._searcher = Searcher(self.settings, self.embedder)
+            searcher = Searcher(self.settings, self.embedder)
+            port = self._port
+            if port is not None and port.backend == "sqlite":  # the port's warm lanes
+                searcher.share_lanes(port)
+            self._searcher = searcher
         return self._searcher
 
     @property
