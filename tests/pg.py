@@ -10,6 +10,7 @@ the data dir. Without the wheel (or psycopg) every test using these fixtures ski
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -62,20 +63,37 @@ def pg_server() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_dsn(pg_server: str) -> Iterator[str]:
-    """A DSN whose ``search_path`` is a fresh, empty schema of its own (then ``public``,
-    where the extensions' types live); dropped after the test."""
+@contextlib.contextmanager
+def _schema(server: str) -> Iterator[str]:
     import psycopg
     from psycopg.conninfo import make_conninfo
 
     schema = f"t{next(_SCHEMAS)}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
+    with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         conn.execute(f"CREATE SCHEMA {schema}")
-    yield make_conninfo(pg_server, options=f"-c search_path={schema},public")
-    with psycopg.connect(pg_server, autocommit=True) as conn:
+    dsn = make_conninfo(server, options=f"-c search_path={schema},public")
+    yield dsn
+    from reverie.storage.index.pg_schema import close_shared
+
+    close_shared(dsn)  # the engines' pool of this schema
+    with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-__all__ = ["pg_dsn", "pg_server", "restart"]
+@pytest.fixture
+def pg_dsn(pg_server: str) -> Iterator[str]:
+    """A DSN whose ``search_path`` is a fresh, empty schema of its own (then ``public``,
+    where the extensions' types live); dropped after the test."""
+    with _schema(pg_server) as dsn:
+        yield dsn
+
+
+@pytest.fixture(scope="module")
+def pg_module_dsn(pg_server: str) -> Iterator[str]:
+    """:func:`pg_dsn` shared by a module (a read-mostly corpus indexed once)."""
+    with _schema(pg_server) as dsn:
+        yield dsn
+
+
+__all__ = ["pg_dsn", "pg_module_dsn", "pg_server", "restart"]

@@ -57,11 +57,15 @@ def _hits(engine: Reverie, query: str, **kw: Any) -> list[tuple[str, float, str,
     return [(h.key, round(h.score, 5), h.origin.value, h.text) for h in response.hits]
 
 
-@pytest.fixture
-def both(tmp_path: Path, pg_dsn: str) -> Iterator[tuple[Reverie, Reverie]]:
+@pytest.fixture(scope="module")
+def both(
+    tmp_path_factory: pytest.TempPathFactory, pg_module_dsn: str
+) -> Iterator[tuple[Reverie, Reverie]]:
+    """The recall corpus indexed on both backends, once for the module (read-only)."""
     files = {"MEMORY.md": MEMORY, **FILES}
-    lite = _space(tmp_path / "lite", files)
-    pg = _space(tmp_path / "pg", files, **_pg(pg_dsn, "alice"))
+    root = tmp_path_factory.mktemp("both")
+    lite = _space(root / "lite", files)
+    pg = _space(root / "pg", files, **_pg(pg_module_dsn, "alice"))
     yield lite, pg
     lite.close()
     pg.close()
@@ -228,23 +232,15 @@ def test_cli_status_names_backend_server_and_pgvector_and_settings_hide_the_dsn(
     tmp_path: Path, pg_dsn: str
 ) -> None:
     import json
-    import subprocess
 
-    from conftest import Paths, cli_command
+    from conftest import Paths
+    from test_recall_e2e import Space
 
     paths = Paths(tmp_path / "ws", tmp_path / "state")
-    env = {**base_env(tmp_path), **_pg(pg_dsn, "erin")}
+    space = Space(paths, {**base_env(tmp_path), **_pg(pg_dsn, "erin")})  # (in-process CLI)
 
     def cli(*args: str) -> Any:
-        done = subprocess.run(
-            cli_command(paths, *args, "--json"),
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
+        return json.loads(space.cli(*args, "--json").stdout)
 
     cli("init")
     paths.write("MEMORY.md", "- The gateway stays on loopback.\n")

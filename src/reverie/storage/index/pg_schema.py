@@ -216,11 +216,20 @@ def shared(dsn: str) -> Database:
         return db
 
 
+def close_shared(dsn: str) -> None:
+    """Close the pool of ``dsn`` if this process opened one (tests, a tenant removed)."""
+    with _SHARED_LOCK:
+        db = _SHARED.pop(dsn, None)
+    if db is not None:
+        db.close()
+
+
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "Database",
     "applied",
+    "close_shared",
     "hnsw_index",
     "migrate",
     "shared",
