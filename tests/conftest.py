@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import sqlean as sqlite3
 
+from pg import pg_dsn, pg_module_dsn, pg_server  # noqa: F401  (a real PostgreSQL: tests/pg.py)
 from reverie.engine import Reverie
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.storage.index.db import connect

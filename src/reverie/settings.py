@@ -42,6 +42,9 @@ class Settings(Mapping[str, Any]):
     embed_breaker_failures: int
     embed_timeout: float
     embed_cache_rows: int
+    index_backend: str
+    index_dsn: str
+    index_tenant: str
     max_file_bytes: int
     search_max_results: int
     search_min_score: float

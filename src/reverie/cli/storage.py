@@ -97,6 +97,11 @@ def status(obj: Ctx, as_json: bool) -> None:
     emit(data, as_json, lambda d: "\n".join(f"{k}: {v}" for k, v in d.items()))
 
 
+def _secret(name: str) -> bool:
+    """Keys, and the PostgreSQL DSN (it may hold a password), are never printed."""
+    return "key" in name or name == "index_dsn"
+
+
 @click.command("settings")
 @json_option
 @click.pass_obj
@@ -107,7 +112,7 @@ def settings_cmd(obj: Ctx, as_json: bool) -> None:
     data = [
         {
             "name": d.name,
-            "value": s[d.name] if "key" not in d.name else ("***" if s[d.name] else ""),
+            "value": s[d.name] if not _secret(d.name) else ("***" if s[d.name] else ""),
             "default": d.default,
             "source": s.source(d.name),
             "env": d.env,

@@ -39,11 +39,9 @@ from ..provenance.paths import CURATED_FILES, SourceKind
 from ..storage.document import parse_lines
 from ..storage.embedders.base import text_hash
 from ..storage.files import atomic_write
-from ..storage.index import store
 from ..storage.links import link_class
 from ..storage.locks import held
 from ..storage.reader import undecodable
-from ..storage.scrub import scrub
 from ..storage.tombstones import Tombstones, tokens
 from ..storage.workspace import FileEntry
 from . import forget_stores
@@ -310,7 +308,7 @@ class Forgetter:
     def _vectors(self, paths: list[str], blocked: Callable[[str], bool]) -> list[str]:
         """The hashes of the chunk texts holding a removed line (their cached vectors go)."""
         try:
-            texts = store.chunk_texts(self.p.conn(), paths)
+            texts = self.p.index().chunk_texts(paths)
         except Exception:  # a broken index is rebuilt from the files anyway
             return []
         return [text_hash(t) for t in texts if any(blocked(ln) for ln in t.split("\n"))]
@@ -324,14 +322,14 @@ class Forgetter:
     def _drop_vectors(self, hashes: list[str], report: ForgetReport) -> None:
         if hashes:
             with contextlib.suppress(Exception):
-                report.cached_vectors = store.drop_cached_hashes(self.p.conn(), hashes)
+                report.cached_vectors = self.p.index().drop_cached_hashes(hashes)
 
     def _scrub(self) -> tuple[list[str], bool]:
         """No deleted byte left in a SQLite file or WAL: the names of those whose WAL
         another process kept, and whether every file was rewritten."""
         busy, ok = forget_stores.scrub_files(self.ws, {self.ws.index_path})
-        try:  # the index through its own connection (sqlite-vec loaded)
-            if not scrub(self.p.conn()):
+        try:  # the index through its own port (SQLite: its connection, sqlite-vec loaded)
+            if not self.p.index().scrub():
                 busy.append(self.ws.index_path.name)
         except Exception:  # locked past the timeout: the next open tries it all again
             ok = False

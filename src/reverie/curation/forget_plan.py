@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..recall.log import RecallLog
-from ..storage.index.db import Connection
+from ..storage.index.port import IndexPort
 from ..storage.tombstones import Tombstones, contains, tokens
 from ..storage.workspace import Workspace
 
@@ -47,7 +47,7 @@ class ForgetPorts:
     preimages_kept: int
     now: Callable[[], datetime]
     recall_log: Callable[[], RecallLog | None]  # None: there is none (dry run: not created)
-    conn: Callable[[], Connection]
+    index: Callable[[], IndexPort]  # the derived index, behind its port
     reindex: Callable[[], object]
 
 

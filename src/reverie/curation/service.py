@@ -8,8 +8,7 @@ from datetime import datetime
 
 from ..intents import Intents
 from ..recall.log import RecallLog
-from ..storage.index.db import Connection
-from ..storage.index.store import unregister_under
+from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
 from .pending import Pending
@@ -27,14 +26,14 @@ class Curation:
         preimages_kept: int,
         now: Callable[[], datetime],
         recall_log: Callable[[], RecallLog | None],
-        conn: Callable[[], Connection],
+        index: Callable[[], IndexPort],
         reindex: Callable[[], object],
         max_pending: int,
         intents: Callable[[], Intents | None] = lambda: None,
     ) -> None:
         self.ws = workspace
-        self._conn, self._reindex = conn, reindex
-        ports = ForgetPorts(workspace, preimages_kept, now, recall_log, conn, reindex)
+        self._index, self._reindex = index, reindex
+        ports = ForgetPorts(workspace, preimages_kept, now, recall_log, index, reindex)
         self.forgetter = Forgetter(ports)
         self.pending = Pending(
             workspace,
@@ -72,7 +71,7 @@ class Curation:
         before = set(self.trusted.folders())
         after = change(folder)
         for changed in before ^ set(after):
-            unregister_under(self._conn(), changed)
+            self._index().unregister_under(changed)
         self._reindex()
         return after
 

@@ -10,20 +10,14 @@ from dataclasses import replace
 from datetime import date
 from typing import Any, Literal
 
-import sqlean as sqlite3
-
 from ..errors import ProviderError, ReverieError
 from ..provenance.paths import in_group_corpus
 from ..storage.embedders.base import Embedder
-from ..storage.index.db import get_meta
+from ..storage.index.db import Connection
 from ..storage.index.keyword import KeywordIndex
-from ..storage.index.query import (
-    PathLane,
-    VectorLane,
-    entry_order,
-    fetch_candidates,
-    path_chunks,
-)
+from ..storage.index.port import IndexReader
+from ..storage.index.query import PathLane, VectorLane
+from ..storage.index.rows import NO_SCORES, LaneScores
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
 from .asof import TimeAsk, asks_event, time_ask
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
@@ -77,7 +71,21 @@ class Searcher:
             keyword_only=keyword_only,
         )
 
-    def _query_vector(self, conn: sqlite3.Connection, query: str) -> tuple[Any, str | None]:
+    def share_lanes(self, index: Any) -> None:
+        """Use the warm lanes of a SQLite index port (one warm state, not two)."""
+        self.vectors, self.keywords = index.vector_lane, index.keyword_lane
+        self.paths = index.path_lane
+
+    def index(self, index: IndexReader | Connection) -> IndexReader:
+        """``index`` as the port: a bare SQLite connection is read through this
+        searcher's own warm lanes."""
+        if not isinstance(index, Connection):
+            return index
+        from ..storage.index.sqlite_port import SqliteIndex
+
+        return SqliteIndex(index, vectors=self.vectors, keywords=self.keywords, paths=self.paths)
+
+    def _query_vector(self, ix: IndexReader, query: str) -> tuple[Any, str | None]:
         """The query vector, or None and why the vector lane is off.
 
         No embedder, or a transient failure: keyword-only, and the response says so.
@@ -85,14 +93,14 @@ class Searcher:
         error that names the provider (R-RECALL-4)."""
         if self.embedder is None:
             return None, "no embedder configured"
-        stored = get_meta(conn, "embedder")
+        stored = ix.meta("embedder")
         try:
             label = self.embedder.identity.label()  # may probe a remote server
         except ProviderError as exc:
             if exc.transient:
                 return None, f"embedding failed transiently ({exc}); keyword-only"
             raise
-        if stored is None or get_meta(conn, "vec_dims") is None:
+        if stored is None or ix.meta("vec_dims") is None:
             return None, "the index has no vectors yet"
         if stored != label:
             return None, (
@@ -110,7 +118,7 @@ class Searcher:
 
     def search(
         self,
-        conn: sqlite3.Connection,
+        index: IndexReader | Connection,
         query: str,
         *,
         today: date,
@@ -126,16 +134,17 @@ class Searcher:
         if budget_tokens is not None and budget_tokens < 1:
             raise ReverieError(f"budget_tokens must be at least 1, got {budget_tokens}")
         s = self.settings
+        ix = self.index(index)
         k = s.search_budget_candidates if budget_tokens else s.search_candidates
         qvec, degraded = (
             (None, "keyword lane only (requested)")
             if lanes == "keyword"
-            else self._query_vector(conn, query)
+            else self._query_vector(ix, query)
         )
-        cosines = self.vectors.top(conn, qvec, k) if qvec is not None else {}
+        cosines = ix.vector_top(qvec, k) if qvec is not None else {}
         drop = QUERY_STOP_WORDS if s.search_stop_words else frozenset()
-        bm25 = self.keywords.top(conn, query, k, drop) if lanes != "vector" else {}
-        tiers = path_chunks(conn, self.paths.match(conn, query), k) if lanes == "hybrid" else {}
+        bm25 = ix.keyword_top(query, k, drop) if lanes != "vector" else {}
+        tiers = ix.path_chunks(query, k) if lanes == "hybrid" else {}
         keyword_only = qvec is None
         mode = (
             "keyword-only" if keyword_only else ("vector-only" if lanes == "vector" else "hybrid")
@@ -150,7 +159,7 @@ class Searcher:
         if not decay:
             cfg = RankConfig(**{**cfg.__dict__, "half_life_days": 1e12})
         ids = list(cosines) + list(bm25) + list(tiers)
-        cands = fetch_candidates(conn, ids, cosines=cosines, bm25=bm25, tiers=tiers)
+        cands = ix.candidates(ids, LaneScores(cosines, bm25, tiers))
         cands = [c for c in cands if not in_group_corpus(c.path)]  # no group chat: R-LANE2-2
         want = cfg.max_results
         ask = time_ask(query, today)
@@ -165,7 +174,7 @@ class Searcher:
         )
         marks: dict[int, Mark] = {}
         if supersedes and len(ranked) > 1:
-            ranked, marks = self._supersede(conn, ranked, query, ask)
+            ranked, marks = self._supersede(ix, ranked, query, ask)
         ranked = ranked[:want]
         notes: list[str] = []
         reranked: dict[int, float] = {}
@@ -175,7 +184,7 @@ class Searcher:
         for i, score in reranked.items():
             hits[i].explain["rerank"] = round(score, 4)
         if budget_tokens and s.search_context_reach:
-            hits = self._with_neighbours(conn, ranked, hits, query, keep_order=bool(reranked))
+            hits = self._with_neighbours(ix, ranked, hits, query, keep_order=bool(reranked))
         if budget_tokens:
             costs = [
                 (
@@ -192,18 +201,18 @@ class Searcher:
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
 
     def _supersede(
-        self, conn: sqlite3.Connection, ranked: list[Scored], query: str, ask: TimeAsk
+        self, ix: IndexReader, ranked: list[Scored], query: str, ask: TimeAsk
     ) -> tuple[list[Scored], dict[int, Mark]]:
         """Each group of hits stating one fact in the order the question's time wants
         (:mod:`reverie.recall.supersede`), with the hits' own vectors."""
         pool = ranked[:SUPERSEDE_POOL]
         dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
-        vectors = self.vectors.vectors(conn, dated) if len(dated) > 1 else {}
+        vectors = ix.vectors(dated) if len(dated) > 1 else {}
         return supersede(ranked, query, ask, vectors=vectors, window=SUPERSEDE_POOL)
 
     def _with_neighbours(
         self,
-        conn: sqlite3.Connection,
+        ix: IndexReader,
         ranked: list[Scored],
         hits: list[Hit],
         query: str,
@@ -221,7 +230,7 @@ class Searcher:
             return hits
         lifts = neighbour_scores(
             [(r.candidate.chunk_id, r.candidate.path, r.final) for r in ranked],
-            entry_order(conn, (c.path for c in journal)),
+            ix.entry_order(c.path for c in journal),
             reach=s.search_context_reach,
             share=s.search_context_share,
         )
@@ -238,7 +247,7 @@ class Searcher:
             content.append(h)
         fresh = [cid for cid in lifts if cid not in parents]
         extra: dict[int, list[tuple[int, Hit]]] = {}
-        for c in fetch_candidates(conn, fresh, cosines={}, bm25={}, tiers={}):
+        for c in ix.candidates(fresh, NO_SCORES):
             lift = lifts[c.chunk_id]
             hit = self._hit(Scored(c, final=0.0), query, s.snippet_context_lines)
             lifted = self._lifted(hit, lift.score, parents[lift.parent])

@@ -44,6 +44,15 @@ CORE: tuple[Setting, ...] = (
     ),
     S("embed_timeout", 30.0, "Timeout of one embedding request, seconds.", float, minimum=0.1),
     S("embed_cache_rows", 50000, "Embedding cache LRU cap (rows).", int, minimum=0),
+    # the derived index: one SQLite file (one person) or a shared PostgreSQL (many)
+    S(
+        "index_backend",
+        "sqlite",
+        "Where the derived index lives: sqlite (a file in the state folder) or postgres.",
+        choices=("sqlite", "postgres"),
+    ),
+    S("index_dsn", "", "PostgreSQL connection string of the postgres backend (never logged)."),
+    S("index_tenant", "", "Tenant id of this workspace's rows in PostgreSQL (default: agent)."),
     S(
         "max_file_bytes",
         10_000_000,

@@ -23,13 +23,14 @@ from ..llm.base import LLM  # the facade's annotations name real classes
 from ..llm.factory import Purpose, make_llm
 from ..settings import Settings
 from ..storage.index.db import Connection, connect, ensure_schema
-from ..storage.index.query import TriggerRows, is_dirty
+from ..storage.index.port import IndexPort, PortTriggers
+from ..storage.index.query import TriggerRows
 from ..storage.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
     from ..intents import Intents
-    from ..recall.context import TriggerIndex, TurnContext
+    from ..recall.context import TriggerIndex, TriggerSource, TurnContext
     from ..recall.log import RecallLog
     from ..recall.search import Searcher, SearchResponse
     from ..storage.embedders.base import Embedder
@@ -102,6 +103,7 @@ class Adapters:
         self._embedder = embedder
         self._llm_override = llm
         self._conn: Connection | None = None
+        self._port: IndexPort | None = None
         self.lock = threading.RLock()  # one connection shared by a server's threads
         self._searcher: Searcher | None = None
         self._recall_log: RecallLog | None = None
@@ -130,11 +132,46 @@ class Adapters:
             return self._conn
 
     @property
+    def port(self) -> IndexPort:
+        """The derived index behind its port (SQLite: this connection, read through
+        the searcher's warm lanes)."""
+        with self.lock:
+            if self._port is None and self.settings.index_backend == "postgres":
+                from ..storage.index.pg_port import PgIndex
+                from ..storage.index.pg_schema import shared
+
+                s = self.settings
+                tenant = s.index_tenant or s.agent
+                self._port = PgIndex(shared(s.index_dsn), tenant, cache_rows=s.embed_cache_rows)
+            if self._port is None:  # (the searcher's lanes if it is built: one warm state)
+                from ..storage.index.sqlite_port import SqliteIndex
+
+                lanes = self._searcher
+                self._port = SqliteIndex(
+                    self.conn,
+                    vectors=lanes.vectors if lanes else None,
+                    keywords=lanes.keywords if lanes else None,
+                    paths=lanes.paths if lanes else None,
+                    cache_rows=self.settings.embed_cache_rows,
+                )
+            return self._port
+
+    def triggers_source(self) -> TriggerSource:
+        """Where the trigger index reads its rows (the SQLite one can also snapshot)."""
+        if self.settings.index_backend == "postgres":
+            return PortTriggers(self.port)
+        return TriggerRows(self.conn)
+
+    @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
             from ..recall.search import Searcher
 
-            self._searcher = Searcher(self.settings, self.embedder)
+            searcher = Searcher(self.settings, self.embedder)
+            port = self._port
+            if port is not None and port.backend == "sqlite":  # the port's warm lanes
+                searcher.share_lanes(port)
+            self._searcher = searcher
         return self._searcher
 
     @property
@@ -162,7 +199,7 @@ class Adapters:
         with self.lock:
             today = self.clock.today()
             return self.searcher.search(
-                self.conn, query, today=today, active_projects=projects, **kw
+                self.port, query, today=today, active_projects=projects, **kw
             )
 
     def add_triggers(
@@ -173,28 +210,26 @@ class Adapters:
 
         try:
             with self.lock:
-                add_triggers(ctx, TriggerRows(self.conn), triggers, self.settings, projects)
+                add_triggers(ctx, self.triggers_source(), triggers, self.settings, projects)
         except Exception as exc:  # memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
 
     def warm(self, triggers: TriggerIndex) -> None:
         with self.lock:
-            self.searcher.vectors.load(self.conn)
-            self.searcher.keywords.load(self.conn)  # BM25 in memory, equal to FTS5's
-            triggers.refresh(TriggerRows(self.conn), precompile=True)
+            self.port.warm()  # vectors and BM25 in memory, equal to the index's
+            triggers.refresh(self.triggers_source(), precompile=True)
 
     def status(self) -> dict[str, Any]:
-        from ..storage.index.query import index_counts
-
         try:
             embedder = self.embedder
             current = embedder.identity.label() if embedder else None
         except ProviderError as exc:  # status must work while a provider is down
             current = f"unreachable ({exc})"
         with self.lock:
-            counts = index_counts(self.conn, embedder=current)
+            counts = self.port.counts(embedder=current)
         ws = self.workspace
-        paths = {"workspace": str(ws.root), "index": str(ws.index_path)}
+        where = str(ws.index_path) if counts["backend"] == "sqlite" else "postgres"
+        paths = {"workspace": str(ws.root), "index": where}
         from ..sync.run import open_conflicts  # a sync conflict shows until the owner picks
 
         conflicts = open_conflicts(ws.root)
@@ -223,7 +258,7 @@ class Adapters:
             preimages_kept=self.settings.preimages_kept,
             now=lambda: self.clock.now(),
             recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
-            conn=lambda: self.conn,
+            index=lambda: self.port,
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
             intents=intents,
@@ -234,6 +269,7 @@ class Adapters:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            self._port = None
             if self._recall_log is not None:
                 self._recall_log.close()
                 self._recall_log = None
@@ -266,7 +302,7 @@ class Adapters:
         busy = "another sync of this index is running; try again later"
         with held(self.workspace.sync_lock, wait=wait, busy=busy), self.lock:
             syncer = Syncer(
-                self.conn, self.workspace, self.settings, self.embedder, now=self.clock.now
+                self.port, self.workspace, self.settings, self.embedder, now=self.clock.now
             )
             stats = syncer.run(force=force, progress=progress)
             self._sweep()
@@ -287,8 +323,7 @@ class Adapters:
             return keep_only_copies(ws, self.settings.preimages_kept)(tmp)
 
         with contextlib.suppress(Exception):
-            rows = self.conn.execute("SELECT path FROM sources").fetchall()
-            folders = {ws.root, *((ws.root / str(r[0])).parent for r in rows)}
+            folders = {ws.root, *((ws.root / path).parent for path in self.port.sources())}
             agent = ws.agent_dir
             folders |= {agent, *(p for p in agent.iterdir() if p.is_dir())}
             for folder in folders:
@@ -301,7 +336,7 @@ class Adapters:
 
         try:
             with self.lock:
-                if not behind(self.conn, self.workspace):
+                if not behind(self.port, self.workspace):
                     return Refresh()
             return Refresh(synced=self.index(wait=wait))
         except Exception as exc:
@@ -310,17 +345,13 @@ class Adapters:
     def unregister_under(self, folder: str) -> None:
         """Forget the registry rows of ``folder`` (its files' origin changed: the next
         sync re-reads them)."""
-        from ..storage.index.store import unregister_under
-
         with self.lock:
-            unregister_under(self.conn, folder)
+            self.port.unregister_under(folder)
 
     def mark_dirty(self) -> None:
         """Files changed: the next sync (daemon, MCP start-up, ``reverie index``) runs."""
-        from ..storage.index.sync import mark_dirty
-
         with self.lock:  # the one shared connection: never inside another thread's write
-            mark_dirty(self.conn)
+            self.port.mark_dirty()
 
     def reindex(self) -> None:
         """Sync after our own write: dirty first, so a sync that fails leaves the index
@@ -332,7 +363,7 @@ class Adapters:
     def is_dirty(self) -> bool:
         """Files changed since the last complete sync (or never synced)."""
         with self.lock:
-            return is_dirty(self.conn)
+            return self.port.is_dirty()
 
 
 __all__ = [

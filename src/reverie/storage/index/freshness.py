@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from ..workspace import FileEntry, Workspace
 from .db import Connection
-from .query import is_dirty
+from .port import IndexReader
 
 
-def behind(conn: Connection, workspace: Workspace) -> bool:
+def behind(index: IndexReader | Connection, workspace: Workspace) -> bool:
     """True when a file was added, changed or removed since the last sync, or the
     index is marked dirty (or was never synced)."""
-    if is_dirty(conn):
+    if isinstance(index, Connection):
+        from .sqlite_port import SqliteIndex
+
+        index = SqliteIndex(index)
+    if index.is_dirty():
         return True
-    rows = conn.execute("SELECT path, size, mtime_ns FROM sources").fetchall()
-    known = {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+    known = {path: (row[1], row[2]) for path, row in index.sources().items()}
     seen = 0
     for entry in workspace.walk():
         if not isinstance(entry, FileEntry):

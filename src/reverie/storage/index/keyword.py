@@ -11,17 +11,59 @@ changed) and applied. A one-shot process never loads it and keeps querying FTS5.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import sqlean as sqlite3
 
 from .query import index_version, keyword_lane
 
 if TYPE_CHECKING:  # numpy loads with the warm lane, never on a one-shot call's path
-    from .bm25 import Bm25Index
+    from .bm25 import Bm25Index, Doc
 
 _MARKS = 900
 COMPACT_AT = 0.3  # rebuild once this share of the loaded rows was deleted
+
+
+class KeywordRows(Protocol):
+    """Where a warm keyword lane reads its rows (one SQLite index, one PostgreSQL tenant)."""
+
+    def version(self) -> str: ...
+
+    def fingerprints(self) -> dict[int, str]:
+        """chunk id -> text hash, every chunk."""
+        ...
+
+    def docs(self, ids: list[int]) -> list[Doc]: ...
+
+
+class SqliteRows:
+    """:class:`KeywordRows` of one SQLite index."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def version(self) -> str:
+        return index_version(self.conn)
+
+    def fingerprints(self) -> dict[int, str]:
+        return {int(r[0]): str(r[1]) for r in self.conn.execute("SELECT id, text_hash FROM chunks")}
+
+    def docs(self, ids: list[int]) -> list[Doc]:
+        from .bm25 import Doc
+
+        out: list[Doc] = []
+        for i in range(0, len(ids), _MARKS):
+            part = ids[i : i + _MARKS]
+            rows = self.conn.execute(
+                "SELECT id, text_hash, text, path, start_line, part FROM chunks "
+                f"WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            out += [
+                Doc(int(r[0]), str(r[1]), str(r[2]), (str(r[3]), int(r[4]), int(r[5])))
+                for r in rows
+            ]
+        return out
 
 
 class KeywordIndex:
@@ -36,51 +78,49 @@ class KeywordIndex:
     def warm(self) -> bool:
         return self._bm25 is not None
 
-    def load(self, conn: sqlite3.Connection) -> None:
+    def load(self, conn: sqlite3.Connection | KeywordRows) -> None:
         """Load every row, or bring a loaded index up to the index's version."""
         with self._lock:
-            self._refresh(conn)
+            self._refresh(_rows(conn))
 
-    def _refresh(self, conn: sqlite3.Connection) -> None:
-        from .bm25 import Bm25Index, Doc
+    def _refresh(self, source: KeywordRows) -> None:
+        from .bm25 import Bm25Index
 
-        version = index_version(conn)
+        version = source.version()
         if self._bm25 is not None and version == self._version:
             return
         bm25 = self._bm25
         if bm25 is None or bm25.dead_share > COMPACT_AT:
             bm25 = Bm25Index()
-        now = {int(r[0]): str(r[1]) for r in conn.execute("SELECT id, text_hash FROM chunks")}
+        now = source.fingerprints()
         gone = [cid for cid, (_, h) in bm25.known.items() if now.get(cid) != h]
         bm25.remove(gone)
-        new = [cid for cid, h in now.items() if cid not in bm25.known]
-        docs: list[Doc] = []
-        for i in range(0, len(new), _MARKS):
-            part = new[i : i + _MARKS]
-            rows = conn.execute(
-                "SELECT id, text_hash, text, path, start_line, part FROM chunks "
-                f"WHERE id IN ({','.join('?' * len(part))})",
-                part,
-            ).fetchall()
-            docs += [
-                Doc(int(r[0]), str(r[1]), str(r[2]), (str(r[3]), int(r[4]), int(r[5])))
-                for r in rows
-            ]
-        bm25.add(docs)
+        bm25.add(source.docs([cid for cid in now if cid not in bm25.known]))
         self._bm25, self._version = bm25, version
 
     def top(
-        self, conn: sqlite3.Connection, query: str, k: int, drop: frozenset[str] = frozenset()
+        self,
+        conn: sqlite3.Connection | KeywordRows,
+        query: str,
+        k: int,
+        drop: frozenset[str] = frozenset(),
     ) -> dict[int, float]:
         """chunk id -> FTS5 rank (negative), best first, equal ranks in content order:
         from memory once loaded, else the FTS5 query itself (a one-shot call)."""
         if self._bm25 is None:
-            return keyword_lane(conn, query, k, drop)
+            if isinstance(conn, sqlite3.Connection):
+                return keyword_lane(conn, query, k, drop)
+            self.load(conn)  # no FTS5 to ask: this lane is the keyword index
+        source = _rows(conn)
         with self._lock:
-            if index_version(conn) != self._version:
-                self._refresh(conn)
+            if source.version() != self._version:
+                self._refresh(source)
             assert self._bm25 is not None
             return self._bm25.top(query, k, drop)
 
 
-__all__ = ["KeywordIndex"]
+def _rows(conn: sqlite3.Connection | KeywordRows) -> KeywordRows:
+    return SqliteRows(conn) if isinstance(conn, sqlite3.Connection) else conn
+
+
+__all__ = ["KeywordIndex", "KeywordRows", "SqliteRows"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import posixpath
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ import sqlean as sqlite3
 from ...provenance.origin import Origin, SessionKind
 from ...provenance.paths import SourceKind
 from ...tokens import fts_query
-from .db import SCHEMA_VERSION, get_meta, user_version
+from .db import get_meta
 from .rows import Candidate, TriggerRow
 
 if TYPE_CHECKING:
@@ -194,14 +194,13 @@ class PathLane:
         self._version: str | None = None
         self._maps: tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]] = ({}, {}, {})
 
-    def _refresh(self, conn: sqlite3.Connection) -> None:
-        version = index_version(conn)
+    def _refresh(self, version: str, paths: Callable[[], Iterable[str]]) -> None:
         if version == self._version:
             return
         full: dict[str, str] = {}
         base: dict[str, list[str]] = {}
         stem: dict[str, list[str]] = {}
-        for (path,) in conn.execute("SELECT path FROM sources"):
+        for path in paths():
             name = posixpath.basename(path)
             full[path.lower()] = path
             base.setdefault(name.lower(), []).append(path)
@@ -210,7 +209,15 @@ class PathLane:
         self._version = version
 
     def match(self, conn: sqlite3.Connection, query: str) -> dict[str, int]:
-        self._refresh(conn)
+        paths = lambda: (str(r[0]) for r in conn.execute("SELECT path FROM sources"))  # noqa: E731
+        return self.match_in(index_version(conn), paths, query)
+
+    def match_in(
+        self, version: str, paths: Callable[[], Iterable[str]], query: str
+    ) -> dict[str, int]:
+        """:meth:`match` over the registry's ``paths`` at index ``version`` (read only
+        when the version moved)."""
+        self._refresh(version, paths)
         full, base, stem = self._maps
         tiers: dict[str, int] = {}
         whole = query.strip().lower()
@@ -241,6 +248,34 @@ def path_chunks(conn: sqlite3.Connection, tiers: dict[str, int], k: int) -> dict
     return out
 
 
+def candidate_row(
+    r: tuple[Any, ...],
+    *,
+    cosines: dict[int, float],
+    bm25: dict[int, float],
+    tiers: dict[int, int],
+) -> Candidate:
+    """One row (id, path, start, end, text, kind, day, origin, importance, projects,
+    session kind) with its lane scores, as ranking reads it (both backends)."""
+    cid = int(r[0])
+    return Candidate(
+        chunk_id=cid,
+        path=r[1],
+        start_line=r[2],
+        end_line=r[3],
+        text=r[4],
+        kind=SourceKind.parse(r[5]),
+        day=date.fromisoformat(r[6]) if r[6] else None,
+        origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
+        importance=r[8],
+        projects=tuple(json.loads(r[9])),
+        cosine=cosines.get(cid),
+        bm25=bm25.get(cid),
+        path_tier=tiers.get(cid, 0),
+        session_kind=SessionKind.parse(r[10]),
+    )
+
+
 def fetch_candidates(
     conn: sqlite3.Connection,
     ids: Iterable[int],
@@ -259,26 +294,7 @@ def fetch_candidates(
             f"JOIN notes n ON n.chunk_id = c.id WHERE c.id IN ({','.join('?' * len(part))})",
             part,
         ).fetchall()
-        for r in rows:
-            cid = int(r[0])
-            out.append(
-                Candidate(
-                    chunk_id=cid,
-                    path=r[1],
-                    start_line=r[2],
-                    end_line=r[3],
-                    text=r[4],
-                    kind=SourceKind.parse(r[5]),
-                    day=date.fromisoformat(r[6]) if r[6] else None,
-                    origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
-                    importance=r[8],
-                    projects=tuple(json.loads(r[9])),
-                    cosine=cosines.get(cid),
-                    bm25=bm25.get(cid),
-                    path_tier=tiers.get(cid, 0),
-                    session_kind=SessionKind.parse(r[10]),
-                )
-            )
+        out += [candidate_row(r, cosines=cosines, bm25=bm25, tiers=tiers) for r in rows]
     return out
 
 
@@ -352,45 +368,13 @@ def is_dirty(conn: sqlite3.Connection) -> bool:
     return get_meta(conn, "dirty", "1") == "1" or get_meta(conn, "last_sync") is None
 
 
-def index_counts(conn: sqlite3.Connection, *, embedder: str | None) -> dict[str, Any]:
-    """What the index holds: files, chunks, vectors (missing, and stale when
-    ``embedder``, the current embedder's label, is not the one that indexed them),
-    origins, and its sync metadata."""
-    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-    version = user_version(conn)
-    chunks = one("SELECT count(*) FROM chunks")
-    vectors = one("SELECT count(*) FROM chunks WHERE has_vector = 1")
-    stored = get_meta(conn, "embedder")
-    stale = vectors if (embedder is not None and stored is not None and stored != embedder) else 0
-    return {
-        "schema_version": version,
-        "schema_current": version == SCHEMA_VERSION,
-        "files": one("SELECT count(*) FROM sources"),
-        "chunks": chunks,
-        "vectors": vectors,
-        "vectors_missing": chunks - vectors,
-        "vectors_stale": stale,
-        "embedder": embedder or "none",
-        "embedder_indexed": stored,
-        "tokenizer": get_meta(conn, "tokenizer"),
-        "chunking_version": get_meta(conn, "chunking_version"),
-        "last_sync": get_meta(conn, "last_sync"),
-        "dirty": is_dirty(conn),
-        # an explicitly configured embedder that failed at the last sync (R-RECALL-4)
-        "embedder_error": get_meta(conn, "embedder_error") or None,
-        "origins": dict(
-            conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
-        ),
-    }
-
-
 __all__ = [
     "PathLane",
     "TriggerRows",
     "VectorLane",
+    "candidate_row",
     "entry_order",
     "fetch_candidates",
-    "index_counts",
     "index_version",
     "is_dirty",
     "keyword_lane",

@@ -2,11 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from ...provenance.origin import Origin, SessionKind
 from ...provenance.paths import SourceKind
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class LaneScores:
+    """What the lanes found, by chunk id: cosine, FTS5 bm25 rank, path tier."""
+
+    cosines: dict[int, float]
+    bm25: dict[int, float]
+    tiers: dict[int, int]
+
+
+NO_SCORES = LaneScores({}, {}, {})
+Vectors = Sequence["np.ndarray | None"]  # one per chunk (None: not embedded)
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """A file's entry in the source registry, as a sync writes it with its chunks."""
+
+    path: str
+    kind: str
+    day: str | None
+    digest: str
+    size: int
+    mtime_ns: int
+    generation: int
+    indexed_at: str
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import sqlean as sqlite3
 from ...tokens import keyword_body
 from ..chunking import Chunk
 from .db import get_meta, set_meta, transaction
+from .rows import SourceRow
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,20 +46,14 @@ def delete_file(conn: sqlite3.Connection, path: str, *, has_vec_table: bool) -> 
 
 def write_file(
     conn: sqlite3.Connection,
-    rel: str,
     chunks: Sequence[Chunk],
     vectors: Sequence[np.ndarray | None],
+    source: SourceRow,
     *,
-    kind: str,
-    day: str | None,
-    digest: str,
-    size: int,
-    mtime_ns: int,
-    generation: int,
-    indexed_at: str,
     has_vec_table: bool,
 ) -> None:
-    """Replace the rows of file ``rel`` with ``chunks`` (and their vectors)."""
+    """Replace the rows of file ``source.path`` with ``chunks`` (and their vectors)."""
+    rel, kind, day = source.path, source.kind, source.day
     delete_rows(conn, rel, has_vec_table=has_vec_table)
     for chunk, vec in zip(chunks, vectors, strict=True):
         cur = conn.execute(
@@ -109,7 +104,17 @@ def write_file(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, "
         "size = excluded.size, mtime_ns = excluded.mtime_ns, kind = excluded.kind, day = excluded.day, "
         "generation = excluded.generation, chunks = excluded.chunks, indexed_at = excluded.indexed_at",
-        (rel, digest, size, mtime_ns, kind, day, generation, len(chunks), indexed_at),
+        (
+            rel,
+            source.digest,
+            source.size,
+            source.mtime_ns,
+            kind,
+            day,
+            source.generation,
+            len(chunks),
+            source.indexed_at,
+        ),
     )
 
 

