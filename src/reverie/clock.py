@@ -88,7 +88,7 @@ def _system_zone_names() -> list[str]:
     if "/zoneinfo/" in target:
         names.append(target.split("/zoneinfo/", 1)[1])
     with contextlib.suppress(OSError):
-        names.append(Path("/etc/timezone").read_text(encoding="utf-8").strip())
+        names.append(Path("/etc/timezone").read_text(encoding="utf-8", errors="replace").strip())
     return names
 
 

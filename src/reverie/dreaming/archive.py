@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..storage.files import atomic_write
+from ..storage.files import atomic_write_bytes
 from ..storage.workspace import Workspace
 from .budget import add_to_archive
 
 
 def read(ws: Workspace) -> str:
     path = ws.memory_archive_path
-    return path.read_text(encoding="utf-8") if path.exists() else ""
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def _raw(ws: Workspace) -> str:
+    """The archive with its bytes kept (a bad byte a person left survives a rewrite)."""
+    path = ws.memory_archive_path
+    return path.read_text(encoding="utf-8", errors="surrogateescape") if path.exists() else ""
 
 
 def add(ws: Workspace, archived: Sequence[str], day: str) -> None:
@@ -23,7 +29,8 @@ def add(ws: Workspace, archived: Sequence[str], day: str) -> None:
         return
     path = ws.memory_archive_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, add_to_archive(read(ws), archived, day))
+    text = add_to_archive(_raw(ws), archived, day)
+    atomic_write_bytes(path, text.encode("utf-8", errors="surrogateescape"))
 
 
 __all__ = ["add", "read"]

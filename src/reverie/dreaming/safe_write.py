@@ -165,7 +165,8 @@ class MemoryFile:
         except ValueError:  # torn before its own atomic rename cannot happen; be safe
             intent = {}
         summary = str(intent.get("summary", ""))
-        dreams = self.dreams_log.read_text(encoding="utf-8") if self.dreams_log.exists() else ""
+        log = self.dreams_log
+        dreams = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
         now = sha(current)
         written = now == intent.get("new") or (
             now != intent.get("old")
@@ -326,20 +327,19 @@ class MemoryFile:
         if chosen is None:
             raise ReverieError(f"no pre-image named {name!r}; see `reverie dream restore --list`")
         forgotten = Tombstones(self._ws.tombstones_path)  # a restore never undoes a forget
-        text = "\n".join(
-            ln for ln in chosen.read_text(encoding="utf-8").split("\n") if not forgotten.blocks(ln)
-        )
+        kept = chosen.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
+        text = "\n".join(ln for ln in kept if not forgotten.blocks(ln))
         self.save_preimage(self.read())
-        atomic_write(self.path, text)
+        atomic_write_bytes(self.path, text.encode("utf-8", errors="surrogateescape"))  # its bytes
         return chosen
 
     def append_dreams(self, summary: str) -> None:
         """Append one change summary to DREAMS.md (an audit log for people)."""
         path = self.dreams_log
-        current = path.read_text(encoding="utf-8") if path.exists() else "# Dreams\n\n"
-        if not current.endswith("\n"):
-            current += "\n"
-        atomic_write(path, current + "\n" + summary)
+        current = path.read_bytes() if path.exists() else b"# Dreams\n\n"  # a person's bytes kept
+        if not current.endswith(b"\n"):
+            current += b"\n"
+        atomic_write_bytes(path, current + b"\n" + summary.encode("utf-8"))
 
 
 def keep_only_copies(ws: Workspace, preimages_kept: int) -> Callable[[Path], bool]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..storage import reader
 
 Strip = Callable[..., None]  # strip(data, prune=True): remove our entries in place
 
@@ -19,9 +20,12 @@ Strip = Callable[..., None]  # strip(data, prune=True): remove our entries in pl
 def load(path: Path) -> tuple[str | None, dict[str, Any], str | int]:
     """(text, data, indent) of a JSON settings file (absent: None, {}, 2)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None, {}, 2
+    if (bad := reader.undecodable(raw, str(path))) is not None:
+        raise ConfigError(f"{bad}; fix or move it first")
+    text = raw.decode("utf-8")
     if not text.strip():
         return text, {}, 2
     try:

@@ -84,7 +84,7 @@ class ViewWriter:
     def _keep_edit(self) -> None:
         try:
             current = self.path.read_bytes()
-            last = self.stamp.read_text().strip()
+            last = self.stamp.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             return
         if hashlib.sha256(current).hexdigest() == last:

@@ -5,6 +5,7 @@ cut, and the cut is visible to the model and reported to the caller."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +20,14 @@ from ..provenance.frames import (
 )
 from ..provenance.paths import CURATED_FILES, classify
 from ..settings import Settings
-from ..storage.files import NotRegularFile, check_regular, read_regular
+from ..storage.files import NotRegularFile, check_regular, open_regular
 from ..storage.links import link_class, resolve_inside
 from ..storage.trailers import parse_line, strip
 from .triggers import superseded
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
 CURATED = CURATED_FILES
+READ_BYTES = 512 * 1024  # read of one file, at most (26 times the default file budget)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,13 @@ def truncation_notice(path: str, shown: int, total: int) -> str:
     return (
         f"[… {path} truncated: {shown:,} of {total:,} characters shown. The file on disk "
         f'is complete; read the rest with memory_get(path="{path}").]'
+    )
+
+
+def unread_notice(path: str, head: int, tail: int, size: int) -> str:
+    return (
+        f"[… {path}: only its first {head:,} and last {tail:,} of {size:,} bytes were read "
+        f'(bounded); the rest is on disk: memory_get(path="{path}").]'
     )
 
 
@@ -134,8 +143,10 @@ def select_entries(path: str, body: str, ranks: list[int | None], budget: int) -
 class Bootstrapper:
     """Reads the bootstrap files, re-reading only those that changed on disk."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read_bytes: int = READ_BYTES) -> None:
         self.root = root.resolve()
+        self.read_bytes = read_bytes
+        self._partial: dict[str, tuple[int, int, int]] = {}  # name -> (head, tail, size)
         self._cache: dict[str, tuple[int, int, str]] = {}
         self.reads = 0  # how many times a file was actually read (for tests)
         self._warnings: list[str] = []
@@ -172,10 +183,20 @@ class Bootstrapper:
         if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
             return cached[2]
         try:
-            raw = read_regular(path).decode("utf-8", errors="replace").replace("\r\n", "\n")
+            with open_regular(path) as fh:  # bounded (issue 22.12): the budget is far less
+                data = fh.read(self.read_bytes + 1)
+                self._partial.pop(name, None)
+                if len(data) > self.read_bytes:  # the head and the newest entries (the
+                    head = data[: data.rfind(b"\n", 0, self.read_bytes // 4) + 1]  # tail)
+                    fh.seek(max(0, os.fstat(fh.fileno()).st_size - self.read_bytes * 3 // 4))
+                    tail = fh.read(self.read_bytes)
+                    tail = tail[tail.find(b"\n") + 1 :]
+                    self._partial[name] = (len(head), len(tail), fh.tell())
+                    data = head + tail
         except (FileNotFoundError, NotRegularFile) as exc:  # changed since the stat
             self._refuse(name, str(exc))
             return None
+        raw = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
         self.reads += 1
         if name in CURATED:
             kept = [ln for ln in raw.splitlines() if not _is_marker(ln)]
@@ -213,7 +234,11 @@ class Bootstrapper:
                 left += reserved
             budget = min(file_chars, left, user_chars if name == "USER.md" else file_chars)
             body = text.strip("\n")
-            truncated = len(body) > budget
+            unread = ""
+            if name in self._partial:
+                unread = unread_notice(name, *self._partial[name])
+                budget = max(0, budget - len(unread) - 1)
+            truncated = len(body) > budget or bool(unread)
             if truncated and name in CURATED and name in self._ranks:
                 lead = len(text) - len(text.lstrip("\n"))  # blank lines body lost
                 body = select_entries(name, body, self._ranks[name][lead:], budget)
@@ -224,6 +249,8 @@ class Bootstrapper:
                 if "\n" in cut[keep // 2 :]:
                     cut = cut[: cut.rfind("\n")]  # end on a whole line
                 body = cut + "\n" + truncation_notice(name, len(cut), len(text.strip(chr(10))))
+            if unread:
+                body = f"{body}\n{unread}"
             parts.append(workspace_file_block(name, body))
             files.append(BootstrapFile(name, len(text.strip("\n")), len(body), truncated))
             left -= len(body)

@@ -4,6 +4,7 @@ outside the workspace)."""
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,7 +12,8 @@ from ..errors import ReverieError, WorkspaceError
 from ..provenance.frames import frame_lines
 from ..provenance.markers import resolve
 from ..provenance.origin import Origin, lowest
-from ..storage.files import NotRegularFile, open_regular
+from ..storage import reader
+from ..storage.walk import indexable
 from ..storage.workspace import Workspace
 
 Lanes = Literal["hybrid", "keyword", "vector"]
@@ -66,11 +68,16 @@ def memory_get(
     """Read lines of a workspace file; paths that leave the workspace are refused."""
     if from_line < 1 or (lines is not None and lines < 1):
         raise ReverieError(f"{path}: from_line and lines count from 1")
-    target = ws.resolve(path)
+    target = ws.resolve(path)  # never out of the workspace, a link included
+    given = os.path.normpath(path).replace(os.sep, "/")
+    if not (indexable(given) and indexable(ws.relpath(target))):
+        # a group conversation's corpus, a transcript, a config or any other file that
+        # is not one of the memory files a person owns (what the index reads)
+        raise WorkspaceError(f"{path}: not a memory file of the workspace; refused")
     try:
-        fh = open_regular(target)
-    except NotRegularFile as exc:  # a FIFO would block the read forever
-        raise WorkspaceError(f"{path}: {exc}; refused") from None
+        fh = reader.open_checked(target, ws.root)  # the one reader policy
+    except reader.Refused as exc:  # a FIFO would block the read forever
+        raise WorkspaceError(f"{exc}; refused") from None
     except (FileNotFoundError, NotADirectoryError):
         raise WorkspaceError(f"{path}: no such file in the workspace") from None
     want = min(max_lines, lines or max_lines)

@@ -23,6 +23,7 @@ import re
 import uuid
 import warnings
 from collections import deque
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ from ..write.flush import (
 )
 from ..write.ingest import IngestResult
 from ..write.journal import Appended
-from ..write.transcript import VERSION, append_record, load
+from ..write.transcript import VERSION, append_record, iter_messages, load
 from ..write.transcript import create as create_transcript
 from .host import ROLE, TURN_ROLES, Recorded, SessionHost, said_at
 
@@ -73,7 +74,7 @@ class Session:
     def __init__(self, host: SessionHost, path: Path) -> None:
         self.host = host
         self.path = path
-        state = load(path)
+        state = load(path, keep_messages=False)  # messages streamed below (issue 22.12)
         h = state.header
         try:
             self.id = str(h["id"])
@@ -84,15 +85,12 @@ class Session:
             raise ParseError(msg, path=str(path), line=1) from None
         self.sender = h.get("sender")
         self.owner = h.get("owner")
-        self._seq = max((int(m.get("seq", 0)) for m in state.messages), default=0)
+        self._seq = state.last_seq
         self._cycle = state.cycle
         self._flushed = state.flushed_cycle
         self._tokens = state.tokens_in_cycle
-        self._tainted = self._replay_taint(state.messages)
-        self._turns = deque(  # the latest turns, for the escalation lane
-            (Turn(m["role"], m["text"]) for m in state.messages if m.get("role") in TURN_ROLES),
-            maxlen=6,
-        )
+        self._turns: deque[Turn] = deque(maxlen=6)  # the latest turns, for the escalation lane
+        self._tainted = self._replay_taint(self._keep_turns(iter_messages(path)))
         self._size = path.stat().st_size
         self._cycle_start_size = state.cycle_start_bytes
         self.ended = state.ended
@@ -165,8 +163,14 @@ class Session:
         session.scope.enter(cwd)
         return session
 
+    def _keep_turns(self, messages: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for m in messages:
+            if m.get("role") in TURN_ROLES:
+                self._turns.append(Turn(m["role"], m["text"]))
+            yield m
+
     @staticmethod
-    def _replay_taint(messages: list[dict[str, Any]]) -> bool:
+    def _replay_taint(messages: Iterable[dict[str, Any]]) -> bool:
         tainted = False
         for m in messages:
             src = m.get("source")

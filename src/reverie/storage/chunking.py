@@ -27,7 +27,7 @@ _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Line:
     """One line of a file with its origin, session kind and (curated files) trailers."""
 
@@ -38,7 +38,7 @@ class Line:
     trailers: Trailers = NO_TRAILERS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """The unit of retrieval: lines of one file, text without trailers, lowest origin."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..errors import PathEscapeError
-from ..provenance.paths import SESSION_CORPUS, classify
+from ..provenance.paths import SESSION_CORPUS, classify, in_group_corpus
 from .file_warning import FileWarning
 from .files import file_kind
 
@@ -81,6 +81,18 @@ def walk(ws: Tree) -> Iterator[FileEntry | FileWarning]:
             yield FileEntry(rel, p, st.st_size, st.st_mtime_ns, real)
 
 
+def indexable(rel: str) -> bool:
+    """Whether the walk indexes a file at workspace path ``rel``: a Markdown file of an
+    indexed path class, under no hidden folder but the session corpus, and not a group
+    conversation's corpus (search never shows it, R-LANE2-2). What ``memory_get``
+    reads: the memory files a person owns, nothing else."""
+    parts = rel.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part.startswith(".") and "/".join(parts[: i + 1]) not in HIDDEN_INDEXED:
+            return False
+    return rel.endswith(".md") and classify(rel).indexed and not in_group_corpus(rel)
+
+
 def _link_warning(ws: Tree, p: Path, rel: str) -> Iterator[FileWarning]:
     """A folder link is not walked: inside the workspace its files are indexed at
     their real paths; one that leaves is refused, with a warning."""
@@ -89,4 +101,4 @@ def _link_warning(ws: Tree, p: Path, rel: str) -> Iterator[FileWarning]:
         yield FileWarning(rel, None, f"symlink to {target} points outside the workspace; skipped")
 
 
-__all__ = ["HIDDEN_INDEXED", "FileEntry", "Tree", "walk"]
+__all__ = ["HIDDEN_INDEXED", "FileEntry", "Tree", "indexable", "walk"]

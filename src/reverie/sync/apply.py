@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import SyncError
+from ..storage import reader
 from ..storage.workspace import SYNC_DEVICES, SYNC_META, SYNC_STONES
 from . import forgotten
 from .devices import device_list, read_list
@@ -107,9 +109,11 @@ def _write(syncer: Any, path: str, data: bytes | None, committed: bytes | None) 
     """Write ``data`` unless the file changed on disk since the commit: then merge."""
     target = syncer.ws.root / path
     try:
-        disk: bytes | None = target.read_bytes()
+        disk: bytes | None = reader.read(target, syncer.ws.root).data
     except FileNotFoundError:
         disk = None
+    except OSError as exc:  # a FIFO, a link out, a huge file: never opened, never replaced
+        raise SyncError(f"{path}: {exc}; not merged (move it away and sync again)") from None
     if disk != committed:
         fm = merge_file(path, _text(committed), _text(disk), _text(data))
         data = _bytes(fm.text)

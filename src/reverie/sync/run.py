@@ -22,6 +22,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import SyncError
+from ..storage import reader
 from ..storage.files import atomic_write_bytes
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import SYNC_DEVICES, SYNC_LEASE, SYNC_META, SYNC_STONES, Workspace
@@ -63,9 +64,9 @@ def open_conflicts(root: Path) -> list[str]:
     """``FILE: id`` of every sync conflict still open in the root files."""
     out = []
     for path in sorted(root.glob("*.md")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        try:  # the one reader policy: a FIFO or a link out is never opened
+            text = reader.read_text(path, root)
+        except OSError:
             continue
         out += [f"{path.name}: {c.id}" for c in conflicts(text)]
     return out

@@ -109,7 +109,7 @@ def history(engine: Reverie) -> list[dict[str, Any]]:
     current = _read(engine, "MEMORY.md").split("\n")
     out = []
     for p in reversed(engine.preimages()):
-        old = p.read_text(encoding="utf-8").split("\n")
+        old = p.read_text(encoding="utf-8", errors="replace").split("\n")  # a person reads it
         diff = [
             {"sign": d[:1], "text": d[1:]}
             for d in difflib.unified_diff(old, current, lineterm="", n=1)

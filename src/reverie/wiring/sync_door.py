@@ -38,12 +38,16 @@ class SyncDoor:
 
     def pick(self, conflict: str, version: int) -> str:
         """The owner picks version 1 or 2 of an open conflict; returns the file."""
+        from ..storage import reader
         from ..storage.files import atomic_write
         from ..sync.entry_merge import conflicts, pick
 
         ws = self._a.workspace
         for path in sorted(ws.root.glob("*.md")):
-            text = path.read_text(encoding="utf-8")
+            try:  # the one reader policy; strict UTF-8, as the file is rewritten
+                text = reader.read(path, ws.root).data.decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
             if any(c.id == conflict for c in conflicts(text)):
                 atomic_write(path, pick(text, conflict, version))
                 self._a.reindex()

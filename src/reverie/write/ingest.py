@@ -41,13 +41,16 @@ from ..provenance.origin import Channel, Origin, SessionKind, Source, lowest, or
 from ..provenance.paths import SESSION_CORPUS, group_corpus
 from ..provenance.redact import redact
 from ..scope.remote import is_valid_key
-from ..storage.files import atomic_write
+from ..storage import reader
+from ..storage.files import atomic_write, atomic_write_bytes
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from .journal import clean_lines
-from .transcript import is_sealed, load, message_day
+from .transcript import is_sealed, iter_messages, load, message_day
 
 CORPUS = SESSION_CORPUS.rstrip("/")
+CORPUS_CAP = 8 * 1024 * 1024  # a corpus day file stops here (under the index's max_file_bytes)
+BATCH_BYTES = 2 * 1024 * 1024  # new lines held before they are written out
 
 
 @dataclass
@@ -120,10 +123,14 @@ def ingest(
     now: datetime,
     session_kind: SessionKind | None = None,
     trust: bool = False,
+    cap: int = CORPUS_CAP,
 ) -> IngestResult:
     """Ingest ``transcript``; ``trust``: the owner vouches for a transcript the session
-    API did not write (its header then counts as if it had)."""
-    state = load(transcript)
+    API did not write (its header then counts as if it had). Bounded memory (issue
+    22.12): the messages are streamed and written ``BATCH_BYTES`` at a time, and a
+    corpus day file stops at ``cap`` bytes (the lines left out are counted in a
+    warning; the transcript still holds them)."""
+    state = load(transcript, keep_messages=False)  # validates every record, keeps none
     header = state.header
     sid = str(header.get("id") or transcript.stem)
     result = IngestResult(str(transcript), sid, "ingested")
@@ -152,10 +159,10 @@ def ingest(
     checkpoint = ws.ingest_checkpoint(sid)
     with FileLock(str(ws.ingest_lock), timeout=120):
         done = _checkpoint(checkpoint)
-        by_day: dict[str, list[str]] = {}
+        batch = _Batch(ws, folder, cap, result)
         forgotten = Tombstones(ws.tombstones_path)
         last = done
-        for msg in state.messages:
+        for msg in iter_messages(transcript):
             seq = int(msg["seq"])  # validated by load
             if seq <= done:
                 continue
@@ -182,29 +189,76 @@ def ingest(
                 if forgotten.blocks(item):
                     result.forgotten += 1
                     continue
-                by_day.setdefault(day, []).append(
-                    render_marker(f"- {item}", origin, kind, key=key, info=info, project=project)
+                batch.add(
+                    day,
+                    render_marker(f"- {item}", origin, kind, key=key, info=info, project=project),
                 )
-        for day, lines in sorted(by_day.items()):
-            rel = f"{folder}/{day}.md"
-            path = ws.root / rel
-            old = (
-                path.read_text(encoding="utf-8") if path.exists() else f"# Session corpus {day}\n\n"
-            )
-            if old and not old.endswith("\n"):
-                old += "\n"
-            present = set(old.splitlines())  # a crash before the checkpoint: no doubles
-            lines = [ln for ln in lines if ln not in present]
-            if not lines:
-                continue
-            atomic_write(path, old + "\n".join(lines) + "\n")
-            result.lines_written += len(lines)
-            result.files.append(rel)
+        batch.write()
         if last > done:
             atomic_write(checkpoint, json.dumps({"seq": last, "transcript": str(transcript)}))
+    for day, n in sorted(batch.over_cap.items()):
+        result.warnings.append(
+            f"{folder}/{day}.md is at its cap of {cap} bytes: {n} line(s) of {transcript} "
+            "not added to the session corpus (the transcript keeps them)"
+        )
     if not result.lines_written and result.status == "ingested":
         result.status = "nothing-new"
     return result
 
 
-__all__ = ["CORPUS", "IngestResult", "ingest", "strip_injected"]
+class _Batch:
+    """New corpus lines by day, written out (old bytes + new lines, atomically) every
+    ``BATCH_BYTES``; a day file never grows past ``cap``. Bytes, never decoded: a line
+    of the corpus a person edited keeps its bytes, bad ones included."""
+
+    def __init__(self, ws: Workspace, folder: str, cap: int, result: IngestResult) -> None:
+        self.ws, self.folder, self.cap, self.result = ws, folder, cap, result
+        self.by_day: dict[str, list[bytes]] = {}
+        self.pending = 0
+        self.over_cap: dict[str, int] = {}
+
+    def add(self, day: str, line: str) -> None:
+        data = line.encode("utf-8")
+        self.by_day.setdefault(day, []).append(data)
+        self.pending += len(data) + 1
+        if self.pending >= BATCH_BYTES:
+            self.write()
+
+    def write(self) -> None:
+        for day, lines in sorted(self.by_day.items()):
+            rel = f"{self.folder}/{day}.md"
+            path = self.ws.root / rel
+            try:
+                old = (
+                    reader.read(path, self.ws.root, limit=self.cap).data
+                    if path.exists()
+                    else f"# Session corpus {day}\n\n".encode()
+                )
+            except reader.Refused:  # over the cap already (or not a file we open): kept
+                self.over_cap[day] = self.over_cap.get(day, 0) + len(lines)
+                continue
+            if old and not old.endswith(b"\n"):
+                old += b"\n"
+            present = set(old.split(b"\n"))  # a crash before the checkpoint: no doubles
+            new: list[bytes] = []
+            size = len(old)
+            for ln in lines:
+                if ln in present:
+                    continue
+                if size + len(ln) + 1 > self.cap:
+                    self.over_cap[day] = self.over_cap.get(day, 0) + 1
+                    continue
+                present.add(ln)
+                new.append(ln)
+                size += len(ln) + 1
+            if not new:
+                continue
+            atomic_write_bytes(path, old + b"\n".join(new) + b"\n")
+            self.result.lines_written += len(new)
+            if rel not in self.result.files:
+                self.result.files.append(rel)
+        self.by_day.clear()
+        self.pending = 0
+
+
+__all__ = ["CORPUS", "CORPUS_CAP", "IngestResult", "ingest", "strip_injected"]

@@ -95,27 +95,40 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, byte offset after the line, record)."""
+    """(line number, byte offset after the line, record), one line in memory at a time
+    (issue 22.12: a session's own transcript can be far larger than memory should be)."""
     with path.open("rb") as fh:
-        lines = fh.read().split(b"\n")
-    offset = 0
-    for number, raw in enumerate(lines, start=1):
-        offset += len(raw) + 1
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except RecursionError:
-            raise ParseError(
-                "not a JSON record: nested too deeply", path=str(path), line=number
-            ) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            if number == len(lines) or (number == len(lines) - 1 and not lines[-1]):
+        offset = 0
+        number = 0
+        for raw in fh:
+            number += 1
+            offset += len(raw)
+            if not raw.strip():
                 continue
-            raise ParseError(f"not a JSON record ({exc})", path=str(path), line=number) from None
-        if not isinstance(record, dict) or "type" not in record:
-            raise ParseError("record without a type", path=str(path), line=number)
-        yield number, offset, record
+            try:
+                record = json.loads(raw)
+            except RecursionError:
+                raise ParseError(
+                    "not a JSON record: nested too deeply", path=str(path), line=number
+                ) from None
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if not raw.endswith(b"\n") or not fh.read(1):  # a torn last line: skipped
+                    continue
+                raise ParseError(
+                    f"not a JSON record ({exc})", path=str(path), line=number
+                ) from None
+            if not isinstance(record, dict) or "type" not in record:
+                raise ParseError("record without a type", path=str(path), line=number)
+            yield number, offset, record
+
+
+def iter_messages(path: Path) -> Iterator[dict[str, Any]]:
+    """The message records of ``path`` in order, streamed (validated as :func:`load`
+    validates them; call :func:`load` first for the header and the structure)."""
+    for number, _offset, rec in _records(path):
+        if rec["type"] == "message":
+            _check_message(rec, path, number)
+            yield rec
 
 
 def _kept_text(text: str, blocked: Callable[[str], bool]) -> str:
@@ -142,10 +155,10 @@ def forget_in(path: Path, blocked: Callable[[str], bool], *, dry_run: bool = Fal
     would change; nothing is written)."""
     changed = 0
     with path.open("rb" if dry_run else "r+b") as fh:
-        data = fh.read()
         offset = 0
-        for raw in data.split(b"\n"):
-            start, offset = offset, offset + len(raw) + 1
+        while line := fh.readline():  # one record in memory at a time (issue 22.12)
+            start, offset = offset, offset + len(line)
+            raw = line.rstrip(b"\n")
             try:
                 rec = json.loads(raw) if raw.strip() else None
             except (ValueError, UnicodeDecodeError):
@@ -168,6 +181,7 @@ def forget_in(path: Path, blocked: Callable[[str], bool], *, dry_run: bool = Fal
                 body = b""
             fh.seek(start)
             fh.write(body.ljust(len(raw), b" "))
+            fh.seek(offset)
         if not dry_run:
             fh.flush()
             os.fsync(fh.fileno())
@@ -182,7 +196,9 @@ class TranscriptState:
     """A transcript file replayed: header, messages, cycle and flush state."""
 
     header: dict[str, Any]
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # empty unless kept
+    message_count: int = 0
+    last_seq: int = 0
     cycle: int = 0
     flushed_cycle: int = -1
     tokens_in_cycle: int = 0
@@ -227,9 +243,10 @@ def message_day(msg: Mapping[str, Any], default: datetime) -> str:
     return (datetime.fromisoformat(ts) if isinstance(ts, str) else default).date().isoformat()
 
 
-def load(path: Path) -> TranscriptState:
+def load(path: Path, *, keep_messages: bool = True) -> TranscriptState:
     """Replay ``path``; every record is validated first (:class:`ParseError` names the
-    file and line of the first bad one)."""
+    file and line of the first bad one). ``keep_messages=False``: the messages are
+    counted, not kept (stream them with :func:`iter_messages`: bounded memory)."""
     from ..tokens import count_tokens
 
     state: TranscriptState | None = None
@@ -247,7 +264,10 @@ def load(path: Path) -> TranscriptState:
                 "transcript does not start with a session record", path=str(path), line=number
             )
         if kind == "message":
-            state.messages.append(rec)
+            state.message_count += 1
+            state.last_seq = max(state.last_seq, int(rec["seq"]))
+            if keep_messages:
+                state.messages.append(rec)
             current = (state.scope or {}).get("current")
             if isinstance(current, str):  # where the agent worked when it came in
                 state.projects[int(rec["seq"])] = current
@@ -256,7 +276,7 @@ def load(path: Path) -> TranscriptState:
             state.cycle = rec.get("cycle", state.cycle + 1)
             state.tokens_in_cycle = 0
             state.cycle_start_bytes = offset
-            state.cycle_start_message = len(state.messages)
+            state.cycle_start_message = state.message_count
         elif kind == "flush":
             state.flushed_cycle = max(state.flushed_cycle, rec.get("cycle", -1))
         elif kind == "end":
@@ -275,6 +295,7 @@ __all__ = [
     "create",
     "forget_in",
     "is_sealed",
+    "iter_messages",
     "load",
     "message_day",
     "read_records",

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from ...errors import ReverieError
 from ...provenance.markers import MARKER_RE, strip_markers
 from ...provenance.origin import Origin
-from ...provenance.paths import SourceKind, classify
+from ...provenance.paths import SourceKind, classify, in_group_corpus
 from ...storage.workspace import Workspace
 from ..search import Hit, SearchResponse, memory_get
 from .privacy import SessionMeta, source_refusal
@@ -149,6 +149,10 @@ class Sources:
                 raise ReverieError(f"{path}: {exc}") from None
         if ".." in path.split("/") or classify(path).kind not in SEARCHABLE:
             raise ReverieError(f"{path}: the lane reads journals and the session corpus only")
+        if in_group_corpus(path):  # memory_get refuses it too; say whose lines they were
+            parts = path.split("/")
+            self.refusal(parts[-2] if len(parts) > 1 else None)
+            raise ReverieError(f"{path}: a group conversation's lines are never a source")
         return self.lines(path, a, b)
 
     def lines(self, path: str, first: int, last: int, hit: Hit | None = None) -> list[Segment]:

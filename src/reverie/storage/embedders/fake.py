@@ -115,7 +115,9 @@ class FakeEmbedder:
     def vector(self, text: str) -> np.ndarray:
         """The (unnormalised) hashed feature vector of one text."""
         vec = np.zeros(self.dims, dtype=np.float32)
-        features = token_set(text) or frozenset({"\0" + text.strip().lower()})
+        # uncached: a sync embeds every chunk once, and the cache (keyed by whole texts)
+        # would keep up to 65,536 of them alive after it (issue 22.12)
+        features = token_set.__wrapped__(text) or frozenset({"\0" + text.strip().lower()})
         for feature in features:
             digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
             bucket = int.from_bytes(digest[:4], "little") % self.dims

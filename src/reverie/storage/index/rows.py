@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
@@ -24,7 +24,7 @@ class LaneScores:
 
 
 NO_SCORES = LaneScores({}, {}, {})
-Vectors = Sequence["np.ndarray | None"]  # one per chunk (None: not embedded)
+Vectors = Iterable["np.ndarray | None"]  # one per chunk (None: not embedded), streamed
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
@@ -47,7 +47,7 @@ def delete_file(conn: sqlite3.Connection, path: str, *, has_vec_table: bool) -> 
 def write_file(
     conn: sqlite3.Connection,
     chunks: Sequence[Chunk],
-    vectors: Sequence[np.ndarray | None],
+    vectors: Iterable[np.ndarray | None],
     source: SourceRow,
     *,
     has_vec_table: bool,

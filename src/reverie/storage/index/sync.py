@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlean as sqlite3
 
@@ -34,6 +35,7 @@ from ..embedders.pipeline import EmbeddingPipeline
 from ..tombstones import Tombstones
 from ..workspace import FileEntry, Workspace
 from . import store
+from .backfill import backfill
 from .db import Connection, transaction
 from .port import IndexPort
 from .rows import SourceRow
@@ -45,8 +47,10 @@ else:
 
 TOKENIZER = "unicode61+cjk-unigram"
 GROUP_FILES = 64
+EMBED_SLICE = 512  # chunks whose vectors are held at once
 Progress = Callable[[int, int, str], None]
 T = TypeVar("T")
+Vec: TypeAlias = "np.ndarray | None"
 
 
 @dataclass
@@ -165,23 +169,25 @@ class Syncer:
             stats.changed_paths.append(path)
         done = 0
         for group in _groups(todo, GROUP_FILES):
-            prepared = [
-                p for p in (self._prepare(e, registry, generation, stats) for e in group) if p
-            ]
-            vectors = self._embed([c.text for p in prepared for c in p.chunks], stats)
-            offset = 0
-            for p in prepared:
-                n = len(p.chunks)
-                self._write(p, vectors[offset : offset + n], generation)
-                offset += n
-                stats.files_changed += 1
-                stats.chunks_written += n
-                stats.changed_paths.append(p.entry.relpath)
+            # bounded memory (issue 22.12): small files are embedded together, a file
+            # with many chunks is written keyword-only, its vectors backfilled 256 at a time
+            pending: list[_Prepared] = []
+            for e in group:
+                if (p := self._prepare(e, registry, generation, stats)) is None:
+                    continue
+                if len(p.chunks) > EMBED_SLICE:  # vectors filled in below (_backfill)
+                    self._write_file(p, repeat(None, len(p.chunks)), generation, stats)
+                    continue
+                pending.append(p)
+                if sum(len(q.chunks) for q in pending) > EMBED_SLICE:
+                    self._write_group(pending, generation, stats)
+                    pending = []
+            self._write_group(pending, generation, stats)
             done += len(group)
             if progress:
                 progress(done, len(todo), group[-1].relpath)
         self._backfill(stats)
-        stats.vectors_missing = self._missing_vectors()
+        stats.vectors_missing = self.ix.missing_vectors()
         changed = bool(stats.files_changed or stats.files_deleted or stats.rebuilt_schema)
         stats.keyword_only = self.embedder is None or stats.vectors_missing > 0
         with ix.transaction():
@@ -332,11 +338,27 @@ class Syncer:
             self._embedder_failed(stats, outcome.fatal)
         return list(outcome.vectors)
 
+    def _write_group(self, group: list[_Prepared], generation: int, stats: SyncStats) -> None:
+        vectors = self._embed([c.text for p in group for c in p.chunks], stats)
+        offset = 0
+        for p in group:
+            n = len(p.chunks)
+            self._write_file(p, vectors[offset : offset + n], generation, stats)
+            offset += n
+
+    def _write_file(
+        self, p: _Prepared, vecs: Iterable[Vec], generation: int, stats: SyncStats
+    ) -> None:
+        self._write(p, vecs, generation)
+        stats.files_changed += 1
+        stats.chunks_written += len(p.chunks)
+        stats.changed_paths.append(p.entry.relpath)
+
     def _delete(self, path: str) -> None:
         with self.ix.transaction():
             self.ix.delete_file(path)
 
-    def _write(self, p: _Prepared, vectors: Sequence[np.ndarray | None], generation: int) -> None:
+    def _write(self, p: _Prepared, vectors: Iterable[np.ndarray | None], generation: int) -> None:
         with self.ix.transaction():
             self.ix.write_file(
                 SourceRow(
@@ -353,30 +375,8 @@ class Syncer:
                 vectors,
             )
 
-    def _missing_vectors(self) -> int:
-        return self.ix.missing_vectors()
-
-    def _backfill(self, stats: SyncStats, batch: int = 256) -> None:
-        """Fill in vectors that an earlier (keyword-only) sync could not compute."""
-        if self.pipeline is None or self.breaker_open:
-            return
-        last = 0
-        while True:
-            rows = self.ix.vectorless_chunks(after=last, limit=batch)
-            if not rows:
-                return
-            last = rows[-1][0]
-            vectors = self._embed([r[1] for r in rows], stats)
-            with self.ix.transaction():
-                self.ix.set_vectors(
-                    [
-                        (cid, vec)
-                        for (cid, _), vec in zip(rows, vectors, strict=True)
-                        if vec is not None
-                    ],
-                )
-            if self.breaker_open:
-                return
+    def _backfill(self, stats: SyncStats) -> None:
+        backfill(self, stats)
 
 
 def mark_dirty(conn: sqlite3.Connection) -> None:
