@@ -21,6 +21,7 @@ import click
 
 from ..daemon import Daemon
 from ..daemon.http import DaemonServer
+from ..daemon.remote import RemoteSync
 from .common import Ctx, handles_errors, json_option
 from .warm import routes
 
@@ -48,11 +49,23 @@ def _install_stop_handlers(stop: threading.Event) -> None:
     is_flag=True,
     help="No loopback server: Claude Code's hooks and the CLI run one-shot.",
 )
+@click.option(
+    "--sync-every",
+    type=float,
+    metavar="MINUTES",
+    help="Also run `reverie sync` (git) every MINUTES, first at start (sync set up first).",
+)
 @json_option
 @click.pass_obj
 @handles_errors
 def serve(
-    obj: Ctx, no_watch: bool, no_schedule: bool, once: bool, no_http: bool, as_json: bool
+    obj: Ctx,
+    no_watch: bool,
+    no_schedule: bool,
+    once: bool,
+    no_http: bool,
+    sync_every: float | None,
+    as_json: bool,
 ) -> None:
     """Keep the index fresh as files change and dream on schedule (default 03:00), and
     answer Claude Code's per-prompt hook and `reverie search` / `context` warm, on
@@ -67,7 +80,10 @@ def serve(
     engine.workspace.require()
     warm = None if once or no_http else routes(obj)
     server = DaemonServer(engine.workspace, warm.routes) if warm else None
-    daemon = Daemon(engine, watch=not no_watch, schedule=not no_schedule, server=server)
+    remote = None if sync_every is None else RemoteSync(lambda: engine.sync.run(), sync_every)
+    daemon = Daemon(
+        engine, watch=not no_watch, schedule=not no_schedule, server=server, remote=remote
+    )
     stop = threading.Event()
     if not once:
         _install_stop_handlers(stop)

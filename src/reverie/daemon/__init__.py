@@ -46,6 +46,7 @@ from ..engine import Reverie
 from ..errors import DaemonBusy, ReverieError
 from ..intents.notify import notify_due
 from ..storage.watch import WorkspaceWatcher
+from .remote import RemoteSync
 from .summary import Summary
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
@@ -74,6 +75,7 @@ class Daemon:
         now: Any = None,
         zone: tzinfo | None = None,
         server: Any = None,
+        remote: RemoteSync | None = None,
     ) -> None:
         self.engine = engine
         self.server = server  # a DaemonServer (reverie.daemon.http), started once locked
@@ -99,6 +101,7 @@ class Daemon:
         self._retry_at = 0.0
         self._retry_delay = _RETRY_MIN
         self._stop = threading.Event()
+        self.remote = remote  # ``--sync-every``: the git sync on a schedule
 
     # -- lifecycle ---------------------------------------------------------------------
     def acquire(self) -> None:
@@ -224,6 +227,11 @@ class Daemon:
             if self.schedule and not self._stop.is_set():
                 self.dream_if_due()
             notify_due(self.engine.intents)
+            if self.remote is not None and not self._stop.is_set() and self.remote.tick():
+                self.summary.git_syncs, self.summary.git_sync_errors = (
+                    self.remote.runs,
+                    self.remote.errors,
+                )
             self._stop.wait(self._timeout(next_backstop))
 
     def _sync_reason(self, mono: float, next_backstop: float) -> str | None:
@@ -243,6 +251,8 @@ class Daemon:
     def _timeout(self, next_backstop: float) -> float:
         mono = time.monotonic()
         wait = min(self.tick, next_backstop - mono)
+        if self.remote is not None:
+            wait = min(wait, self.remote.wait())
         with self._events:
             if self._first_event is not None:
                 wait = min(wait, self._last_event + self.debounce - mono)

@@ -16,6 +16,8 @@ class Summary:
     dream_errors: int = 0
     dreams_skipped: int = 0
     next_dream: str | None = None
+    git_syncs: int = 0  # ``--sync-every``: git syncs run, and those that failed
+    git_sync_errors: int = 0
     state_dir_lost: bool = False  # the state dir (its lock) vanished: the daemon stopped
 
     @property
