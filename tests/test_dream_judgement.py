@@ -341,3 +341,19 @@ def test_grounding_reads_each_file_once_per_dream_and_again_when_it_changes(
     got, why = grounding.ground(e.workspace, row, parsed)
     assert got is None and why == "source line no longer exists" and len(reads) == 2
     e.close()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Always write commit messages in the imperative mood.",
+        "Never deploy on Fridays without a rollback plan.",
+        "Sometimes Caroline paints at night after the kids sleep.",
+    ],
+)
+def test_an_instruction_or_fact_opening_with_an_adverb_is_durable(line: str) -> None:
+    """Words like "Always" end in "s" but name no kind of thing: the line is an owner's
+    instruction or a fact about someone, not a general remark about no one."""
+    from reverie.dreaming.content import judge
+
+    assert judge(line).durable, judge(line)

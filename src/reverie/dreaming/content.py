@@ -208,6 +208,27 @@ def _content_words(sentence: str) -> list[str]:
     ]
 
 
+# adverbs and linking words ending in "s" or "ing": they name no kind of thing
+_ADVERBS_IN_S = frozenset(
+    [
+        "always",
+        "sometimes",
+        "perhaps",
+        "besides",
+        "nevertheless",
+        "nonetheless",
+        "afterwards",
+        "towards",
+        "thus",
+        "unless",
+        "whereas",
+        "regardless",
+        "during",
+        "according",
+    ]
+)
+
+
 def _kind_first(sentence: str) -> bool:
     """The sentence opens with a kind of thing ("Kids are ...", "Networking pays off",
     "Life is ..."), not someone or something in particular ("User prefers ...",
@@ -216,8 +237,8 @@ def _kind_first(sentence: str) -> bool:
     if not m:
         return False
     w = m.group(0).lower()
-    if w in _FUNCTION:
-        return False
+    if w in _FUNCTION or w in _ADVERBS_IN_S:
+        return False  # "Always write ...", "Sometimes she ...": an instruction or a fact
     return w in _KINDS or (w.endswith(("s", "ing")) and not w.endswith("ss"))
 
 
