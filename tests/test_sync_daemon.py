@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import RunCli
 from reverie.daemon import Daemon
 from reverie.daemon.remote import RemoteSync
 from sync_helpers import Device, fleet
@@ -79,6 +80,10 @@ def test_a_failing_sync_is_retried_at_the_next_slot_and_never_stops_the_daemon(
     assert daemon.summary.syncs >= 1  # the index work went on
 
 
-def test_a_schedule_of_no_minutes_is_refused() -> None:
+def test_a_schedule_of_no_minutes_is_refused(run_cli: RunCli) -> None:
     with pytest.raises(ValueError, match="positive number of minutes"):
         RemoteSync(lambda: None, minutes=0)
+    run_cli("init")
+    bad = run_cli("serve", "--sync-every", "0", check=False)
+    assert bad.returncode == 2 and "--sync-every" in bad.stderr  # a usage error, no traceback
+    assert "Traceback" not in bad.stderr

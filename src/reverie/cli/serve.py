@@ -51,7 +51,7 @@ def _install_stop_handlers(stop: threading.Event) -> None:
 )
 @click.option(
     "--sync-every",
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     metavar="MINUTES",
     help="Also run `reverie sync` (git) every MINUTES, first at start (sync set up first).",
 )
