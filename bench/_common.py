@@ -55,6 +55,13 @@ def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]
             serve.wait()
 
 
+def add_set_option(ap: Any, help: str) -> None:
+    """The benches' repeatable ``--set NAME=VALUE`` (read with :func:`parse_sets`)."""
+    ap.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="NAME=VALUE", help=help
+    )
+
+
 def parse_sets(items: Sequence[str]) -> dict[str, str]:
     """``["name=value", ...]`` -> settings overrides for ``Reverie.open(**overrides)``."""
     out: dict[str, str] = {}
@@ -90,4 +97,4 @@ class MemoQueryEmbedder:
         return vec
 
 
-__all__ = ["MemoQueryEmbedder", "parse_sets", "percentile"]
+__all__ = ["MemoQueryEmbedder", "add_set_option", "parse_sets", "percentile"]

