@@ -323,3 +323,29 @@ def test_a_stopped_server_fails_fast_with_a_clear_error_and_recovers_by_itself(
         assert _hits(pg, "kafka broker port") == before  # the same engine, no reopen
     finally:
         pg.close()
+
+
+def test_a_pool_left_asleep_by_an_outage_is_replaced_once_the_server_answers(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a long outage the pool's own attempts are spaced minutes apart: the first
+    checkout that times out while the server answers gets a fresh pool, not an error."""
+    from psycopg_pool import PoolTimeout
+
+    from reverie.storage.index.pg_schema import Database
+
+    db = Database(pg_dsn)
+    try:
+        asleep = db.pool
+
+        def timed_out(timeout: float | None = None) -> Any:
+            raise PoolTimeout("couldn't get a connection after 5.00 sec")
+
+        monkeypatch.setattr(asleep, "getconn", timed_out)
+        with db.connection() as conn:
+            assert conn.execute("SELECT 1").fetchone()[0] == 1
+        assert db.pool is not asleep and asleep.closed
+        with db.transaction() as conn:  # the fresh pool serves transactions too
+            assert conn.execute("SELECT 2").fetchone()[0] == 2
+    finally:
+        db.close()

@@ -141,16 +141,23 @@ class Database:
                 migrate(conn)
         except psycopg.Error as exc:
             raise IndexUnusable(f"cannot open the PostgreSQL index: {exc}") from None
-        self.pool = ConnectionPool(
-            dsn,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=timeout,  # a stopped server fails fast instead of hanging
-            configure=register_vector,
-            check=ConnectionPool.check_connection,  # a restarted server: fresh connections
-            kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
-            open=True,
-        )
+        self._timeout = timeout
+
+        def new_pool() -> Any:
+            return ConnectionPool(
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                timeout=timeout,  # a stopped server fails fast instead of hanging
+                configure=register_vector,
+                check=ConnectionPool.check_connection,  # a restarted server: fresh ones
+                kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
+                open=True,
+            )
+
+        self._new_pool = new_pool
+        self._pool_lock = threading.Lock()
+        self.pool = new_pool()
         self._local = threading.local()
 
     def connection(self) -> AbstractContextManager[Any]:
@@ -177,16 +184,42 @@ class Database:
 
     @contextlib.contextmanager
     def _checked_out(self, *, transaction: bool) -> Iterator[Any]:
-        with self.pool.connection() as conn:
-            if not transaction:
-                yield conn
-                return
-            self._local.conn = conn
-            try:
-                with conn.transaction():
+        pool = self.pool
+        try:
+            conn = pool.getconn()
+        except self.errors:
+            pool = self._renewed(pool)  # the server is back: the old pool may be asleep
+            conn = pool.getconn()
+        try:
+            with conn:  # commit, or roll back on an error (as the pool's own helper does)
+                if not transaction:
                     yield conn
-            finally:
-                self._local.conn = None
+                    return
+                self._local.conn = conn
+                try:
+                    with conn.transaction():
+                        yield conn
+                finally:
+                    self._local.conn = None
+        finally:
+            pool.putconn(conn)
+
+    def _renewed(self, stale: Any) -> Any:
+        """A fresh pool when the server answers again. A pool whose attempts failed
+        while the server was down waits ever longer between them (1 s, 2 s, 4 s ...), so
+        a restarted server would stay unused for minutes. Raises if it still does not
+        answer."""
+        import psycopg
+
+        with self._pool_lock:
+            if self.pool is not stale:
+                return self.pool  # another thread renewed it
+            connect_timeout = max(1, int(self._timeout))
+            with psycopg.connect(self.dsn, autocommit=True, connect_timeout=connect_timeout):
+                pass
+            self.pool = self._new_pool()
+        stale.close(timeout=0)
+        return self.pool
 
     def versions(self) -> dict[str, str]:
         """The server's and pgvector's versions (what ``reverie status`` names)."""
