@@ -264,7 +264,12 @@ def test_a_forget_killed_at_random_moments_is_finished_by_the_next_command(
             first, end = first * 0.9, end * 0.9  # the machine got faster: aim earlier
         if not started:
             first, end = first * 1.1, end * 1.1  # killed during start-up: aim later
-            unchanged_violations += _files(ws, state) != before
+            after = _files(ws, state)
+            # A kill inside the journal's own atomic write may leave its temp file (hashes
+            # only; swept by a later sync): nothing else may change, and nothing holds it.
+            torn = {k for k in after.keys() - before.keys() if ".forget-journal.json." in k}
+            assert not any(n in after[k].lower() for k in torn for n in NEEDLES), trials
+            unchanged_violations += {k: after[k] for k in after.keys() - torn} != before
             shutil.rmtree(trial_dir)
             continue
         t = Paths(ws, state)
