@@ -305,3 +305,50 @@ def test_the_command_line_syncs_and_reports_json(
     assert bad.returncode == 1 and json.loads(bad.stderr)["error"] == "SyncError"
     b.sync()
     assert "zq from the cli test" in b.read()
+
+
+def test_synced_lines_of_a_hand_commit_are_never_promoted(
+    tmp_path: Path, env: dict[str, str], two: list[Device]
+) -> None:
+    """Both lines recalled alike on the receiving device, through every numeric gate:
+    the owner's is promoted by its dream, the hand-committed one (a copied marker) never."""
+    from datetime import datetime, timedelta
+
+    from conftest import FIXED_NOW
+    from reverie import Reverie
+    from reverie.clock import Clock
+
+    a, b = two
+    a.write("zq my dentist is doctor okafor on baker street")
+    a.sync()
+    signed = next(ln for ln in a.read().splitlines() if "okafor" in ln)
+    marker = signed[signed.index("<!--") : signed.index("-->") + 3]
+    forged = f"- {marker} 09:30 zq my accountant is wilbur at grimsby partners\n"
+    hand_commit(tmp_path, a.remote, DAY, forged)
+    a.sync()
+    b.sync()
+    asked = {
+        "okafor": ("dentist okafor baker", "doctor okafor street", "baker street dentist"),
+        "wilbur": ("accountant wilbur grimsby", "wilbur grimsby partners", "grimsby accountant"),
+    }
+    now = datetime.fromisoformat(FIXED_NOW)
+    for day in (-3, -2, -1):
+        with Reverie.open(
+            tmp_path / "d1" / "ws",
+            tmp_path / "d1" / "state",
+            environ=env,
+            clock=Clock(now + timedelta(days=day)),
+            embedder="none",
+        ) as e:
+            for queries in asked.values():
+                for q in queries:
+                    assert e.search(q).hits
+    report = b.engine.dream()
+    memory = b.read("MEMORY.md")
+    assert "okafor" in memory  # the gates pass for a line recalled so (the test can fail)
+    assert "wilbur" not in memory and "grimsby" not in memory
+    assert "wilbur" not in b.read("USER.md") and report.promoted
+    [line] = [n for n, ln in enumerate(b.read().splitlines(), 1) if "wilbur" in ln]
+    gates = b.engine.dream_explain(f"{DAY}:{line}:{line}")["gates"]
+    failed = [g["reason"] for g in gates if not g["passed"]]
+    assert failed == ["provenance: untrusted origin"]  # every other gate passed
