@@ -352,3 +352,26 @@ def test_synced_lines_of_a_hand_commit_are_never_promoted(
     gates = b.engine.dream_explain(f"{DAY}:{line}:{line}")["gates"]
     failed = [g["reason"] for g in gates if not g["passed"]]
     assert failed == ["provenance: untrusted origin"]  # every other gate passed
+
+
+def test_a_forget_reaches_the_other_devices_own_stores(tmp_path: Path, two: list[Device]) -> None:
+    """b searched the line (its recall log and index hold it); after a forget on a and a
+    sync, no file of b's workspace or state holds it, git's own objects aside."""
+    a, b = two
+    a.write("zq the alarm code of the garage is 7309")
+    a.sync()
+    b.sync()
+    assert b.engine.search("garage alarm code").hits  # recorded in b's recall log
+    b.engine.context("what is the garage alarm code?")
+    a.engine.curation.forget("alarm code of the garage")
+    a.sync()
+    b.sync()
+    hits = [h.text for h in b.engine.search("garage alarm code", record=False).hits]
+    assert not any("7309" in t for t in hits)
+    b.engine.close()  # its SQLite files whole, as the next process finds them
+    held = [
+        str(p.relative_to(tmp_path))
+        for p in sorted((tmp_path / "d1").rglob("*"))
+        if p.is_file() and "sync.git" not in p.parts and b"7309" in p.read_bytes()
+    ]
+    assert held == []

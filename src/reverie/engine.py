@@ -353,7 +353,7 @@ class Reverie:
 
     @property
     def sync(self) -> SyncDoor:  # `reverie sync`, `reverie device pair` (reverie.sync)
-        return SyncDoor(self._a)
+        return SyncDoor(self._a, lambda: self.curation)
 
     # -- dreaming -------------------------------------------------------------------------
     @property

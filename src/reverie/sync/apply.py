@@ -83,7 +83,10 @@ def merge_trees(
             )  # fmt: skip
             text = fm.text
             if text is not None and p.endswith(".md"):
-                scrubbed = forgotten.scrub(text, sets)
+                # what this device held that a forget elsewhere blocks (the other device's
+                # commit already dropped it, or the merge below does): forgotten here too
+                forgotten.scrub(_text(o) or "", sets, report.removed)
+                scrubbed = forgotten.scrub(text, sets, report.removed)
                 report.forgotten_removed += text.count("\n") - scrubbed.count("\n")
                 text = scrubbed
             aside += fm.set_aside

@@ -66,12 +66,18 @@ def load(key: bytes, raw: bytes) -> StoneSet | None:
     )
 
 
-def scrub(text: str, sets: Iterable[StoneSet]) -> str:
-    """``text`` without the lines any of ``sets`` blocks."""
+def scrub(text: str, sets: Iterable[StoneSet], removed: list[str] | None = None) -> str:
+    """``text`` without the lines any of ``sets`` blocks (appended to ``removed``: the
+    device's own stores are then cleared of them by a local forget)."""
     sets = list(sets)
     if not sets:
         return text
-    kept = [ln for ln in text.split("\n") if not any(s.blocks(ln) for s in sets)]
+    kept = []
+    for ln in text.split("\n"):
+        if not any(s.blocks(ln) for s in sets):
+            kept.append(ln)
+        elif removed is not None:
+            removed.append(ln)
     return "\n".join(kept)
 
 

@@ -53,9 +53,13 @@ class SyncReport:
     pushed: bool = False
     head: str = ""
     reindexed: object = None
+    # the lines a merge removed (another device forgot them): never printed, only handed
+    # to this device's own forget, which clears its transcripts, logs and caches too
+    removed: list[str] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, object]:
         d = dict(self.__dict__)
+        del d["removed"]
         d["reindexed"] = None if self.reindexed is None else str(self.reindexed)
         return d
 

@@ -4,9 +4,11 @@ every pull; the dreaming lease the dream door asks for."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..curation.service import Curation
     from ..sync import Syncer, SyncReport
     from ..sync.run import Step
     from .adapters import Adapters
@@ -23,12 +25,30 @@ def syncer(a: Adapters, progress: Step | None = None) -> Syncer:
 class SyncDoor:
     """The sync verbs (``engine.sync``)."""
 
-    def __init__(self, adapters: Adapters) -> None:
-        self._a = adapters
+    def __init__(self, adapters: Adapters, curation: Callable[[], Curation]) -> None:
+        self._a, self._curation = adapters, curation
 
     def run(self, remote: str | None = None, *, progress: Step | None = None) -> SyncReport:
-        """Commit, pull, merge, push, re-index (see :mod:`reverie.sync.run`)."""
-        return syncer(self._a, progress).sync(remote)
+        """Commit, pull, merge, push, re-index (see :mod:`reverie.sync.run`). Lines the
+        merge removed because another device forgot them are then forgotten here too:
+        this device's transcripts, recall log, caches and free pages held copies."""
+        report = syncer(self._a, progress).sync(remote)
+        if report.removed:
+            self._forget_here(report.removed)
+        return report
+
+    def _forget_here(self, lines: list[str]) -> None:
+        from ..curation.select import Selector
+        from ..errors import ReverieError
+        from ..storage.tombstone_hash import content
+
+        forgetter = self._curation().forgetter
+        for text in dict.fromkeys(content(ln) for ln in lines):
+            try:
+                sel = Selector.of(text)
+            except ReverieError:
+                continue  # too short to name: the merge's removal stands alone
+            forgetter.forget(sel, by="a forget on another device, through sync")
 
     def conflicts(self) -> list[str]:
         """``FILE: id`` of every sync conflict still open (``reverie status`` shows them)."""
