@@ -285,6 +285,41 @@ def test_a_lease_expires(two: list[Device]) -> None:
     assert lease.take(sb) is None
 
 
+def test_two_devices_racing_for_the_lease_never_both_hold_it(three: list[Device]) -> None:
+    """Three devices take the lease at the same moment, several rounds: at most one
+    wins each round (a push that lost the race re-reads the remote's lease, or fails
+    and skips the dream), and afterwards the remote names the winner."""
+    import threading
+
+    from reverie.sync import lease
+    from reverie.wiring.sync_door import syncer
+
+    syncers = [syncer(d.engine._a) for d in three]
+    won = 0
+    for _ in range(3):
+        got: list[str | None] = [None] * len(syncers)
+        start = threading.Barrier(len(syncers))
+
+        def race(i: int) -> None:
+            start.wait()
+            got[i] = lease.take(syncers[i])
+
+        threads = [threading.Thread(target=race, args=(i,)) for i in range(len(syncers))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        winners = [i for i, why in enumerate(got) if why is None]
+        assert len(winners) <= 1, got
+        if winners:
+            other = syncers[(winners[0] + 1) % len(syncers)]
+            other.sync()
+            assert lease.holder(other.lease(), other.now()) == syncers[winners[0]].device.id
+            lease.release(syncers[winners[0]])
+            won += 1
+    assert won  # the race was decided, not skipped by all every time
+
+
 def test_the_command_line_syncs_and_reports_json(
     tmp_path: Path, env: dict[str, str], two: list[Device]
 ) -> None:
