@@ -300,11 +300,11 @@ def test_two_devices_racing_for_the_lease_never_both_hold_it(three: list[Device]
         got: list[str | None] = [None] * len(syncers)
         start = threading.Barrier(len(syncers))
 
-        def race(i: int) -> None:
+        def race(i: int, start: threading.Barrier, got: list[str | None]) -> None:
             start.wait()
             got[i] = lease.take(syncers[i])
 
-        threads = [threading.Thread(target=race, args=(i,)) for i in range(len(syncers))]
+        threads = [threading.Thread(target=race, args=(i, start, got)) for i in range(len(syncers))]
         for t in threads:
             t.start()
         for t in threads:
