@@ -342,17 +342,33 @@ def test_the_command_line_syncs_and_reports_json(
     assert "zq from the cli test" in b.read()
 
 
-def test_synced_lines_of_a_hand_commit_are_never_promoted(
-    tmp_path: Path, env: dict[str, str], two: list[Device]
-) -> None:
-    """Both lines recalled alike on the receiving device, through every numeric gate:
-    the owner's is promoted by its dream, the hand-committed one (a copied marker) never."""
+def _recalled_on_days(device: Path, env: dict[str, str], queries: list[str]) -> None:
+    """Each query searched (and recorded) on the three days before the tests' clock, on
+    the device at ``device``: a line so recalled passes every numeric promotion gate."""
     from datetime import datetime, timedelta
 
     from conftest import FIXED_NOW
     from reverie import Reverie
     from reverie.clock import Clock
 
+    now = datetime.fromisoformat(FIXED_NOW)
+    for day in (-3, -2, -1):
+        with Reverie.open(
+            device / "ws",
+            device / "state",
+            environ=env,
+            clock=Clock(now + timedelta(days=day)),
+            embedder="none",
+        ) as e:
+            for q in queries:
+                assert e.search(q).hits, q
+
+
+def test_synced_lines_of_a_hand_commit_are_never_promoted(
+    tmp_path: Path, env: dict[str, str], two: list[Device]
+) -> None:
+    """Both lines recalled alike on the receiving device, through every numeric gate:
+    the owner's is promoted by its dream, the hand-committed one (a copied marker) never."""
     a, b = two
     a.write("zq my dentist is doctor okafor on baker street")
     a.sync()
@@ -366,18 +382,7 @@ def test_synced_lines_of_a_hand_commit_are_never_promoted(
         "okafor": ("dentist okafor baker", "doctor okafor street", "baker street dentist"),
         "wilbur": ("accountant wilbur grimsby", "wilbur grimsby partners", "grimsby accountant"),
     }
-    now = datetime.fromisoformat(FIXED_NOW)
-    for day in (-3, -2, -1):
-        with Reverie.open(
-            tmp_path / "d1" / "ws",
-            tmp_path / "d1" / "state",
-            environ=env,
-            clock=Clock(now + timedelta(days=day)),
-            embedder="none",
-        ) as e:
-            for queries in asked.values():
-                for q in queries:
-                    assert e.search(q).hits
+    _recalled_on_days(tmp_path / "d1", env, [q for qs in asked.values() for q in qs])
     report = b.engine.dream()
     memory = b.read("MEMORY.md")
     assert "okafor" in memory  # the gates pass for a line recalled so (the test can fail)
@@ -410,3 +415,20 @@ def test_a_forget_reaches_the_other_devices_own_stores(tmp_path: Path, two: list
         if p.is_file() and "sync.git" not in p.parts and b"7309" in p.read_bytes()
     ]
     assert held == []
+
+
+def test_a_dream_over_an_open_conflict_keeps_both_versions(
+    tmp_path: Path, env: dict[str, str], two: list[Device]
+) -> None:
+    a, b = two
+    memory = "# Long-term memory\n\n- zq the port is 80.\n"
+    mine, theirs = memory.replace("80", "8080"), memory.replace("80", "9090")
+    [conflict] = _edit_on_both(a, b, memory, mine, theirs)["conflicts"]  # type: ignore[misc]
+    b.write("zq the plumber is called gustavo and comes on tuesdays")
+    b.engine.index()
+    _recalled_on_days(tmp_path / "d1", env, ["plumber gustavo", "gustavo tuesdays", "plumber"])
+    assert b.engine.dream().promoted
+    text = b.read("MEMORY.md")
+    assert "gustavo" in text  # the dream wrote its entry
+    assert "8080" in text and "9090" in text  # and left both sides of the conflict
+    assert b.engine.sync.conflicts() == [conflict]
