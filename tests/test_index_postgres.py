@@ -349,3 +349,35 @@ def test_a_pool_left_asleep_by_an_outage_is_replaced_once_the_server_answers(
             assert conn.execute("SELECT 2").fetchone()[0] == 2
     finally:
         db.close()
+
+
+def test_doctor_checks_the_postgres_index_against_the_files(tmp_path: Path, pg_dsn: str) -> None:
+    """`reverie doctor` on the PostgreSQL backend reads this tenant's rows (there is no
+    index.sqlite to find): in step after a sync, behind after an edit, an error naming
+    the fix when the server cannot be reached."""
+    from reverie.integrations.doctor import DoctorPorts, diagnose
+    from reverie.settings import load_settings
+
+    env = _pg(pg_dsn, "doctor")
+    pg = _space(tmp_path / "pg", {"MEMORY.md": MEMORY}, **env)
+    pg.close()
+    os_env = {**base_env(tmp_path / "pg"), **env}
+
+    def index_finding(**flags: str) -> Any:
+        settings = load_settings(
+            {"workspace": str(tmp_path / "pg" / "ws"), "state_dir": str(tmp_path / "pg" / "state"),
+             "embedder": "none", **flags},
+            environ=os_env,
+        )  # fmt: skip
+        ports = DoctorPorts(settings=settings, make_embedder=lambda ws: None, make_llm=lambda: None)
+        [found] = [f for f in diagnose(ports).findings if f.check == "index"]
+        return found
+
+    ok = index_finding()
+    assert ok.status == "ok" and "tenant doctor" in ok.message, ok
+    with (tmp_path / "pg" / "ws" / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write("- One more entry.\n")
+    behind = index_finding()
+    assert behind.status == "warn" and "MEMORY.md" in behind.message and behind.fix
+    down = index_finding(index_dsn="postgresql://nobody@127.0.0.1:9/none?connect_timeout=1")
+    assert down.status == "error" and "index_dsn" in (down.fix or "")

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,8 +22,7 @@ from typing import Any
 from ..dreaming.schedule import DaemonState
 from ..errors import ReverieError
 from ..settings import Settings
-from ..storage.index.db import connect
-from ..storage.workspace import FileEntry, Workspace, hooks_log_path
+from ..storage.workspace import Workspace, hooks_log_path
 from .claude_install import HOOKS, SERVER, claude_dir, is_ours, user_mcp_path
 
 OK, INFO, WARN, ERROR = "ok", "info", "warn", "error"
@@ -115,41 +112,11 @@ def _state(ws: Workspace) -> Iterator[Finding]:
         yield Finding("origin key", OK, str(key))
 
 
-def _index(ws: Workspace) -> Iterator[Finding]:
-    path = ws.index_path
-    if not path.is_file():
-        yield Finding("index", ERROR, f"no index at {path}", "reverie index")
-        return
-    try:
-        conn = connect(path, readonly=True)
-        try:
-            rows = conn.execute("SELECT path, size, mtime_ns FROM sources").fetchall()
-            dirty = conn.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
-        finally:
-            conn.close()
-    except (sqlite3.Error, ReverieError) as exc:
-        fix = f"rm {shlex.quote(str(path))} && reverie index  (the index is derived: rebuilt)"
-        yield Finding("index", ERROR, f"{path} is unusable ({exc})", fix)
-        return
-    indexed = {r[0]: (r[1], r[2]) for r in rows}
-    files = {e.relpath: e for e in ws.walk() if isinstance(e, FileEntry)}
-    stale = sorted(p for p, e in files.items() if indexed.get(p) != (e.size, e.mtime_ns))
-    gone = sorted(set(indexed) - set(files))
-    if stale or gone:
-        parts = [f"{len(stale)} file(s) changed or new"] if stale else []
-        parts += [f"{len(gone)} deleted"] if gone else []
-        example = (stale or gone)[0]
-        yield Finding(
-            "index",
-            WARN,
-            f"the index is behind the files: {', '.join(parts)} (e.g. {example}); "
-            "search syncs first, but one-shot hooks read it as it is",
-            "reverie index",
-        )
-    elif dirty and str(dirty[0]) not in ("0", ""):
-        yield Finding("index", WARN, "a sync did not finish", "reverie index")
-    else:
-        yield Finding("index", OK, f"{len(files)} file(s), in step with the files")
+def _index(ws: Workspace, settings: Settings) -> Iterator[Finding]:
+    from .doctor_index import findings
+
+    for status, message, fix in findings(ws, settings):
+        yield Finding("index", status, message, fix)
 
 
 def _embedder(ws: Workspace, ports: DoctorPorts) -> Iterator[Finding]:
@@ -165,7 +132,9 @@ def _embedder(ws: Workspace, ports: DoctorPorts) -> Iterator[Finding]:
         fix = "check the embedder settings (`reverie settings`), or `--embedder none`"
         yield Finding("embedder", ERROR, f"{name}: {exc}", fix)
         return
-    indexed = _indexed_embedder(ws)
+    from .doctor_index import indexed_embedder
+
+    indexed = indexed_embedder(ws, ports.settings)
     if indexed is not None and indexed != label:
         yield Finding(
             "embedder",
@@ -176,21 +145,6 @@ def _embedder(ws: Workspace, ports: DoctorPorts) -> Iterator[Finding]:
         )
         return
     yield Finding("embedder", OK, f"{name}: {label}")
-
-
-def _indexed_embedder(ws: Workspace) -> str | None:
-    """The embedder the index's vectors were made by (None: unknown, or no index)."""
-    if not ws.index_path.is_file():
-        return None
-    try:
-        conn = connect(ws.index_path, readonly=True)
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-        finally:
-            conn.close()
-    except (sqlite3.Error, ReverieError):
-        return None
-    return str(row[0]) if row and row[0] else None
 
 
 def _llm(ports: DoctorPorts) -> Iterator[Finding]:
@@ -303,7 +257,7 @@ def diagnose(ports: DoctorPorts) -> DoctorReport:
         ws = Workspace(Path(s.workspace), Path(s.state_dir))
         for check in (
             lambda: _state(ws),
-            lambda: _index(ws),
+            lambda: _index(ws, ports.settings),
             lambda: _embedder(ws, ports),
             lambda: _daemon(ws),
             lambda: _hook_log(ws),
