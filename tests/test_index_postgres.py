@@ -349,3 +349,45 @@ def test_a_pool_left_asleep_by_an_outage_is_replaced_once_the_server_answers(
             assert conn.execute("SELECT 2").fetchone()[0] == 2
     finally:
         db.close()
+
+
+def test_two_first_syncs_creating_the_vector_index_at_once_do_not_deadlock(pg_dsn: str) -> None:
+    """Two tenants of a fresh database (the hosted server opening both at once) each
+    create the HNSW index, then clear their vectors: the second waits, no deadlock."""
+    import threading
+
+    import psycopg
+
+    from reverie.storage.index.pg_schema import Database, hnsw_index
+
+    Database(pg_dsn).close()  # migrated
+    first = psycopg.connect(pg_dsn, autocommit=True)
+    second = psycopg.connect(pg_dsn, autocommit=True)
+    errors: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            with second.transaction():
+                hnsw_index(second, 5)
+                second.execute("DELETE FROM chunk_vectors WHERE tenant_id = 'b'")
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        with first.transaction():
+            hnsw_index(first, 5)
+            thread = threading.Thread(target=other)
+            thread.start()
+            with psycopg.connect(pg_dsn, autocommit=True) as probe:  # until it waits on us
+                while not probe.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND wait_event_type "
+                    "IN ('Lock', 'Advisory')",
+                    (second.info.backend_pid,),
+                ).fetchone()[0]:
+                    assert thread.is_alive() and not errors, errors
+            first.execute("DELETE FROM chunk_vectors WHERE tenant_id = 'a'")
+        thread.join(timeout=60)
+        assert not errors, errors
+    finally:
+        first.close()
+        second.close()

@@ -115,6 +115,11 @@ def hnsw_index(conn: Any, dims: int) -> None:
     """The HNSW index of ``dims``-wide vectors, on their half-precision form (half the
     memory; scores are recomputed in full precision from the column)."""
     d = int(dims)
+    if conn.execute("SELECT to_regclass(%s)", (f"chunk_vectors_hnsw_{d}",)).fetchone()[0]:
+        return
+    # one creator at a time: two tenants' first syncs creating the same index at once
+    # deadlock otherwise (each waits for the other's catalog row, then for its table lock)
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
     conn.execute(
         f"CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw_{d} ON chunk_vectors USING hnsw "
         f"((embedding::halfvec({d})) halfvec_cosine_ops) WHERE dims = {d}"
