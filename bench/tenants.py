@@ -30,6 +30,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -66,12 +67,56 @@ def marker(i: int) -> str:
     return f"tenantmark{i:04d}"
 
 
-def build(root: Path, n_tenants: int, chunks: int, env: dict[str, str]) -> dict[str, Any]:
-    """The tenants' workspaces and their index; the tenants file."""
+def clone(root: Path, env: dict[str, str], first: int, total: int) -> None:
+    """Tenants ``first`` .. ``total - 1`` as copies of ``t0000`` (its folders, and its rows
+    under their own tenant_id): rows at scale without indexing each through the engine."""
+    dsn = env.get("REVERIE_INDEX_DSN")
+    tables: list[tuple[str, list[str]]] = []
+    if dsn:
+        import psycopg
+
+        conn = psycopg.connect(dsn, autocommit=True)
+        order = ["sources", "meta", "chunks", "provenance", "notes", "chunk_vectors", "embed_cache"]
+        for table in order:
+            cols = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                    "AND table_schema = current_schema() ORDER BY ordinal_position",
+                    (table,),
+                ).fetchall()
+            ]
+            tables.append((table, [c for c in cols if c != "tenant_id"]))
+    for t in range(first, total):
+        tid = f"t{t:04d}"
+        shutil.copytree(root / "t0000", root / tid, copy_function=shutil.copy2)
+        if dsn:
+            with conn.transaction():
+                for table, cols in tables:
+                    listed = ", ".join(cols)
+                    conn.execute(
+                        f"INSERT INTO {table} (tenant_id, {listed}) "
+                        f"SELECT %s, {listed} FROM {table} WHERE tenant_id = 't0000'",
+                        (tid,),
+                    )
+    if dsn:
+        conn.execute("ANALYZE")
+        conn.close()
+
+
+def build(
+    root: Path, n_tenants: int, chunks: int, env: dict[str, str], total: int
+) -> dict[str, Any]:
+    """The tenants' workspaces and their index (``total`` past ``n_tenants``: clones of
+    the first); the tenants file."""
     rng = np.random.default_rng(SEED)
     vocab = vocabulary(rng)
     texts = chunk_texts(rng, vocab, chunks)
-    body = []
+    body = [
+        f'[t{t:04d}]\ntoken_sha256 = "{token_digest(f"t{t:04d}-secret")}"\n'
+        f'workspace = "t{t:04d}/ws"\nstate_dir = "t{t:04d}/state"\n'
+        for t in range(max(total, n_tenants))
+    ]
     for t in range(n_tenants):
         tid = f"t{t:04d}"
         ws = root / tid / "ws"
@@ -82,10 +127,6 @@ def build(root: Path, n_tenants: int, chunks: int, env: dict[str, str]) -> dict[
             for text in texts[start : start + CHUNKS_PER_FILE]:
                 lines += [f"{line[:-1]} {marker(t)}." for line in text.split("\n")] + [""]
             (ws / "memory" / f"{day}.md").write_text("\n".join(lines), encoding="utf-8")
-        body.append(
-            f'[{tid}]\ntoken_sha256 = "{token_digest(tid + "-secret")}"\n'
-            f'workspace = "{tid}/ws"\nstate_dir = "{tid}/state"\n'
-        )
     (root / "tenants.toml").write_text("\n".join(body), encoding="utf-8")
     t0, rows = time.perf_counter(), 0
     for t in range(n_tenants):
@@ -105,7 +146,14 @@ def build(root: Path, n_tenants: int, chunks: int, env: dict[str, str]) -> dict[
         seconds=round(seconds, 1),
         chunks_per_s=round(rows / seconds, 1),
     )
-    return {"vocab": vocab, "rows": rows, "index_seconds": seconds}
+    out = {"vocab": vocab, "rows": rows, "index_seconds": seconds, "built": n_tenants}
+    if total > n_tenants:
+        t0 = time.perf_counter()
+        clone(root, env, n_tenants, total)
+        out["rows"] = rows + (total - n_tenants) * (rows // n_tenants)
+        say("clone", tenants=total, rows=out["rows"], seconds=round(time.perf_counter() - t0, 1))
+    out["tenants"] = max(total, n_tenants)
+    return out
 
 
 def free_port() -> int:
@@ -192,16 +240,23 @@ async def call(tally: Tally, c: Any, tool: str, args: dict[str, Any]) -> Any:
     return result
 
 
-async def searches(url: str, tenants: list[int], n: int, vocab: list[str], tally: Tally) -> None:
+async def searches(
+    url: str, tenants: list[int], n: int, vocab: list[str], tally: Tally, built: int, at_once: int
+) -> None:
+    """``n`` searches by each of ``tenants``, ``at_once`` clients at a time; one search in
+    five asks for another built tenant's marker (which must find nothing of it)."""
+    gate = asyncio.Semaphore(at_once)
+
     async def one(t: int) -> None:
+        own = t if t < built else 0  # a clone holds t0000's text
         rng = random.Random(t)
-        async with client(url, f"t{t:04d}") as c:
+        async with gate, client(url, f"t{t:04d}") as c:
             await c.call_tool("memory_search", {"query": "warm up"})  # opens the tenant
             for i in range(n):
-                q = query(rng, vocab) if i % 5 else f"{marker((t + 1) % len(tenants))} note"
+                q = query(rng, vocab) if i % 5 else f"{marker((own + 1) % built)} note"
                 result = await call(tally, c, "memory_search", {"query": q})
                 if result is not None:
-                    tally.hits(result, marker(t))
+                    tally.hits(result, marker(own))
 
     await asyncio.gather(*(one(t) for t in tenants))
 
@@ -294,7 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dsn", help="PostgreSQL DSN (default: an embedded server for the run)")
     ap.add_argument("--tenants", type=int, default=20)
     ap.add_argument("--chunks", type=int, default=500, help="synthetic chunks per tenant")
-    ap.add_argument("--queries", type=int, default=20, help="searches per tenant")
+    ap.add_argument("--total-tenants", type=int, default=0, help="clone t0000 up to this many")
+    ap.add_argument("--queries", type=int, default=20, help="searches per searching tenant")
+    ap.add_argument("--search-tenants", type=int, default=20, help="tenants that search")
+    ap.add_argument("--search-clients", type=int, default=4, help="searching at once")
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--load-tenants", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=60)
@@ -318,13 +376,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.outage_at is not None and server is None:
         raise SystemExit("--outage-at needs the embedded server (no --dsn, --backend postgres)")
     figures: dict[str, Any] = {"backend": args.backend, "load_before": os.getloadavg()}
-    built = build(root, args.tenants, args.chunks, env)
+    if args.tenants < 2 or args.load_tenants > args.tenants:
+        raise SystemExit("--tenants must be at least 2 and at least --load-tenants")
+    built = build(root, args.tenants, args.chunks, env, args.total_tenants)
     figures.update(rows=built["rows"], index_seconds=built["index_seconds"])
-    proc, url = serve(root, env, max_open=max(args.tenants, args.load_tenants))
+    proc, url = serve(root, env, max_open=built["tenants"])
     try:
         tally = Tally()
         t0 = time.perf_counter()
-        asyncio.run(searches(url, list(range(args.tenants)), args.queries, built["vocab"], tally))
+        step = max(1, built["tenants"] // args.search_tenants)
+        sample = list(range(0, built["tenants"], step))[: args.search_tenants]
+        asyncio.run(
+            searches(
+                url, sample, args.queries, built["vocab"], tally, args.tenants, args.search_clients
+            )
+        )
         s = tally.search_ms
         figures["search"] = {
             "n": len(s),
@@ -389,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
         proc.wait(timeout=60)
         if server is not None:
             server.cleanup()
+        if args.keep is None:
+            shutil.rmtree(root, ignore_errors=True)
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2))
     return 0

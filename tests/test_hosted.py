@@ -292,3 +292,24 @@ def test_a_tenants_file_maps_each_token_to_its_tenant_and_folders(tmp_path: Path
     assert a is not None and a.id == "a" and a.workspace == (tmp_path / "a" / "ws").resolve()
     assert tenants.for_token(b"token-of-b").id == "b"  # type: ignore[union-attr]
     assert tenants.for_token(b"token-of-c") is None and tenants.for_token(b"") is None
+
+
+def test_the_tenants_flag_needs_http_and_refuses_the_single_tenant_flags(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reverie.cli.app import cli
+
+    file = str(_tenants_file(tmp_path, ["a"]))
+    env = base_env(tmp_path)
+    runner = CliRunner()
+    alone = runner.invoke(cli, ["mcp", "--tenants", file], env=env)
+    assert alone.exit_code == 2 and "--http" in alone.output
+    for extra in (["--workspace", str(tmp_path / "w")], []):
+        mixed = runner.invoke(
+            cli,
+            [*extra, "mcp", "--tenants", file, "--http", "127.0.0.1:9"]
+            + ([] if extra else ["--token", "t"]),
+            env=env,
+        )
+        assert mixed.exit_code == 2 and "drop --token" in mixed.output, mixed.output
+    assert not (tmp_path / "a").exists()  # nothing was opened

@@ -391,3 +391,48 @@ def test_two_first_syncs_creating_the_vector_index_at_once_do_not_deadlock(pg_ds
     finally:
         first.close()
         second.close()
+
+
+def test_after_a_failure_checkouts_fail_fast_until_one_succeeds(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During an outage the calls queued behind each other (one engine lock per tenant)
+    would each wait the pool's whole timeout in turn; after one failure they wait at most
+    FAIL_FAST, until a call succeeds again."""
+    from psycopg_pool import PoolTimeout
+
+    from reverie.errors import IndexUnusable
+    from reverie.storage.index import pg_schema
+
+    db = pg_schema.Database(pg_dsn, timeout=5.0)
+    waits: list[float | None] = []
+    real = db.pool.getconn
+    down = True
+
+    def getconn(timeout: float | None = None) -> Any:
+        waits.append(timeout)
+        if down:
+            raise PoolTimeout(f"couldn't get a connection after {timeout} sec")
+        return real(timeout=timeout)
+
+    def renewed(stale: Any) -> Any:
+        if down:
+            raise PoolTimeout("the server does not answer")
+        return stale
+
+    monkeypatch.setattr(db.pool, "getconn", getconn)
+    monkeypatch.setattr(db, "_renewed", renewed)
+    try:
+        for _ in range(3):
+            with pytest.raises(IndexUnusable), db.connection():
+                pass
+        assert waits == [5.0, pg_schema.FAIL_FAST, pg_schema.FAIL_FAST]
+        down = False
+        with db.connection() as conn:
+            assert conn.execute("SELECT 1").fetchone()[0] == 1
+        with db.connection():
+            pass
+        assert waits[3:] == [pg_schema.FAIL_FAST, 5.0]  # back to the full wait
+    finally:
+        monkeypatch.undo()
+        db.close()
