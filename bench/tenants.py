@@ -94,14 +94,24 @@ def clone(root: Path, env: dict[str, str], first: int, total: int) -> None:
             with conn.transaction():
                 for table, cols in tables:
                     listed = ", ".join(cols)
+                    override = " OVERRIDING SYSTEM VALUE" if table == "chunks" else ""
                     conn.execute(
-                        f"INSERT INTO {table} (tenant_id, {listed}) "
+                        f"INSERT INTO {table} (tenant_id, {listed}){override} "
                         f"SELECT %s, {listed} FROM {table} WHERE tenant_id = 't0000'",
                         (tid,),
                     )
     if dsn:
         conn.execute("ANALYZE")
         conn.close()
+
+
+def write_tenants(root: Path, n: int) -> None:
+    body = [
+        f'[t{t:04d}]\ntoken_sha256 = "{token_digest(f"t{t:04d}-secret")}"\n'
+        f'workspace = "t{t:04d}/ws"\nstate_dir = "t{t:04d}/state"\n'
+        for t in range(n)
+    ]
+    (root / "tenants.toml").write_text("\n".join(body), encoding="utf-8")
 
 
 def build(
@@ -112,11 +122,7 @@ def build(
     rng = np.random.default_rng(SEED)
     vocab = vocabulary(rng)
     texts = chunk_texts(rng, vocab, chunks)
-    body = [
-        f'[t{t:04d}]\ntoken_sha256 = "{token_digest(f"t{t:04d}-secret")}"\n'
-        f'workspace = "t{t:04d}/ws"\nstate_dir = "t{t:04d}/state"\n'
-        for t in range(max(total, n_tenants))
-    ]
+    write_tenants(root, max(total, n_tenants))
     for t in range(n_tenants):
         tid = f"t{t:04d}"
         ws = root / tid / "ws"
@@ -127,7 +133,6 @@ def build(
             for text in texts[start : start + CHUNKS_PER_FILE]:
                 lines += [f"{line[:-1]} {marker(t)}." for line in text.split("\n")] + [""]
             (ws / "memory" / f"{day}.md").write_text("\n".join(lines), encoding="utf-8")
-    (root / "tenants.toml").write_text("\n".join(body), encoding="utf-8")
     t0, rows = time.perf_counter(), 0
     for t in range(n_tenants):
         tid = f"t{t:04d}"
@@ -378,7 +383,27 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {"backend": args.backend, "load_before": os.getloadavg()}
     if args.tenants < 2 or args.load_tenants > args.tenants:
         raise SystemExit("--tenants must be at least 2 and at least --load-tenants")
-    built = build(root, args.tenants, args.chunks, env, args.total_tenants)
+    done = root / "built.json"  # --keep: a build of the same sizes is reused
+    sizes = [args.backend, args.tenants, args.chunks, args.total_tenants]
+    kept = json.loads(done.read_text()) if done.is_file() else None
+    if kept and kept["sizes"][:3] == sizes[:3] and kept["tenants"] <= max(sizes[1], sizes[3]):
+        built = kept  # the same tenants: clone more when asked (rows grow by the clones)
+        if built["tenants"] < args.total_tenants:
+            t0, per = time.perf_counter(), built["rows"] // built["tenants"]
+            clone(root, env, built["tenants"], args.total_tenants)
+            write_tenants(root, args.total_tenants)
+            built.update(tenants=args.total_tenants, rows=per * args.total_tenants, sizes=sizes)
+            done.write_text(json.dumps(built))
+            say(
+                "clone",
+                tenants=built["tenants"],
+                rows=built["rows"],
+                seconds=round(time.perf_counter() - t0, 1),
+            )
+        built["vocab"] = vocabulary(np.random.default_rng(SEED))
+    else:
+        built = build(root, args.tenants, args.chunks, env, args.total_tenants)
+        done.write_text(json.dumps({**built, "vocab": None, "sizes": sizes}))
     figures.update(rows=built["rows"], index_seconds=built["index_seconds"])
     proc, url = serve(root, env, max_open=built["tenants"])
     try:
