@@ -313,3 +313,54 @@ def test_the_tenants_flag_needs_http_and_refuses_the_single_tenant_flags(tmp_pat
         )
         assert mixed.exit_code == 2 and "drop --token" in mixed.output, mixed.output
     assert not (tmp_path / "a").exists()  # nothing was opened
+
+
+def test_at_most_max_open_tenants_stay_open_and_a_busy_one_is_never_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    from reverie.mcp_server.hosted import HostedApp, tenant_opener
+
+    tenants = load_tenants(_tenants_file(tmp_path, ["a", "b", "c"]))
+    closed: list[str] = []
+    opener = tenant_opener({"embedder": "none"})
+
+    monkeypatch.setenv("REVERIE_CONFIG", str(tmp_path / "none.toml"))
+
+    def open_engine(tenant: Any) -> Reverie:
+        engine = opener(tenant)
+        real = engine.close
+        engine.close = lambda: (closed.append(tenant.id), real())[1]  # type: ignore[method-assign]
+        return engine
+
+    app = HostedApp(tenants, open_engine, host="127.0.0.1", path="/mcp", max_open=1)
+    started, stop = anyio.Event(), anyio.Event()
+    messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+
+    async def receive() -> dict[str, str]:
+        message = next(messages)
+        if message["type"] == "lifespan.shutdown":
+            await stop.wait()
+        return message
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(app, {"type": "lifespan"}, receive, send)
+            await started.wait()
+            a = await app._entry(tenants.get("a"))
+            assert a is not None and (tmp_path / "a" / "ws" / "AGENTS.md").exists()  # init
+            a.in_flight -= 1  # its request ended
+            b = await app._entry(tenants.get("b"))  # a is idle: closed
+            assert app.open_tenants() == ["b"] and closed == ["a"]
+            c = await app._entry(tenants.get("c"))  # b is busy: stays open
+            assert app.open_tenants() == ["b", "c"] and closed == ["a"]
+            assert b is not None and c is not None
+            stop.set()
+        assert sorted(closed) == ["a", "b", "c"]  # the shutdown closes the rest
+
+    run(main)
