@@ -216,6 +216,7 @@ class Tally:
         self.cross = 0
         self.acked: dict[str, set[str]] = {}  # tenant -> acknowledged write ids
         self.ok_at: list[float] = []
+        self.timed: list[tuple[float, float, str]] = []  # (start, ms, tool) of the successes
 
     def hits(self, result: Any, own: str) -> None:
         for hit in (result.structured_content or {}).get("hits", []):
@@ -242,6 +243,7 @@ async def call(tally: Tally, c: Any, tool: str, args: dict[str, Any]) -> Any:
         return None
     (tally.search_ms if tool == "memory_search" else tally.write_ms).append(ms)
     tally.ok_at.append(time.monotonic())
+    tally.timed.append((time.monotonic() - ms / 1000, ms, tool))
     return result
 
 
@@ -270,6 +272,7 @@ async def loadrun(
     url: str, clients: int, tenants: int, seconds: float, vocab: list[str], tally: Tally
 ) -> None:
     stop = time.monotonic() + seconds
+    run = os.urandom(3).hex()  # write ids unique to this run (a --keep build is reused)
 
     async def one(k: int) -> None:
         t = k % tenants
@@ -279,7 +282,7 @@ async def loadrun(
                 async with client(url, tid) as c:
                     while time.monotonic() < stop:
                         if rng.random() < 0.5:
-                            wid = f"loadw{k:03d}x{seq:05d}"
+                            wid = f"loadw{run}x{k:03d}x{seq:05d}"
                             seq += 1
                             text = f"Load note {wid} for {marker(t)}."
                             if await call(tally, c, "memory_write", {"text": text}):
@@ -446,6 +449,29 @@ def main(argv: list[str] | None = None) -> int:
         errs = load_tally.errors
         inside = [e for e in errs if marks and marks["down"] <= e[0] <= marks["up"] + 1]
         slowest_failure = max((e[1] for e in inside), default=0.0)
+        if marks:  # the calls that started well away from the outage
+            quiet = [
+                ms
+                for start, ms, tool in load_tally.timed
+                if tool == "memory_search"
+                and (start + ms / 1000 < marks["down"] or start > marks["up"] + 5)
+            ]
+            figures["search_p95_ms_away_from_outage"] = round(percentile(quiet, 95), 1)
+            failed = sorted(e[1] for e in inside)
+            figures["failed_call_ms"] = {
+                "p50": round(percentile(failed, 50), 1),
+                "p95": round(percentile(failed, 95), 1),
+            }
+            say(
+                "calls away from the outage: search p95_ms",
+                value=figures["search_p95_ms_away_from_outage"],
+            )
+            say("failed calls during the outage (ms)", **figures["failed_call_ms"])
+            for when, ms, what in sorted(inside, key=lambda e: -e[1])[:3]:
+                start = when - ms / 1000 - marks["down"]
+                print(
+                    f"  slow failure: started {start:+.1f} s from the stop, {ms:.0f} ms: {what[:90]}"
+                )
         outside = [e for e in errs if e not in inside]
         figures["load"] = {
             "clients": args.clients,
