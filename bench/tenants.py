@@ -323,17 +323,18 @@ def rss_mb(proc: subprocess.Popen[bytes]) -> float:
     return round(psutil.Process(proc.pid).memory_info().rss / 2**20, 1)
 
 
-def pg_rss_mb(pgdata: Path | None) -> float | None:
-    if pgdata is None:
-        return None
-    total = 0
+def pg_rss_mb(pgdata: Path) -> float | None:
+    """Private RSS of this run's PostgreSQL: its postmaster (``-D pgdata``) and children."""
     for p in psutil.process_iter(["name", "cmdline"]):
         try:
-            if p.info["name"] == "postgres" or "postgres" in (p.info["cmdline"] or [""])[0]:
-                total += p.memory_info().rss - p.memory_info().shared
-        except (psutil.Error, IndexError):
+            cmdline = p.info["cmdline"] or []
+            if p.info["name"] == "postgres" and str(pgdata) in cmdline:
+                procs = [p, *p.children(recursive=True)]
+                total = sum(q.memory_full_info().uss for q in procs)
+                return round(total / 2**20, 1)
+        except psutil.Error:
             continue
-    return round(total / 2**20, 1)
+    return None
 
 
 async def outage(server: Any, at: float, length: float, marks: dict[str, float]) -> None:
