@@ -381,3 +381,90 @@ def test_doctor_checks_the_postgres_index_against_the_files(tmp_path: Path, pg_d
     assert behind.status == "warn" and "MEMORY.md" in behind.message and behind.fix
     down = index_finding(index_dsn="postgresql://nobody@127.0.0.1:9/none?connect_timeout=1")
     assert down.status == "error" and "index_dsn" in (down.fix or "")
+
+
+def test_two_first_syncs_creating_the_vector_index_at_once_do_not_deadlock(pg_dsn: str) -> None:
+    """Two tenants of a fresh database (the hosted server opening both at once) each
+    create the HNSW index, then clear their vectors: the second waits, no deadlock."""
+    import threading
+
+    import psycopg
+
+    from reverie.storage.index.pg_schema import Database, hnsw_index
+
+    Database(pg_dsn).close()  # migrated
+    first = psycopg.connect(pg_dsn, autocommit=True)
+    second = psycopg.connect(pg_dsn, autocommit=True)
+    errors: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            with second.transaction():
+                hnsw_index(second, 5)
+                second.execute("DELETE FROM chunk_vectors WHERE tenant_id = 'b'")
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        with first.transaction():
+            hnsw_index(first, 5)
+            thread = threading.Thread(target=other)
+            thread.start()
+            with psycopg.connect(pg_dsn, autocommit=True) as probe:  # until it waits on us
+                while not probe.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND wait_event_type "
+                    "IN ('Lock', 'Advisory')",
+                    (second.info.backend_pid,),
+                ).fetchone()[0]:
+                    assert thread.is_alive() and not errors, errors
+            first.execute("DELETE FROM chunk_vectors WHERE tenant_id = 'a'")
+        thread.join(timeout=60)
+        assert not errors, errors
+    finally:
+        first.close()
+        second.close()
+
+
+def test_after_a_failure_checkouts_fail_fast_until_one_succeeds(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During an outage the calls queued behind each other (one engine lock per tenant)
+    would each wait the pool's whole timeout in turn; after one failure they wait at most
+    FAIL_FAST, until a call succeeds again."""
+    from psycopg_pool import PoolTimeout
+
+    from reverie.errors import IndexUnusable
+    from reverie.storage.index import pg_schema
+
+    db = pg_schema.Database(pg_dsn, timeout=5.0)
+    waits: list[float | None] = []
+    real = db.pool.getconn
+    down = True
+
+    def getconn(timeout: float | None = None) -> Any:
+        waits.append(timeout)
+        if down:
+            raise PoolTimeout(f"couldn't get a connection after {timeout} sec")
+        return real(timeout=timeout)
+
+    def renewed(stale: Any) -> Any:
+        if down:
+            raise PoolTimeout("the server does not answer")
+        return stale
+
+    monkeypatch.setattr(db.pool, "getconn", getconn)
+    monkeypatch.setattr(db, "_renewed", renewed)
+    try:
+        for _ in range(3):
+            with pytest.raises(IndexUnusable), db.connection():
+                pass
+        assert waits == [5.0, pg_schema.FAIL_FAST, pg_schema.FAIL_FAST]
+        down = False
+        with db.connection() as conn:
+            assert conn.execute("SELECT 1").fetchone()[0] == 1
+        with db.connection():
+            pass
+        assert waits[3:] == [pg_schema.FAIL_FAST, 5.0]  # back to the full wait
+    finally:
+        monkeypatch.undo()
+        db.close()

@@ -18,7 +18,8 @@ on the client's ``PATH``, give the full path of the script (for example
 ``/path/to/venv/bin/reverie``). The server offers ``memory_search``, ``memory_get`` and ``memory_write``;
 it syncs a stale index and warms the vectors in the background at start, syncs files
 changed by hand before each call, and logs to stderr only (stdout carries the protocol).
-``reverie mcp --http 127.0.0.1:8765`` serves the same over streamable HTTP at ``/mcp``.
+``reverie mcp --http 127.0.0.1:8765`` serves the same over streamable HTTP at ``/mcp``;
+add ``--tenants FILE`` to serve many tenants, each bearer token opening its own.
 """
 
 from __future__ import annotations
@@ -43,19 +44,50 @@ from .common import Ctx, handles_errors
     envvar="REVERIE_MCP_TOKEN",
     help="Bearer token every HTTP request must carry (required off loopback) [REVERIE_MCP_TOKEN].",
 )
+@click.option(
+    "--tenants",
+    "tenants_file",
+    metavar="FILE",
+    envvar="REVERIE_MCP_TENANTS",
+    help="Hosted mode (with --http): serve every tenant of this TOML file, each bearer "
+    "token opening its own tenant's workspace [REVERIE_MCP_TENANTS].",
+)
+@click.option(
+    "--max-open",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Hosted mode: tenants kept open at once (the least recently used idle one closes).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Errors as JSON (the protocol is JSON).")
 @click.pass_obj
 @handles_errors
-def mcp(obj: Ctx, address: str | None, token: str | None, as_json: bool) -> None:
+def mcp(
+    obj: Ctx,
+    address: str | None,
+    token: str | None,
+    tenants_file: str | None,
+    max_open: int,
+    as_json: bool,
+) -> None:
     """Serve the memory tools, resources and the context prompt over MCP: stdio until the
-    client disconnects, or streamable HTTP with --http."""
-    try:
-        from ..mcp_server import run_http, run_stdio  # the MCP SDK loads only for this command
+    client disconnects, or streamable HTTP with --http (many tenants with --tenants)."""
+    try:  # the MCP SDK loads only for this command
+        from ..mcp_server import run_hosted, run_http, run_stdio
     except ModuleNotFoundError as exc:
         raise ConfigError(
             f"`reverie mcp` needs the MCP SDK ({exc.name} is missing): pip install 'mcp>=2.0'"
         ) from None
-    if address:
+    if tenants_file:
+        if not address:
+            raise ConfigError("--tenants serves over HTTP: add --http HOST:PORT")
+        if token or obj.flags.get("workspace") or obj.flags.get("state_dir"):
+            raise ConfigError(
+                "--tenants gives every tenant its token and folders: drop --token, "
+                "--workspace and --state-dir"
+            )
+        run_hosted(tenants_file, address, flags=obj.flags, max_open=max_open)
+    elif address:
         run_http(obj.engine, address, token=token)
     else:
         run_stdio(obj.engine)

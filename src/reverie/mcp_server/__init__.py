@@ -20,11 +20,13 @@ A thin adapter over :class:`reverie.engine.Reverie`. Why it is shaped this way:
   vectors run on a background thread; a tool call that arrives meanwhile waits.
 - stdout carries the protocol and nothing else (stdio); over HTTP (:mod:`.http`) the
   default is loopback, and any other address needs a bearer token.
+- Hosted (:mod:`.hosted`, ``--tenants FILE``): one process serves many tenants, the
+  bearer token picking the tenant (:mod:`.tenants`), one engine per tenant.
 """
 
 from __future__ import annotations
 
-from .http import run_http
+from .http import run_hosted, run_http
 from .registry import REGISTRARS, SERVER_NAME, build_server, run_stdio
 from .schemas import INSTRUCTIONS, MAX_RESULTS_CAP, GetOut, SearchHitOut, SearchOut, WriteOut
 from .tools import MemoryTools
@@ -40,6 +42,7 @@ __all__ = [
     "SearchOut",
     "WriteOut",
     "build_server",
+    "run_hosted",
     "run_http",
     "run_stdio",
 ]

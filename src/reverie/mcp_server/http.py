@@ -85,4 +85,19 @@ def run_http(engine: Reverie, address: str, *, token: str | None = None) -> None
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
-__all__ = ["BearerAuth", "http_app", "parse_address", "run_http"]
+def run_hosted(
+    tenants_file: str, address: str, *, flags: dict[str, Any], max_open: int = 64
+) -> None:
+    """Serve every tenant of ``tenants_file`` at ``address`` (:mod:`.hosted`)."""
+    import uvicorn
+
+    from .hosted import HostedApp, tenant_opener
+    from .tenants import load_tenants
+
+    tenants = load_tenants(tenants_file)
+    host, port = parse_address(address)
+    app = HostedApp(tenants, tenant_opener(flags), host=host, path=PATH, max_open=max_open)
+    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+
+
+__all__ = ["BearerAuth", "http_app", "parse_address", "run_hosted", "run_http"]

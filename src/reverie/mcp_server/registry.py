@@ -28,10 +28,13 @@ REGISTRARS: tuple[Registrar, ...] = (
 )
 
 
-def build_server(engine: Reverie, *, start: bool = True) -> MCPServer:
+def build_server(
+    engine: Reverie, *, start: bool = True, tools: MemoryTools | None = None
+) -> MCPServer:
     """The MCP server over ``engine``. ``start``: sync and warm in the background once the
-    server runs (off for in-process tests that want to control it)."""
-    tools = MemoryTools(engine)
+    server runs (off for in-process tests that want to control it). ``tools``: the tool
+    bodies over ``engine`` when the caller keeps them (the hosted server does)."""
+    tools = tools or MemoryTools(engine)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:

@@ -41,8 +41,10 @@ class MemoryTools:
         *,
         sleep: Callable[[float], None] = time.sleep,
         fresh_interval: float | None = None,
+        hosted: bool = False,
     ) -> None:
         self.engine = engine
+        self.hosted = hosted  # one tenant of many: a client's cwd is not resolved here
         self._lock = threading.Lock()
         self._sleep = sleep
         self.started = threading.Event()
@@ -55,6 +57,11 @@ class MemoryTools:
     def lock(self) -> threading.Lock:
         """The engine lock: hold it around any engine call from a tool or resource."""
         return self._lock
+
+    def _project(self, cwd: str | None) -> str | None:
+        """The project key of the client's folder; never looked up for a hosted tenant
+        (it would read a folder of the server's disk outside the tenant's own)."""
+        return project_key(cwd) if cwd and not self.hosted else None
 
     def refresh(self) -> None:
         """Sync files changed since the last look (never fails the call: P5)."""
@@ -91,7 +98,7 @@ class MemoryTools:
         cwd: str | None = None,
     ) -> CallToolResult:
         def body() -> CallToolResult:
-            here = project_key(cwd) if cwd else None
+            here = self._project(cwd)
             response = self.engine.search(
                 query,
                 max_results=max_results,
@@ -135,7 +142,7 @@ class MemoryTools:
                 source=_WRITE_SOURCES.get(source, Source.TOOL),  # unknown: fails closed
                 author=CONNECTED_AGENT,
                 sync=True,
-                project=project_key(cwd) if cwd else None,
+                project=self._project(cwd),
             )
             data = {"warnings": [], **appended.as_dict()}
             said = f"written to {data['source']} ({data['origin']})"

@@ -23,6 +23,9 @@ from typing import Any
 from ...errors import IndexUnusable
 
 LOCK_KEY = 0x52455645  # pg_advisory_xact_lock key of the migrations ("REVE")
+# after a failure, checkouts wait this long at most (not the pool's full timeout) until
+# one succeeds: calls queued behind each other during an outage fail fast, not in turn
+FAIL_FAST = 1.0
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the registry, chunks with their keyword text, side tables, meta
@@ -115,6 +118,11 @@ def hnsw_index(conn: Any, dims: int) -> None:
     """The HNSW index of ``dims``-wide vectors, on their half-precision form (half the
     memory; scores are recomputed in full precision from the column)."""
     d = int(dims)
+    if conn.execute("SELECT to_regclass(%s)", (f"chunk_vectors_hnsw_{d}",)).fetchone()[0]:
+        return
+    # one creator at a time: two tenants' first syncs creating the same index at once
+    # deadlock otherwise (each waits for the other's catalog row, then for its table lock)
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
     conn.execute(
         f"CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw_{d} ON chunk_vectors USING hnsw "
         f"((embedding::halfvec({d})) halfvec_cosine_ops) WHERE dims = {d}"
@@ -159,6 +167,7 @@ class Database:
         self._pool_lock = threading.Lock()
         self.pool = new_pool()
         self._local = threading.local()
+        self.failing = False  # the last checkout or statement failed: fail fast
 
     def connection(self) -> AbstractContextManager[Any]:
         """The connection of the transaction this thread is in, else one from the pool."""
@@ -177,7 +186,9 @@ class Database:
         try:
             with self._checked_out(transaction=transaction) as conn:
                 yield conn
+            self.failing = False
         except self.errors as exc:  # down, restarting, or refusing us: a clear error
+            self.failing = True
             raise IndexUnusable(
                 f"the PostgreSQL index failed: {type(exc).__name__}: {exc}"
             ) from exc
@@ -185,11 +196,12 @@ class Database:
     @contextlib.contextmanager
     def _checked_out(self, *, transaction: bool) -> Iterator[Any]:
         pool = self.pool
+        wait = min(FAIL_FAST, self._timeout) if self.failing else self._timeout
         try:
-            conn = pool.getconn()
+            conn = pool.getconn(timeout=wait)
         except self.errors:
             pool = self._renewed(pool)  # the server is back: the old pool may be asleep
-            conn = pool.getconn()
+            conn = pool.getconn(timeout=wait)
         try:
             with conn:  # commit, or roll back on an error (as the pool's own helper does)
                 if not transaction:
