@@ -52,20 +52,20 @@ from reverie.engine import Reverie
 from reverie.provenance.paths import classify
 from reverie.recall.context import trigger_hits
 from reverie.settings import load_settings
-from reverie.storage.chunking import CHUNKING_VERSION
 from reverie.storage.document import chunk_document
 from reverie.storage.embedders.factory import make_embedder
 from reverie.storage.index.bm25 import doc_tokens, query_phrases
 from reverie.storage.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
 from reverie.storage.index.query import TriggerRows
-from reverie.storage.index.sync import TOKENIZER
+from reverie.storage.index.sync import TOKENIZER, chunking_version
 from reverie.storage.workspace import FileEntry, Workspace
 from reverie.tokens import fts_query, keyword_body
 
 K = 24
 TRIGGERS = 1000
 CHUNKS_PER_FILE = 20
-LAYOUT = 2  # 2: the journal files are on disk and every workspace file is registered
+LAYOUT = 3  # 2: the journal files are on disk and every workspace file is registered; 3: with
+# the sync's chunking_version (a start sync no longer re-chunks the corpus)
 VOCAB = 20000
 SEED = 1234
 TRIGGER_WORDS_FROM = 3000  # trigger phrases use vocabulary ranks from here on
@@ -266,7 +266,8 @@ def build_corpus(base: Path, size: int, identity: Any) -> dict[str, Any]:
             registry,
         )
         set_meta(conn, "generation", 1)
-        set_meta(conn, "chunking_version", CHUNKING_VERSION)
+        # the sync's own value: another one re-chunks (and re-embeds) every file at start
+        set_meta(conn, "chunking_version", chunking_version(load_settings(environ={})))
         set_meta(conn, "tokenizer", TOKENIZER)
         set_meta(conn, "index_version", 1)
         set_meta(conn, "last_sync", "2026-01-01T00:00:00")

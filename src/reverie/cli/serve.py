@@ -79,7 +79,10 @@ def serve(
     engine = obj.engine
     engine.workspace.require()
     warm = None if once or no_http else routes(obj)
-    server = DaemonServer(engine.workspace, warm.routes) if warm else None
+    server = None
+    if warm is not None:
+        prepare = warm.prepare_mcp if warm.streams and engine.settings.mcp_relay == "warm" else None
+        server = DaemonServer(engine.workspace, warm.routes, warm.streams, on_start=prepare)
     remote = None if sync_every is None else RemoteSync(lambda: engine.sync.run(), sync_every)
     daemon = Daemon(
         engine, watch=not no_watch, schedule=not no_schedule, server=server, remote=remote

@@ -7,25 +7,36 @@
   :mod:`reverie.cli.client`: the same click command runs here, on the daemon's engine,
   its output captured and sent back with its exit code, so the output is the same as
   the in-process command's. One at a time (the capture swaps ``sys.stdout``).
+- ``/reverie/mcp`` (a stream route, setting ``mcp_relay``): ``reverie mcp`` over stdio
+  relays its bytes here (:mod:`reverie.cli.relay`) and the daemon's MCP server answers:
+  the same :func:`reverie.mcp_server.build_server` (same tools, same provenance: the
+  connected agent's writes are computed by the same code) on its own engine, which
+  shares the daemon's embedder. ``warm``: the SDK is imported and the engine warmed on a
+  background thread at the daemon's start, so a client's first search finds it ready.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
-from ..daemon.http import Route
+from ..daemon.http import Route, StreamRoute
 from ..engine import Reverie
 from ..integrations.hooks import run, stdout_bytes
 from . import recall
 from .client import HOOK_EVENTS, WARM_COMMANDS
 from .common import Ctx
+
+MCP_ROUTE = "/reverie/mcp"
+log = logging.getLogger("reverie.daemon")
 
 COMMANDS: dict[str, click.Command] = {"search": recall.search, "context": recall.context}
 assert set(COMMANDS) == set(WARM_COMMANDS)
@@ -37,9 +48,13 @@ class Warm:
 
     obj: Ctx
     routes: dict[str, Route] = field(default_factory=dict)
+    streams: dict[str, StreamRoute] = field(default_factory=dict)
     _hook_engine: Reverie | None = None
     _cli: Ctx | None = None
+    _mcp_engine: Reverie | None = None
+    _mcp: Any = None  # the MCP server (reverie.mcp_server.build_server)
     _opening: threading.Lock = field(default_factory=threading.Lock)
+    _mcp_opening: threading.Lock = field(default_factory=threading.Lock)
     _capture: threading.Lock = field(default_factory=threading.Lock)
 
     def hook_engine(self) -> Reverie:
@@ -61,6 +76,39 @@ class Warm:
                 ctx._engine = Reverie.open(**self._flags(), use_embedder=embedder)
                 self._cli = ctx
             return self._cli
+
+    def mcp_server(self) -> Any:
+        """The relayed sessions' MCP server, built once on its own engine (sharing the
+        daemon's embedder); its sync and warm-up run on a background thread, as in a
+        ``reverie mcp`` process."""
+        with self._mcp_opening:
+            if self._mcp is None:
+                from ..mcp_server import MemoryTools, build_server
+
+                embedder = self.obj.engine.embedder
+                engine = Reverie.open(**self._flags(), use_embedder=embedder)
+                tools = MemoryTools(engine)
+                tools.start_background()
+                self._mcp_engine, self._mcp = engine, build_server(engine, tools=tools)
+            return self._mcp
+
+    def mcp_stream(self, reader: Any, writer: Any) -> None:
+        from ..mcp_server import serve_connection
+
+        serve_connection(self.mcp_server(), reader, writer)
+
+    def prepare_mcp(self) -> threading.Thread:
+        """Import the SDK and warm the MCP engine in the background (``mcp_relay = warm``)."""
+
+        def prepare() -> None:
+            try:
+                self.mcp_server()
+            except Exception as exc:  # P5: the sessions retry; `reverie mcp` falls back
+                log.error("warming the MCP server failed: %s: %s", type(exc).__name__, exc)
+
+        thread = threading.Thread(target=prepare, name="reverie-mcp-warm", daemon=True)
+        thread.start()
+        return thread
 
     def _flags(self) -> dict[str, Any]:
         return {k: v for k, v in self.obj.flags.items() if v is not None}
@@ -91,7 +139,7 @@ class Warm:
         return 200, "application/json", json.dumps(answer, ensure_ascii=False).encode()
 
     def close(self) -> None:
-        opened = [self._hook_engine, self._cli._engine if self._cli else None]
+        opened = [self._hook_engine, self._cli._engine if self._cli else None, self._mcp_engine]
         for engine in [e for e in opened if e is not None]:
             with contextlib.suppress(Exception):
                 engine.close()
@@ -115,7 +163,10 @@ def routes(obj: Ctx) -> Warm:
     warm = Warm(obj)
     warm.routes = {f"/reverie/hook/{event}": warm.hook(event) for event in HOOK_EVENTS}
     warm.routes["/reverie/cli"] = warm.cli
+    relay = str(obj.engine.settings.mcp_relay)
+    if relay != "off" and importlib.util.find_spec("mcp") is not None:
+        warm.streams[MCP_ROUTE] = warm.mcp_stream  # without the SDK: `reverie mcp` says so
     return warm
 
 
-__all__ = ["COMMANDS", "Warm", "routes"]
+__all__ = ["COMMANDS", "MCP_ROUTE", "Warm", "routes"]

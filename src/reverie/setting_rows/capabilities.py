@@ -151,6 +151,15 @@ INTEGRATIONS: tuple[Setting, ...] = (
         minimum=0.1,
     ),
     S(
+        "mcp_relay",
+        "warm",
+        "How a running `reverie serve` answers `reverie mcp` (stdio): warm (its MCP server "
+        "loads and warms at the daemon's start, and `reverie mcp` relays to it), lazy (it "
+        "loads on the first relayed session), off (`reverie mcp` runs its own server).",
+        str,
+        choices=("warm", "lazy", "off"),
+    ),
+    S(
         "mcp_fresh_seconds",
         1.0,
         "Seconds between a running MCP server's checks for files changed by hand.",
