@@ -28,13 +28,13 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 @contextmanager
 def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]:
-    """``reverie serve`` (no schedule, no watcher) on the workspace of ``base`` (the
-    command with its ``--state-dir``) until the block ends; yields its endpoint (port,
-    token) once it answers."""
+    """``reverie serve`` (no schedule; its file watcher on, as a user's daemon runs) on
+    the workspace of ``base`` (the command with its ``--state-dir``) until the block
+    ends; yields its endpoint (port, token) once it answers."""
     endpoint = Path(base[list(base).index("--state-dir") + 1]) / "main" / "daemon-endpoint.json"
     endpoint.unlink(missing_ok=True)
     serve = subprocess.Popen(
-        [*base, "serve", "--no-schedule", "--no-watch"],
+        [*base, "serve", "--no-schedule"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

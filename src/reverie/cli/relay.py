@@ -29,40 +29,21 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .client import CONNECT_TIMEOUT, endpoint_for, split_globals
+from .client import CHUNK, CONNECT_TIMEOUT, endpoint_for, post, split_globals
 
 ROUTE = "/reverie/mcp"  # reverie.cli.warm.MCP_ROUTE (not imported: it imports click)
 PROTOCOL = "reverie-mcp"  # reverie.daemon.http.STREAM_PROTOCOL
-CHUNK = 64 * 1024
-MAX_HEAD = 16 * 1024
 
 
 def connect(endpoint: Any) -> tuple[socket.socket, bytes] | None:
     """The upgraded connection and any stream bytes read past the answer's head, or
     None when the daemon does not relay (the caller serves in-process)."""
-    try:
-        sock = socket.create_connection(("127.0.0.1", endpoint.port), timeout=CONNECT_TIMEOUT)
-    except OSError:
+    upgrade = f"Connection: Upgrade\r\nUpgrade: {PROTOCOL}\r\n"
+    sent = post(endpoint, ROUTE, b"", upgrade, CONNECT_TIMEOUT)
+    if sent is None:
         return None
-    try:
-        head = (
-            f"POST {ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
-            f"Authorization: Bearer {endpoint.token}\r\nConnection: Upgrade\r\n"
-            f"Upgrade: {PROTOCOL}\r\nContent-Length: 0\r\n\r\n"
-        )
-        sock.sendall(head.encode("latin-1"))
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            data = sock.recv(CHUNK)
-            if not data or len(answer) > MAX_HEAD:
-                raise OSError("no answer")
-            answer += data
-    except OSError:
-        sock.close()
-        return None
-    head_bytes, _, rest = answer.partition(b"\r\n\r\n")
-    status = head_bytes.split(b"\r\n", 1)[0].split()
-    if len(status) < 2 or status[1] != b"101":
+    sock, status, _, rest = sent
+    if status != 101:
         sock.close()
         return None
     sock.settimeout(None)

@@ -10,9 +10,14 @@
 - ``/reverie/mcp`` (a stream route, setting ``mcp_relay``): ``reverie mcp`` over stdio
   relays its bytes here (:mod:`reverie.cli.relay`) and the daemon's MCP server answers:
   the same :func:`reverie.mcp_server.build_server` (same tools, same provenance: the
-  connected agent's writes are computed by the same code) on its own engine, which
-  shares the daemon's embedder. ``warm``: the SDK is imported and the engine warmed on a
-  background thread at the daemon's start, so a client's first search finds it ready.
+  connected agent's writes are computed by the same code) on the CLI's engine.
+  ``warm`` (the default): that engine is opened and warmed (vectors and BM25 in memory)
+  and the SDK imported on a background thread at the daemon's start, so a client's
+  first search finds them ready.
+- While the daemon's file watcher runs and saw no change since its last sync
+  (:meth:`reverie.daemon.Daemon.watched_current`), a search here skips the walk over
+  the files that checks the index is current (one ``stat`` per file: 5,000 files cost
+  more than the search).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import io
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,9 +55,9 @@ class Warm:
     obj: Ctx
     routes: dict[str, Route] = field(default_factory=dict)
     streams: dict[str, StreamRoute] = field(default_factory=dict)
+    current: Callable[[], bool] | None = None  # Daemon.watched_current, once it exists
     _hook_engine: Reverie | None = None
     _cli: Ctx | None = None
-    _mcp_engine: Reverie | None = None
     _mcp: Any = None  # the MCP server (reverie.mcp_server.build_server)
     _opening: threading.Lock = field(default_factory=threading.Lock)
     _mcp_opening: threading.Lock = field(default_factory=threading.Lock)
@@ -74,22 +80,22 @@ class Warm:
                 ctx = Ctx(self.obj.flags)
                 embedder = self.obj.engine.embedder
                 ctx._engine = Reverie.open(**self._flags(), use_embedder=embedder)
+                ctx.current = self.current
                 self._cli = ctx
             return self._cli
 
     def mcp_server(self) -> Any:
-        """The relayed sessions' MCP server, built once on its own engine (sharing the
-        daemon's embedder); its sync and warm-up run on a background thread, as in a
-        ``reverie mcp`` process."""
+        """The relayed sessions' MCP server, built once on the CLI's engine (one warm
+        copy of the vectors; one lock around both doors' engine calls); its sync and
+        warm-up run on a background thread, as in a ``reverie mcp`` process."""
         with self._mcp_opening:
             if self._mcp is None:
                 from ..mcp_server import MemoryTools, build_server
 
-                embedder = self.obj.engine.embedder
-                engine = Reverie.open(**self._flags(), use_embedder=embedder)
-                tools = MemoryTools(engine)
+                engine = self.cli_ctx().engine
+                tools = MemoryTools(engine, lock=self._capture, current=self.current)
                 tools.start_background()
-                self._mcp_engine, self._mcp = engine, build_server(engine, tools=tools)
+                self._mcp = build_server(engine, tools=tools)
             return self._mcp
 
     def mcp_stream(self, reader: Any, writer: Any) -> None:
@@ -97,16 +103,22 @@ class Warm:
 
         serve_connection(self.mcp_server(), reader, writer)
 
-    def prepare_mcp(self) -> threading.Thread:
-        """Import the SDK and warm the MCP engine in the background (``mcp_relay = warm``)."""
+    def prepare(self) -> threading.Thread:
+        """``mcp_relay = warm``: in the background, open and warm the engine of the CLI
+        and MCP doors (vectors and BM25 in memory) and load the MCP server."""
 
         def prepare() -> None:
             try:
-                self.mcp_server()
-            except Exception as exc:  # P5: the sessions retry; `reverie mcp` falls back
-                log.error("warming the MCP server failed: %s: %s", type(exc).__name__, exc)
+                if self.streams:
+                    self.mcp_server()  # its start-up warms the engine
+                else:
+                    engine = self.cli_ctx().engine
+                    with self._capture:
+                        engine.warm()
+            except Exception as exc:  # P5: cold answers; `reverie mcp` falls back
+                log.error("warming the daemon's engine failed: %s: %s", type(exc).__name__, exc)
 
-        thread = threading.Thread(target=prepare, name="reverie-mcp-warm", daemon=True)
+        thread = threading.Thread(target=prepare, name="reverie-warm", daemon=True)
         thread.start()
         return thread
 
@@ -139,7 +151,7 @@ class Warm:
         return 200, "application/json", json.dumps(answer, ensure_ascii=False).encode()
 
     def close(self) -> None:
-        opened = [self._hook_engine, self._cli._engine if self._cli else None, self._mcp_engine]
+        opened = [self._hook_engine, self._cli._engine if self._cli else None]
         for engine in [e for e in opened if e is not None]:
             with contextlib.suppress(Exception):
                 engine.close()

@@ -153,9 +153,10 @@ INTEGRATIONS: tuple[Setting, ...] = (
     S(
         "mcp_relay",
         "warm",
-        "How a running `reverie serve` answers `reverie mcp` (stdio): warm (its MCP server "
-        "loads and warms at the daemon's start, and `reverie mcp` relays to it), lazy (it "
-        "loads on the first relayed session), off (`reverie mcp` runs its own server).",
+        "How a running `reverie serve` answers `reverie mcp` (stdio): warm (the engine of its "
+        "CLI and MCP doors is warmed and its MCP server loaded at the daemon's start; "
+        "`reverie mcp` relays to it), lazy (loaded on first use), off (`reverie mcp` runs "
+        "its own server).",
         str,
         choices=("warm", "lazy", "off"),
     ),
