@@ -68,7 +68,12 @@ class Warm:
         leak into ``reverie context``."""
         with self._opening:
             if self._hook_engine is None:
-                self._hook_engine = Reverie.open(**self._flags())
+                engine = Reverie.open(**self._flags())
+                try:  # the trigger index in memory (not the vectors: a hook never needs
+                    engine.warm(lanes=False)  # them warm): no snapshot look-ups per prompt
+                except Exception as exc:  # P5: the hook answers from the snapshot
+                    log.warning("warming the hooks' triggers failed: %s", exc)
+                self._hook_engine = engine
             return self._hook_engine
 
     def cli_ctx(self) -> Ctx:
