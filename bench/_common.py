@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
@@ -53,6 +54,18 @@ def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]
         except subprocess.TimeoutExpired:  # a sync that cannot stop mid-file
             serve.kill()
             serve.wait()
+
+
+def daemon_pid(base: Sequence[str]) -> int:
+    """The pid of the ``reverie serve`` that :func:`served` started for ``base``."""
+    state = Path(base[list(base).index("--state-dir") + 1]) / "main" / "daemon-state.json"
+    return int(json.loads(state.read_text())["pid"])
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def add_set_option(ap: Any, help: str) -> None:

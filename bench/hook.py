@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import percentile, served
+from _common import daemon_pid, percentile, process_cpu_seconds, served
 
 GOAL_P95_MS = 250.0
 GOAL_DAEMON_P95_MS = 15.0
@@ -140,12 +140,15 @@ def daemon_path(
     with served(base, env) as ep:
         port, token = int(ep["port"]), str(ep["token"])
         _post(port, token, bodies[0])  # the first answer opens the hooks' engine
+        pid = daemon_pid(base)
+        cpu_before = process_cpu_seconds(pid)
         walls, answers = [], []
         for body in bodies:
             ms, status, data = _post(port, token, body)
             assert status == 200, status
             walls.append(ms)
             answers.append(data)
+        cpu_ms = (process_cpu_seconds(pid) - cpu_before) * 1000 / len(bodies)
     hook_cmd = [*base, "hook", "user-prompt-submit"]
     # every prompt through the one-shot hook's code (a fresh engine each, as a process
     # opens one), and the first ``processes`` of them as real one-shot processes too
@@ -169,6 +172,7 @@ def daemon_path(
         "load_average": os.getloadavg(),
         "prompts": len(bodies),
         "http_hook_ms": {"p50": percentile(walls, 50), "p95": percentile(walls, 95)},
+        "daemon_cpu_ms_per_prompt": round(cpu_ms, 2),  # its /proc time over the prompts
         "goal_p95_met": percentile(walls, 95) <= GOAL_DAEMON_P95_MS,
         "byte_identical_to_one_shot_code": f"{same}/{len(bodies)}",
         "byte_identical_to_one_shot_process": f"{same_processes}/{min(processes, len(bodies))}",
