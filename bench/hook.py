@@ -137,7 +137,9 @@ def daemon_path(
     # the embedder the index was built with: a daemon with another one would re-embed
     # MEMORY.md at start (the hook path never loads an embedder either way)
     base = [*base, "--embedder", "none"]
-    with served(base, env) as ep:
+    # the hook's cost alone: no warm-up of the CLI / MCP doors (mcp_relay = warm runs one
+    # in the background at start, seconds of CPU that would land in the per-prompt figure)
+    with served(base, {**env, "REVERIE_MCP_RELAY": "lazy"}) as ep:
         port, token = int(ep["port"]), str(ep["token"])
         _post(port, token, bodies[0])  # the first answer opens the hooks' engine
         pid = daemon_pid(base)
