@@ -68,6 +68,17 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_idle(pid: int, *, window: float = 2.0, busy: float = 0.1, limit: float = 900) -> None:
+    """Until process ``pid`` used under ``busy`` of a core over ``window`` seconds (its
+    warm-up in the background is over), at most ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = process_cpu_seconds(pid)
+        time.sleep(window)
+        if process_cpu_seconds(pid) - before < busy * window:
+            return
+
+
 def add_set_option(ap: Any, help: str) -> None:
     """The benches' repeatable ``--set NAME=VALUE`` (read with :func:`parse_sets`)."""
     ap.add_argument(
