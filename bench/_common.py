@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
@@ -28,13 +29,13 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 @contextmanager
 def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]:
-    """``reverie serve`` (no schedule, no watcher) on the workspace of ``base`` (the
-    command with its ``--state-dir``) until the block ends; yields its endpoint (port,
-    token) once it answers."""
+    """``reverie serve`` (no schedule; its file watcher on, as a user's daemon runs) on
+    the workspace of ``base`` (the command with its ``--state-dir``) until the block
+    ends; yields its endpoint (port, token) once it answers."""
     endpoint = Path(base[list(base).index("--state-dir") + 1]) / "main" / "daemon-endpoint.json"
     endpoint.unlink(missing_ok=True)
     serve = subprocess.Popen(
-        [*base, "serve", "--no-schedule", "--no-watch"],
+        [*base, "serve", "--no-schedule"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -53,6 +54,29 @@ def served(base: Sequence[str], env: dict[str, str]) -> Iterator[dict[str, Any]]
         except subprocess.TimeoutExpired:  # a sync that cannot stop mid-file
             serve.kill()
             serve.wait()
+
+
+def daemon_pid(base: Sequence[str]) -> int:
+    """The pid of the ``reverie serve`` that :func:`served` started for ``base``."""
+    state = Path(base[list(base).index("--state-dir") + 1]) / "main" / "daemon-state.json"
+    return int(json.loads(state.read_text())["pid"])
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_idle(pid: int, *, window: float = 2.0, busy: float = 0.1, limit: float = 900) -> None:
+    """Until process ``pid`` used under ``busy`` of a core over ``window`` seconds (its
+    warm-up in the background is over), at most ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = process_cpu_seconds(pid)
+        time.sleep(window)
+        if process_cpu_seconds(pid) - before < busy * window:
+            return
 
 
 def add_set_option(ap: Any, help: str) -> None:

@@ -137,6 +137,7 @@ def base_env(tmp_path: Path) -> dict[str, str]:
         REVERIE_NOW=FIXED_NOW,
         REVERIE_EMBED_BACKOFF_MIN="0",
         REVERIE_EMBED_BACKOFF_MAX="0",
+        REVERIE_MCP_RELAY="lazy",  # a test daemon loads the MCP SDK only if a test relays
         PYTHONUTF8="1",
     )
     return env

@@ -5,8 +5,8 @@ The loop's stall is measured by a heartbeat task (a 5 ms sleep, and how late it 
 Its maximum is asserted under 50 ms when the machine is not oversubscribed by other
 processes (load average at most the core count); on a loaded machine the scheduler's
 and the interpreter lock's share of a stall is not ours, and the 99th percentile is
-asserted instead. The concurrency test runs for ``REVERIE_AIO_SECONDS`` (10 s by default, to keep the
-suite's budget; the issue's figure is 30 s: ``REVERIE_AIO_SECONDS=30``).
+asserted instead. The concurrency test runs for ``REVERIE_AIO_SECONDS``: 30 s by default,
+the issue's figure (it held twice at 30 s beside other sessions' test runs, load 9-15).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from reverie.testing import memory_for_tests
 from reverie.write.journal import Appended
 
 TASKS = 100
-SECONDS = float(os.environ.get("REVERIE_AIO_SECONDS", "10"))
+SECONDS = float(os.environ.get("REVERIE_AIO_SECONDS", "30"))
 MAX_LOOP_STALL = 0.050
 
 

@@ -156,8 +156,13 @@ def test_cli_search_and_context_use_the_daemon_and_fall_back_when_it_is_down(
         ("search", "blue cluster", "--lanes", "keyword"),
         ("context", "the deploy key and the staging cluster"),
         ("search", "x", "--max-results", "0"),  # a usage error: same message, same code
+        ("search", "pager rota", "--lanes", "keyword"),
     ]
+    # a hand edit after the daemon's sync is found at once: its watcher saw it, so the
+    # warm search checks the files (and syncs) first, as the one-shot search does
+    paths.write("MEMORY.md", MEMORY + "- The pager rota moved to Tuesdays.\n")
     warm = [_importtime(paths, env, *q) for q in queries]
+    assert "pager rota moved" in warm[4].stdout and "reverie.engine" not in warm[4].stderr
     for run in warm[:3]:  # answered by the daemon: this process never opened an engine
         assert run.returncode == 0, run.stderr
         assert "reverie.engine" not in run.stderr and "click" not in run.stderr

@@ -200,8 +200,8 @@ class Reverie:
         self.workspace.require()
         return self._a.status()
 
-    def warm(self) -> None:  # both search lanes and the trigger index (server, daemon)
-        self._a.warm(self._triggers)
+    def warm(self, *, lanes: bool = True) -> None:  # the trigger index; the search lanes too
+        self._a.warm(self._triggers, lanes=lanes)  # (server, daemon; a hook: triggers only)
 
     def open_recall_log(self) -> None:  # before the first search records in it
         self._a.open_recall_log() if self.dreaming_enabled else None

@@ -133,6 +133,7 @@ class Settings(Mapping[str, Any]):
     # integrations
     hook_context_chars: int
     hook_escalation_timeout: float
+    mcp_relay: str
     mcp_fresh_seconds: float
 
     # curation

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,8 @@ WARM_COMMANDS = ("search", "context")
 HOOK_EVENTS = ("user-prompt-submit", "session-start")  # the hooks the daemon answers
 CONNECT_TIMEOUT = 2.0  # seconds; loopback answers in microseconds or refuses
 ANSWER_TIMEOUT = 120.0  # a search waits behind the daemon's sync, as in-process
+CHUNK = 64 * 1024
+MAX_HEAD = 16 * 1024
 
 
 def split_globals(argv: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
@@ -70,25 +73,65 @@ def endpoint_for(flags: dict[str, str]) -> Any:
     return endpoint if endpoint is not None and endpoint.workspace == root else None
 
 
+def post(
+    endpoint: Any, route: str, body: bytes, headers: str, timeout: float
+) -> tuple[socket.socket, int, bytes, bytes] | None:
+    """One POST on a new loopback connection (plain sockets: ``http.client`` costs
+    more to import than the daemon takes to answer): the socket, the answer's status,
+    its head, and the bytes read past the head; None when nothing answered."""
+    try:
+        sock = socket.create_connection(("127.0.0.1", endpoint.port), timeout=CONNECT_TIMEOUT)
+    except OSError:
+        return None
+    try:
+        sock.settimeout(timeout)
+        request = (
+            f"POST {route} HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+            f"Authorization: Bearer {endpoint.token}\r\nContent-Length: {len(body)}\r\n"
+            f"{headers}\r\n"
+        )
+        sock.sendall(request.encode("latin-1") + body)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            data = sock.recv(CHUNK)
+            if not data or len(answer) > MAX_HEAD:
+                raise OSError("no answer")
+            answer += data
+        head, _, rest = answer.partition(b"\r\n\r\n")
+        status = head.split(b"\r\n", 1)[0].split()
+        return sock, int(status[1]), head, rest
+    except (OSError, ValueError, IndexError):
+        sock.close()
+        return None
+
+
 def ask(endpoint: Any, route: str, body: bytes, timeout: float = ANSWER_TIMEOUT) -> bytes | None:
     """The daemon's 200 answer to one request, or None (nothing listening, refused,
     an error status): the caller then runs in-process."""
-    import http.client
-
-    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=CONNECT_TIMEOUT)
+    sent = post(
+        endpoint, route, body, "Content-Type: application/json\r\nConnection: close\r\n", timeout
+    )
+    if sent is None:
+        return None
+    sock, status, head, data = sent
     try:
-        conn.connect()
-        if conn.sock is not None:
-            conn.sock.settimeout(timeout)
-        headers = {"Authorization": f"Bearer {endpoint.token}", "Content-Type": "application/json"}
-        conn.request("POST", route, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-        return data if response.status == 200 else None
-    except OSError:
+        length = -1
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        while length < 0 or len(data) < length:
+            more = sock.recv(CHUNK)
+            if not more:
+                break
+            data += more
+    except (OSError, ValueError):
         return None
     finally:
-        conn.close()
+        sock.close()
+    if status != 200 or (length >= 0 and len(data) != length):
+        return None
+    return data
 
 
 def run_warm(argv: Sequence[str]) -> bool:
@@ -124,4 +167,12 @@ def run_warm(argv: Sequence[str]) -> bool:
     return True
 
 
-__all__ = ["GLOBAL_OPTIONS", "HOOK_EVENTS", "WARM_COMMANDS", "ask", "run_warm", "split_globals"]
+__all__ = [
+    "GLOBAL_OPTIONS",
+    "HOOK_EVENTS",
+    "WARM_COMMANDS",
+    "ask",
+    "post",
+    "run_warm",
+    "split_globals",
+]

@@ -21,6 +21,16 @@ class Ctx:
     def __init__(self, flags: dict[str, Any]) -> None:
         self.flags = flags
         self._engine: Reverie | None = None
+        # ``reverie serve``'s file watcher vouching that the index matches the files
+        self.current: Callable[[], bool] | None = None
+
+    def refresh(self) -> str | None:
+        """Sync the files changed since the last sync (hand edits included) before a
+        search; the note when that failed. A daemon whose watcher saw no change since
+        its last sync skips the walk over the files (not a dirty flag, though)."""
+        if self.current is not None and self.current() and not self.engine.is_dirty():
+            return None
+        return self.engine.refresh().note
 
     @property
     def engine(self) -> Reverie:

@@ -16,13 +16,15 @@ from .client import split_globals
 
 def parse_hook_argv(argv: Sequence[str]) -> tuple[dict[str, str], str, bool] | None:
     """(flags, event, as_json) when ``argv`` is a hook invocation, else None."""
-    from ..integrations.hooks import EVENTS
-
     split = split_globals(argv)
     if split is None:
         return None
     flags, args = split
-    if len(args) < 2 or args[0] != "hook" or args[1] not in EVENTS:
+    if len(args) < 2 or args[0] != "hook":
+        return None  # before the hooks' import: `search` and `mcp` do not pay for it
+    from ..integrations.hooks import EVENTS
+
+    if args[1] not in EVENTS:
         return None
     rest = args[2:]
     if any(a != "--json" for a in rest):

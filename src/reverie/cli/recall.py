@@ -69,7 +69,7 @@ def search(
 ) -> None:
     """memory_search: hybrid vector + keyword search over the workspace (files changed
     since the last sync, hand edits included, are synced first)."""
-    unsynced = obj.engine.refresh().note  # P5: a failed sync never fails the search
+    unsynced = obj.refresh()  # P5: a failed sync never fails the search
     response = obj.engine.search(
         query,
         max_results=max_results,

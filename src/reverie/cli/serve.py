@@ -79,11 +79,16 @@ def serve(
     engine = obj.engine
     engine.workspace.require()
     warm = None if once or no_http else routes(obj)
-    server = DaemonServer(engine.workspace, warm.routes) if warm else None
+    server = None
+    if warm is not None:
+        prepare = warm.prepare if engine.settings.mcp_relay == "warm" else None
+        server = DaemonServer(engine.workspace, warm.routes, warm.streams, on_start=prepare)
     remote = None if sync_every is None else RemoteSync(lambda: engine.sync.run(), sync_every)
     daemon = Daemon(
         engine, watch=not no_watch, schedule=not no_schedule, server=server, remote=remote
     )
+    if warm is not None:
+        warm.current = daemon.watched_current  # before the server starts, with the run
     stop = threading.Event()
     if not once:
         _install_stop_handlers(stop)

@@ -7,25 +7,42 @@
   :mod:`reverie.cli.client`: the same click command runs here, on the daemon's engine,
   its output captured and sent back with its exit code, so the output is the same as
   the in-process command's. One at a time (the capture swaps ``sys.stdout``).
+- ``/reverie/mcp`` (a stream route, setting ``mcp_relay``): ``reverie mcp`` over stdio
+  relays its bytes here (:mod:`reverie.cli.relay`) and the daemon's MCP server answers:
+  the same :func:`reverie.mcp_server.build_server` (same tools, same provenance: the
+  connected agent's writes are computed by the same code) on the CLI's engine.
+  ``warm`` (the default): that engine is opened and warmed (vectors and BM25 in memory)
+  and the SDK imported on a background thread at the daemon's start, so a client's
+  first search finds them ready.
+- While the daemon's file watcher runs and saw no change since its last sync
+  (:meth:`reverie.daemon.Daemon.watched_current`), a search here skips the walk over
+  the files that checks the index is current (one ``stat`` per file: 5,000 files cost
+  more than the search).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
+import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
-from ..daemon.http import Route
+from ..daemon.http import Route, StreamRoute
 from ..engine import Reverie
 from ..integrations.hooks import run, stdout_bytes
 from . import recall
 from .client import HOOK_EVENTS, WARM_COMMANDS
 from .common import Ctx
+
+MCP_ROUTE = "/reverie/mcp"
+log = logging.getLogger("reverie.daemon")
 
 COMMANDS: dict[str, click.Command] = {"search": recall.search, "context": recall.context}
 assert set(COMMANDS) == set(WARM_COMMANDS)
@@ -37,9 +54,13 @@ class Warm:
 
     obj: Ctx
     routes: dict[str, Route] = field(default_factory=dict)
+    streams: dict[str, StreamRoute] = field(default_factory=dict)
+    current: Callable[[], bool] | None = None  # Daemon.watched_current, once it exists
     _hook_engine: Reverie | None = None
     _cli: Ctx | None = None
+    _mcp: Any = None  # the MCP server (reverie.mcp_server.build_server)
     _opening: threading.Lock = field(default_factory=threading.Lock)
+    _mcp_opening: threading.Lock = field(default_factory=threading.Lock)
     _capture: threading.Lock = field(default_factory=threading.Lock)
 
     def hook_engine(self) -> Reverie:
@@ -47,7 +68,12 @@ class Warm:
         leak into ``reverie context``."""
         with self._opening:
             if self._hook_engine is None:
-                self._hook_engine = Reverie.open(**self._flags())
+                engine = Reverie.open(**self._flags())
+                try:  # the trigger index in memory (not the vectors: a hook never needs
+                    engine.warm(lanes=False)  # them warm): no snapshot look-ups per prompt
+                except Exception as exc:  # P5: the hook answers from the snapshot
+                    log.warning("warming the hooks' triggers failed: %s", exc)
+                self._hook_engine = engine
             return self._hook_engine
 
     def cli_ctx(self) -> Ctx:
@@ -59,8 +85,47 @@ class Warm:
                 ctx = Ctx(self.obj.flags)
                 embedder = self.obj.engine.embedder
                 ctx._engine = Reverie.open(**self._flags(), use_embedder=embedder)
+                ctx.current = self.current
                 self._cli = ctx
             return self._cli
+
+    def mcp_server(self) -> Any:
+        """The relayed sessions' MCP server, built once on the CLI's engine (one warm
+        copy of the vectors; one lock around both doors' engine calls); its sync and
+        warm-up run on a background thread, as in a ``reverie mcp`` process."""
+        with self._mcp_opening:
+            if self._mcp is None:
+                from ..mcp_server import MemoryTools, build_server
+
+                engine = self.cli_ctx().engine
+                tools = MemoryTools(engine, lock=self._capture, current=self.current)
+                tools.start_background()
+                self._mcp = build_server(engine, tools=tools)
+            return self._mcp
+
+    def mcp_stream(self, reader: Any, writer: Any) -> None:
+        from ..mcp_server import serve_connection
+
+        serve_connection(self.mcp_server(), reader, writer)
+
+    def prepare(self) -> threading.Thread:
+        """``mcp_relay = warm``: in the background, open and warm the engine of the CLI
+        and MCP doors (vectors and BM25 in memory) and load the MCP server."""
+
+        def prepare() -> None:
+            try:
+                if self.streams:
+                    self.mcp_server()  # its start-up warms the engine
+                else:
+                    engine = self.cli_ctx().engine
+                    with self._capture:
+                        engine.warm()
+            except Exception as exc:  # P5: cold answers; `reverie mcp` falls back
+                log.error("warming the daemon's engine failed: %s: %s", type(exc).__name__, exc)
+
+        thread = threading.Thread(target=prepare, name="reverie-warm", daemon=True)
+        thread.start()
+        return thread
 
     def _flags(self) -> dict[str, Any]:
         return {k: v for k, v in self.obj.flags.items() if v is not None}
@@ -115,7 +180,10 @@ def routes(obj: Ctx) -> Warm:
     warm = Warm(obj)
     warm.routes = {f"/reverie/hook/{event}": warm.hook(event) for event in HOOK_EVENTS}
     warm.routes["/reverie/cli"] = warm.cli
+    relay = str(obj.engine.settings.mcp_relay)
+    if relay != "off" and importlib.util.find_spec("mcp") is not None:
+        warm.streams[MCP_ROUTE] = warm.mcp_stream  # without the SDK: `reverie mcp` says so
     return warm
 
 
-__all__ = ["COMMANDS", "Warm", "routes"]
+__all__ = ["COMMANDS", "MCP_ROUTE", "Warm", "routes"]

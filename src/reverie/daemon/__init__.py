@@ -1,31 +1,24 @@
 """``reverie serve``: keep the index fresh and dream at night, in one background process.
 
-What it does, and why it is built this way:
-
-- **One daemon per state dir.** An OS file lock (``daemon.lock`` in the agent's state
-  folder, taken without waiting) guards it. The OS drops the lock when the process dies,
-  so a crashed or SIGKILLed daemon never leaves it stuck; a second daemon fails at once
-  with "another daemon is running (pid N)".
+- **One daemon per state dir.** An OS file lock (``daemon.lock``, taken without waiting,
+  dropped by the OS when the process dies); a second daemon fails at once with
+  "another daemon is running (pid N)".
 - **Three sync triggers (SPEC 2.3 step 0).** A recursive file watcher on the workspace
-  (only events that can change the index: indexed ``.md`` files, folder moves and
-  deletes; reads, which our own sync causes, are ignored, so there is no feedback loop),
-  debounced by ``watch_debounce`` (1.5 s) so a burst of saves costs one sync; a backstop
-  sync every ``sync_interval`` seconds for anything the watcher missed; and the index's
-  ``dirty`` flag, which other processes (``memory_write``) set.
-- **The nightly dream (R-DREAM-1)** runs when :func:`reverie.dreaming.schedule.due_run` says so,
-  read in the machine's time zone. The last slot run is persisted in
-  ``daemon-state.json`` (written atomically), so a night missed while the machine slept
-  runs once on wake and never twice, across restarts too. On the very first start the
-  start time is the baseline: a slot from before the daemon ever ran is not replayed.
-- **Faults.** A recorded slot more than an hour ahead of the clock is clock skew: logged
-  and re-baselined at now. A lock file gone or replaced (state dir deleted) stops the
-  loop loudly, without re-creating the dir, so two daemons never serve one state dir.
-- **P5: memory failure never crashes the loop.** A failing sync or dream is logged and
-  retried later (a failing sync with backoff, a failing dream at its next slot).
-- **Clean shutdown.** :meth:`Daemon.run` returns when its stop event is set. A sync in
-  progress stops at the next batch boundary (each file commits in its own transaction,
-  so the index stays usable and the dirty flag sends the rest to the next sync); a dream
-  in progress finishes (its ``MEMORY.md`` write is atomic). Then the lock is released.
+  (indexed ``.md`` files, folder moves and deletes; not reads, which our sync causes),
+  debounced by ``watch_debounce`` (1.5 s); a backstop sync every ``sync_interval``
+  seconds; and the index's ``dirty`` flag, which other processes set.
+  While the watcher runs and saw nothing since the last sync, :meth:`Daemon.watched_current`
+  vouches for the index, so a warm search need not walk the files.
+- **The nightly dream (R-DREAM-1)** when :func:`reverie.dreaming.schedule.due_run` says so
+  (local time). The last slot run is kept in ``daemon-state.json``: a night missed
+  asleep runs once on wake, never twice; on a first start no earlier slot is replayed.
+- **Faults.** A recorded slot more than an hour ahead of the clock is clock skew:
+  re-baselined at now. A lock file gone or replaced (state dir deleted) stops the loop
+  loudly, so two daemons never serve one state dir. P5: a failing sync or dream is
+  logged and retried later (a sync with backoff, a dream at its next slot).
+- **Clean shutdown.** :meth:`Daemon.run` returns when its stop event is set: a sync stops
+  at the next batch boundary (a transaction per file; the dirty flag sends the rest to
+  the next sync), a dream finishes (its ``MEMORY.md`` write is atomic), the lock goes.
 """
 
 from __future__ import annotations
@@ -50,11 +43,8 @@ from .remote import RemoteSync
 from .summary import Summary
 
 SYNC_LOCK_WAIT = 10.0  # seconds; another process's long sync: retry on a later tick
-# A recorded slot further than this ahead of the clock is clock skew, not the future.
-CLOCK_SKEW_TOLERANCE = timedelta(hours=1)
-
+CLOCK_SKEW_TOLERANCE = timedelta(hours=1)  # a recorded slot further ahead is clock skew
 log = logging.getLogger("reverie.daemon")
-
 _RETRY_MIN = 5.0  # first retry after a failed sync, seconds; doubles up to sync_interval
 
 
@@ -98,6 +88,7 @@ class Daemon:
         self._events = threading.Lock()
         self._first_event: float | None = None
         self._last_event = 0.0
+        self._seen, self._synced, self._watching = 0, -1, False  # watcher events: all, synced
         self._retry_at = 0.0
         self._retry_delay = _RETRY_MIN
         self._stop = threading.Event()
@@ -273,8 +264,14 @@ class Daemon:
         mono = time.monotonic()
         with self._events:
             self._last_event = mono
+            self._seen += 1
             if self._first_event is None:
                 self._first_event = mono
+
+    def watched_current(self) -> bool:
+        """The watcher runs and a completed sync covered every change it saw."""
+        with self._events:
+            return self._watching and self._synced == self._seen
 
     def _start_watcher(self) -> Any:
         root = self.engine.workspace.root
@@ -283,6 +280,7 @@ class Daemon:
             observer.schedule(WorkspaceWatcher(root, self.notice), str(root), recursive=True)
             observer.daemon = True
             observer.start()
+            self._watching = True
         except Exception as exc:  # P5: fall back to the backstop timer
             log.error("file watcher unavailable (%s); relying on the periodic sync", exc)
             return None
@@ -301,6 +299,7 @@ class Daemon:
         raised). Stops at the next batch boundary once the stop event is set."""
         with self._events:
             self._first_event = None  # events from now on need another sync
+            seen = self._seen
 
         def progress(done: int, total: int, path: str) -> None:
             if self._stop.is_set() and done < total:
@@ -329,6 +328,8 @@ class Daemon:
             self._save()
             return False
         self._retry_at, self._retry_delay = 0.0, _RETRY_MIN
+        with self._events:
+            self._synced = max(self._synced, seen)
         self.summary.syncs += 1
         self.state.syncs += 1
         self.state.last_sync = {

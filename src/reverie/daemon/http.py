@@ -11,7 +11,11 @@ once; both kept across restarts so an installed hook's URL and header stay valid
   engine; always 200, an error being an empty body and a ``hooks.log`` line, so it fails
   open like the one-shot hook; Claude Code itself treats a refused connection, a
   timeout or a non-2xx answer as a non-blocking error, so a daemon that is down never
-  blocks a prompt either) and ``/reverie/cli`` (``reverie search`` / ``context`` run warm).
+  blocks a prompt either) and ``/reverie/cli`` (``reverie search`` / ``context`` run warm);
+- the stream routes its caller registers: ``/reverie/mcp`` answers ``101 Switching
+  Protocols`` and the connection then carries MCP's stdio framing (one JSON-RPC message
+  a line, both ways) until either side closes it: ``reverie mcp`` relays its stdio to it
+  (:mod:`reverie.cli.relay`), and the daemon's warm MCP server answers.
 
 Every request must carry ``Authorization: Bearer <token>`` (compared in constant
 time; else 401), a ``Host`` that names the loopback address and our port (else 403:
@@ -20,14 +24,16 @@ DNS rebinding), and no ``Origin`` but a loopback one (else 403: a web page's req
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
 import secrets
+import socket
 import threading
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..storage.endpoint import HOST, Endpoint
 from ..storage.workspace import Workspace
@@ -37,15 +43,21 @@ log = logging.getLogger("reverie.daemon")
 
 # route -> (body) -> (status, content type, answer)
 Route = Callable[[bytes], tuple[int, str, bytes]]
+# stream route -> (reader, writer): serves the upgraded connection until it closes
+StreamRoute = Callable[[BinaryIO, BinaryIO], None]
+STREAM_PROTOCOL = "reverie-mcp"  # the Upgrade token of a stream route
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     routes: Mapping[str, Route]
+    streams: Mapping[str, StreamRoute]
     token: bytes
     hosts: frozenset[str]
     origins: frozenset[str]
+    live: set[socket.socket]  # the upgraded connections being served
+    live_lock: threading.Lock
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -89,7 +101,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if not self._allowed():
             return
-        route = self.server.routes.get(self.path.split("?", 1)[0])
+        path = self.path.split("?", 1)[0]
+        stream = self.server.streams.get(path)
+        if stream is not None:
+            self._stream(stream)
+            return
+        route = self.server.routes.get(path)
         if route is None:
             self._refuse(404, f"no route {self.path}")
             return
@@ -109,6 +126,29 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._answer(status, answer, kind)
 
+    def _stream(self, stream: StreamRoute) -> None:
+        """Switch protocols, then hand the connection to ``stream`` until it closes."""
+        self.close_connection = True
+        if (self.headers.get("Upgrade") or "").lower() != STREAM_PROTOCOL:
+            self._refuse(426, f"this route needs Upgrade: {STREAM_PROTOCOL}")
+            return
+        self.send_response(101, "Switching Protocols")
+        self.send_header("Upgrade", STREAM_PROTOCOL)
+        self.send_header("Connection", "Upgrade")
+        self.end_headers()
+        self.wfile.flush()
+        with self.server.live_lock:
+            self.server.live.add(self.connection)
+        try:
+            stream(self.rfile, self.wfile)  # type: ignore[arg-type]
+        except OSError as exc:  # the client went away mid-session
+            log.debug("stream %s ended: %s", self.path, exc)
+        except Exception as exc:  # P5: one session's failure never stops the daemon
+            log.error("stream %s failed: %s: %s", self.path, type(exc).__name__, exc)
+        finally:
+            with self.server.live_lock:
+                self.server.live.discard(self.connection)
+
 
 def _bind(port: int) -> _Server:
     return _Server((HOST, port), _Handler, bind_and_activate=True)
@@ -117,9 +157,17 @@ def _bind(port: int) -> _Server:
 class DaemonServer:
     """The loopback HTTP server of one daemon (started and stopped by :class:`Daemon`)."""
 
-    def __init__(self, workspace: Workspace, routes: Mapping[str, Route]) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        routes: Mapping[str, Route],
+        streams: Mapping[str, StreamRoute] | None = None,
+        on_start: Callable[[], object] | None = None,
+    ) -> None:
         self.workspace = workspace
         self._routes = dict(routes)
+        self._streams = dict(streams or {})
+        self._on_start = on_start  # once serving (the daemon's lock held): warm-ups
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.endpoint: Endpoint | None = None
@@ -152,6 +200,8 @@ class DaemonServer:
         server.hosts = frozenset({f"{HOST}:{port}", f"localhost:{port}"})
         server.origins = frozenset({f"http://{HOST}:{port}", f"http://localhost:{port}"})
         server.routes = {"/reverie/ping": self._ping, **self._routes}
+        server.streams = self._streams
+        server.live, server.live_lock = set(), threading.Lock()
         if kept != endpoint:
             endpoint.save(path)
         self._server, self.endpoint = server, endpoint
@@ -160,11 +210,17 @@ class DaemonServer:
         )
         self._thread.start()
         log.info("answering hooks and the CLI on %s", endpoint.url("/"))
+        if self._on_start is not None:
+            self._on_start()
         return endpoint
 
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
+            with self._server.live_lock:  # end the relayed sessions: their engine closes
+                for conn in list(self._server.live):
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_RDWR)
             self._server.server_close()
             self._server = None
         if self._thread is not None:
@@ -172,4 +228,4 @@ class DaemonServer:
             self._thread = None
 
 
-__all__ = ["DaemonServer", "Route"]
+__all__ = ["STREAM_PROTOCOL", "DaemonServer", "Route", "StreamRoute"]

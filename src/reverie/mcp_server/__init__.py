@@ -27,7 +27,7 @@ A thin adapter over :class:`reverie.engine.Reverie`. Why it is shaped this way:
 from __future__ import annotations
 
 from .http import run_hosted, run_http
-from .registry import REGISTRARS, SERVER_NAME, build_server, run_stdio
+from .registry import REGISTRARS, SERVER_NAME, build_server, run_stdio, serve_connection
 from .schemas import INSTRUCTIONS, MAX_RESULTS_CAP, GetOut, SearchHitOut, SearchOut, WriteOut
 from .tools import MemoryTools
 
@@ -45,4 +45,5 @@ __all__ = [
     "run_hosted",
     "run_http",
     "run_stdio",
+    "serve_connection",
 ]

@@ -21,8 +21,10 @@ class FreshnessGuard:
         *,
         interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        current: Callable[[], bool] | None = None,
     ) -> None:
         self.engine = engine
+        self.current = current  # the daemon's watcher vouching for the index (relayed)
         self.interval = interval
         self._clock = clock
         self._last = float("-inf")
@@ -37,6 +39,8 @@ class FreshnessGuard:
             if now - self._last < self.interval:
                 return None
             self._last = now
+        if self.current is not None and self.current() and not self.engine.is_dirty():
+            return None
         refreshed = self.engine.refresh()
         if refreshed.note:
             raise ReverieError(refreshed.note)

@@ -5,11 +5,15 @@ function (wrap each body in :meth:`MemoryTools.guarded`, give it an output schem
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from io import TextIOWrapper
+from typing import Any, BinaryIO
 
+import anyio
 from mcp.server import MCPServer
+from mcp.server.stdio import stdio_server
 
 from ..about import version
 from ..engine import Reverie
@@ -32,8 +36,10 @@ def build_server(
     engine: Reverie, *, start: bool = True, tools: MemoryTools | None = None
 ) -> MCPServer:
     """The MCP server over ``engine``. ``start``: sync and warm in the background once the
-    server runs (off for in-process tests that want to control it). ``tools``: the tool
-    bodies over ``engine`` when the caller keeps them (the hosted server does)."""
+    server runs (off for in-process tests that want to control it; a second session on
+    the same server does not start it again). ``tools``: tool bodies made (and maybe
+    started) by the caller: the daemon warms them before any client connects, the
+    hosted server keeps one per tenant."""
     tools = tools or MemoryTools(engine)
 
     @asynccontextmanager
@@ -59,4 +65,33 @@ def run_stdio(engine: Reverie) -> None:
     build_server(engine).run("stdio")
 
 
-__all__ = ["REGISTRARS", "SERVER_NAME", "Registrar", "build_server", "run_stdio"]
+def serve_connection(server: MCPServer, reader: BinaryIO, writer: BinaryIO) -> None:
+    """Serve one client over a byte stream framed as stdio is (one JSON-RPC message a
+    line), until the client closes it: the daemon's side of ``reverie mcp``'s relay
+    (:mod:`reverie.cli.relay`), the same SDK code as :func:`run_stdio` on other streams.
+    Blocks the calling thread, which runs the session's own event loop."""
+
+    text_in = TextIOWrapper(reader, encoding="utf-8", errors="replace")
+    text_out = TextIOWrapper(writer, encoding="utf-8", write_through=True)
+
+    async def session() -> None:
+        async with stdio_server(anyio.wrap_file(text_in), anyio.wrap_file(text_out)) as (r, w):
+            low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+            await low.run(r, w, low.create_initialization_options())
+
+    try:
+        anyio.run(session)
+    finally:  # the connection is its owner's to close, not the wrappers'
+        for wrapper in (text_in, text_out):
+            with contextlib.suppress(ValueError, OSError):
+                wrapper.detach()
+
+
+__all__ = [
+    "REGISTRARS",
+    "SERVER_NAME",
+    "Registrar",
+    "build_server",
+    "run_stdio",
+    "serve_connection",
+]

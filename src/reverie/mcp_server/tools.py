@@ -42,16 +42,20 @@ class MemoryTools:
         sleep: Callable[[float], None] = time.sleep,
         fresh_interval: float | None = None,
         hosted: bool = False,
+        lock: threading.Lock | None = None,
+        current: Callable[[], bool] | None = None,
     ) -> None:
+        """``lock``: shared with the engine's other users (the daemon's CLI route);
+        ``current``: the daemon's watcher says the index matches the files."""
         self.engine = engine
         self.hosted = hosted  # one tenant of many: a client's cwd is not resolved here
-        self._lock = threading.Lock()
+        self._lock = lock or threading.Lock()
         self._sleep = sleep
         self.started = threading.Event()
         self._starting = False
         if fresh_interval is None:
             fresh_interval = float(engine.settings.mcp_fresh_seconds)
-        self.freshness = FreshnessGuard(engine, interval=fresh_interval)
+        self.freshness = FreshnessGuard(engine, interval=fresh_interval, current=current)
 
     @property
     def lock(self) -> threading.Lock:

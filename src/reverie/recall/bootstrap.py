@@ -151,6 +151,7 @@ class Bootstrapper:
         self.reads = 0  # how many times a file was actually read (for tests)
         self._warnings: list[str] = []
         self._ranks: dict[str, list[int | None]] = {}  # curated file -> importance per line
+        self._selected: dict[str, tuple[tuple[str, list[int | None], int], str]] = {}
 
     def _refuse(self, name: str, why: str) -> None:
         self._cache.pop(name, None)
@@ -209,6 +210,17 @@ class Bootstrapper:
         self._cache[name] = (st.st_mtime_ns, st.st_size, text)
         return text
 
+    def _select(self, name: str, body: str, ranks: list[int | None], budget: int) -> str:
+        """:func:`select_entries`, remembered while the file and the budget stay the
+        same (a warm daemon answers every prompt with the same selection)."""
+        key = (body, ranks, budget)
+        kept = self._selected.get(name)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        chosen = select_entries(name, body, ranks, budget)
+        self._selected[name] = (key, chosen)
+        return chosen
+
     def load_with(self, settings: Settings) -> Bootstrap:
         """:meth:`load` with the budgets of ``settings``."""
         return self.load(
@@ -241,7 +253,7 @@ class Bootstrapper:
             truncated = len(body) > budget or bool(unread)
             if truncated and name in CURATED and name in self._ranks:
                 lead = len(text) - len(text.lstrip("\n"))  # blank lines body lost
-                body = select_entries(name, body, self._ranks[name][lead:], budget)
+                body = self._select(name, body, self._ranks[name][lead:], budget)
             elif truncated:
                 notice = truncation_notice(name, 0, len(body))
                 keep = max(0, budget - len(notice) - 8)

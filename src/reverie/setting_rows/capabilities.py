@@ -151,6 +151,16 @@ INTEGRATIONS: tuple[Setting, ...] = (
         minimum=0.1,
     ),
     S(
+        "mcp_relay",
+        "warm",
+        "How a running `reverie serve` answers `reverie mcp` (stdio): warm (the engine of its "
+        "CLI and MCP doors is warmed and its MCP server loaded at the daemon's start; "
+        "`reverie mcp` relays to it), lazy (loaded on first use), off (`reverie mcp` runs "
+        "its own server).",
+        str,
+        choices=("warm", "lazy", "off"),
+    ),
+    S(
         "mcp_fresh_seconds",
         1.0,
         "Seconds between a running MCP server's checks for files changed by hand.",

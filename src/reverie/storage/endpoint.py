@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import atomic_write
-
 HOST = "127.0.0.1"
 
 
@@ -36,6 +34,8 @@ class Endpoint:
             return None
 
     def save(self, path: Path) -> None:
+        from .files import atomic_write  # the daemon writes; the CLI's warm path only reads
+
         text = json.dumps({"port": self.port, "token": self.token, "workspace": self.workspace})
         atomic_write(path, text + "\n")  # through a temp file made 0600, then renamed
         path.chmod(0o600)

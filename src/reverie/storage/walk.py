@@ -3,6 +3,7 @@ link that leaves the workspace, FIFO or other non-regular file (never read)."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,10 +25,20 @@ class FileEntry:
     ``relpath`` points, inside the workspace)."""
 
     relpath: str
-    path: Path
+    fspath: str  # its path on disk (``path`` as a Path, made when asked: walks are hot)
     size: int
     mtime_ns: int
     real: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.fspath)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _indexed_class(rel: str) -> bool:
+    """``classify(rel).indexed``, remembered: the same paths come back on every walk."""
+    return classify(rel).indexed
 
 
 class Tree(Protocol):
@@ -42,43 +53,63 @@ class Tree(Protocol):
 
 
 def walk(ws: Tree) -> Iterator[FileEntry | FileWarning]:
-    """Every indexable Markdown file, sorted; warnings for links that leave."""
-    for dirpath, dirnames, filenames in os.walk(ws.root, followlinks=False):
-        here = Path(dirpath)
-        keep = []
-        for d in sorted(dirnames):
-            p = here / d
-            rel = ws.relpath(p)
-            if p.is_symlink():
+    """Every indexable Markdown file, sorted; warnings for links that leave.
+
+    Top-down as ``os.walk`` (a folder's link warnings, then its files, then its
+    subfolders in name order), on ``os.scandir``: the entry's type comes with the
+    listing and one ``stat`` per Markdown file is the only system call (the check before
+    every search walks the whole workspace)."""
+    yield from _walk_dir(ws, ws.root, "")
+
+
+def _walk_dir(ws: Tree, here: Path, prefix: str) -> Iterator[FileEntry | FileWarning]:
+    try:
+        with os.scandir(here) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:  # unreadable or gone: skipped, as os.walk does
+        return
+    dirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()  # a link to a folder counts as one (not followed)
+        except OSError:
+            is_dir = False
+        (dirs if is_dir else files).append(entry)
+    keep = []
+    for d in dirs:
+        rel = prefix + d.name
+        if d.is_symlink():
+            yield from _link_warning(ws, Path(d.path), rel)
+            continue
+        if d.name.startswith(".") and rel not in HIDDEN_INDEXED:
+            continue
+        keep.append(d)
+    for f in files:
+        rel = prefix + f.name
+        if not f.name.endswith(".md") or not _indexed_class(rel):
+            continue
+        real: str | None = None
+        if f.is_symlink():
+            p = Path(f.path)
+            try:
+                real = ws.relpath(ws.check_inside(p))
+            except PathEscapeError:
                 yield from _link_warning(ws, p, rel)
                 continue
-            if d.startswith(".") and rel not in HIDDEN_INDEXED:
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            p = here / name
-            rel = ws.relpath(p)
-            if not name.endswith(".md") or not classify(rel).indexed:
-                continue
-            real: str | None = None
-            if p.is_symlink():
-                try:
-                    real = ws.relpath(ws.check_inside(p))
-                except PathEscapeError:
-                    yield from _link_warning(ws, p, rel)
-                    continue
-            try:
-                st = p.stat()
-            except FileNotFoundError:
-                if real is not None:
-                    yield FileWarning(rel, None, f"broken symlink to {real}; skipped")
-                continue
-            kind = file_kind(st.st_mode)
-            if kind is not None:  # a FIFO would block the reader forever
-                yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
-                continue
-            yield FileEntry(rel, p, st.st_size, st.st_mtime_ns, real)
+        try:
+            st = f.stat()
+        except FileNotFoundError:
+            if real is not None:
+                yield FileWarning(rel, None, f"broken symlink to {real}; skipped")
+            continue
+        kind = file_kind(st.st_mode)
+        if kind is not None:  # a FIFO would block the reader forever
+            yield FileWarning(rel, None, f"not a regular file ({kind}); skipped")
+            continue
+        yield FileEntry(rel, f.path, st.st_size, st.st_mtime_ns, real)
+    for d in keep:
+        yield from _walk_dir(ws, Path(d.path), prefix + d.name + "/")
 
 
 def indexable(rel: str) -> bool:

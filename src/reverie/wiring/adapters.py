@@ -214,9 +214,10 @@ class Adapters:
         except Exception as exc:  # memory failure never blocks a reply
             ctx.degraded.append(f"trigger injection skipped: {type(exc).__name__}: {exc}")
 
-    def warm(self, triggers: TriggerIndex) -> None:
+    def warm(self, triggers: TriggerIndex, *, lanes: bool = True) -> None:
         with self.lock:
-            self.port.warm()  # vectors and BM25 in memory, equal to the index's
+            if lanes:
+                self.port.warm()  # vectors and BM25 in memory, equal to the index's
             triggers.refresh(self.triggers_source(), precompile=True)
 
     def status(self) -> dict[str, Any]:

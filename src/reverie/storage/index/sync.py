@@ -91,6 +91,11 @@ def _digest(key: bytes) -> str:
     return hashlib.sha256(b"origin-key\0" + key).hexdigest()[:16]
 
 
+def chunking_version(settings: Any) -> str:
+    """The index's ``chunking_version`` meta: a change of policy re-chunks every file."""
+    return f"{CHUNKING_VERSION}/journals-by-{settings.journal_chunking}"
+
+
 def _groups(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -216,8 +221,8 @@ class Syncer:
         return current
 
     @property
-    def _chunking_version(self) -> str:  # a change of policy re-chunks every file
-        return f"{CHUNKING_VERSION}/journals-by-{self.settings.journal_chunking}"
+    def _chunking_version(self) -> str:
+        return chunking_version(self.settings)
 
     def _check_identity(self, stats: SyncStats) -> None:
         """A changed embedder never mixes vectors of two models: the vector table is
@@ -385,4 +390,4 @@ def mark_dirty(conn: sqlite3.Connection) -> None:
         store.mark_dirty(conn)
 
 
-__all__ = ["TOKENIZER", "SyncStats", "Syncer", "mark_dirty"]
+__all__ = ["TOKENIZER", "SyncStats", "Syncer", "chunking_version", "mark_dirty"]
