@@ -139,13 +139,40 @@ _SUBJECT = frozenset(
      "she's"]
 )  # fmt: skip
 # a name mid-sentence ("... in the Frankfurt region"), a number, an identifier
-_SPECIFIC = re.compile(r"(?<=[\s(\"'“])[A-Z][\w'’-]*")
+_SPECIFIC = re.compile(r"(?<=[\s(\"'“])(?!I(?:['’]\w+)?\b)[A-Z][\w'’-]*")  # not "I'm"
 _KINDS = frozenset(
     ["life", "love", "nature", "family", "art", "music", "success", "happiness", "friendship",
      "kindness", "education", "change", "growth", "time", "health", "fitness", "travel",
      "money", "everyone", "everything", "nothing", "someone", "something", "people"]
 )  # fmt: skip
 _SPECIFIC_TOKEN = re.compile(r"\d|[\w]+[-_./:][\w]+|`")
+
+# words of encouragement, feeling and "life" that name no thing: a sentence made of
+# these alone ("We'll keep going and never give up", "Chasing our dreams and helping
+# each other out", "I'm excited for what the future holds") says nothing to keep
+_ABSTRACT = stopwords.ENCOURAGEMENT
+# advice to the listener ("Hold onto those moments", "Have an awesome time", "Don't
+# quit", "My advice: ...") and showing what a photo shows ("Here's a pic of us")
+_ADVICE = re.compile(
+    r"^(?:(?:and|also|so|just|but|plus|oh|yeah|yep|now),?\s+)*(?:hold (?:on|onto)\b|"
+    r"keep (?:it up|up the|going|pushing|doing|chasing|believing|shining|rocking|at it|"
+    r"trying|smiling|spreading|making|helping|dancing|on)\b|don'?t (?:quit|give up|stop|"
+    r"let|be|ever|miss|hesitate|lose)\b|never (?:give up|stop|forget|quit|lose)\b|"
+    r"remember(?:,| that)|follow (?:your|my|the|that)\b|give (?:it|yourself) \b|make sure "
+    r"(?:you|yours|to)\b|be (?:sure|proud|kind|patient|yourself|gentle|true)\b|stay "
+    r"(?:positive|strong|safe|focused|motivated|open|passionate|true|in touch)\b|have "
+    r"(?:fun|faith|an? \w+ (?:time|day|one|trip|weekend))\b|go (?:for it|ahead|get)\b|"
+    r"believe in|trust (?:yourself|me|the process)\b|focus on (?:your|yourself|why|what|"
+    r"the (?:good|positive))\b|cherish|embrace|enjoy|appreciate|chase|show the world|"
+    r"tell me|take (?:care|it easy|a break|time)\b|feel free|reach out|surround "
+    r"yourself|spread (?:the|some)\b|my advice|long time no|who knows|(?:i )?bet\b|"
+    r"must (?:have|be)\b|i'?m sure\b|here(?:'s| is| are| it is| ya go| you go)\b|check "
+    r"(?:out|it|this|them)\b|look at|this is (?:a|the|my|one|what|where|how)\b)",
+    re.IGNORECASE,
+)
+# the people a statement can be about; "we" and "us" are too often everyone
+_ONE_PERSON = frozenset(["i", "me", "my", "mine", "myself", "i'm", "i've", "i'll", "i'd", "he",
+                         "she", "his", "her", "him", "he's", "she's", "user", "user's", "owner"])  # fmt: skip
 
 # Chinese: questions, greetings and reactions
 _ZH_QUESTION = re.compile(
@@ -266,13 +293,17 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
         return Sentence(s, "reaction", "a remark to or about the listener")
     if _SUPPORT.match(s.lstrip("\"'“‘(- ")) or _VALUE.search(s):
         return Sentence(s, "reaction", "encouragement, thanks or a feeling, no fact")
+    specific = _SPECIFIC.search(s[1:]) or _SPECIFIC_TOKEN.search(s)
+    if _ADVICE.match(s.lstrip("\"'“‘(- ")) and not specific:
+        return Sentence(s, "reaction", "advice to the listener or showing a photo")
     if len(words) < MIN_CONTENT_WORDS:
         return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
     if not said & _SUBJECT and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
         return Sentence(s, "fragment", "about something said before (a pronoun only)")
-    specific = _SPECIFIC.search(s[1:]) or _SPECIFIC_TOKEN.search(s)
-    if not said & _PERSON and _kind_first(s) and not specific:
+    if not said & _ONE_PERSON and _kind_first(s) and not specific:
         return Sentence(s, "reaction", "a general remark about no one in particular")
+    if all(w in _ABSTRACT for w in words) and not specific:
+        return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
     return Sentence(s, "statement", "a statement")
 
 
