@@ -272,7 +272,7 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
     related = sum(c.related for c in convs)
     unrelated = sum(c.unrelated for c in convs)
     last_week = sum(1 for c in convs for day, _, _ in c.promoted if day > days - 7)
-    hand = gold()  # the hand-labelled turns (bench/_dreamgold.py)
+    hand = gold("all")  # the hand-labelled turns, both sets (bench/_dreamgold.py)
     judged = [hand[c.sid][d] for c in convs for _, d, _ in c.promoted if d in hand.get(c.sid, {})]
     return {
         "conversations": len(convs),
@@ -313,7 +313,9 @@ def render(s: dict[str, Any], args: argparse.Namespace) -> str:
             f"  hand-labelled precision (bench/_dreamgold.py): {s['precision_hand']:.3f} of "
             f"{s['hand_labelled_promoted']} promoted entries that are labelled turns",
             f"  content judgement on the labelled turns: precision {s['judge']['precision']:.3f}, "
-            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns)",
+            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns); held-out "
+            f"{s['judge_held']['precision']:.3f} / {s['judge_held']['recall']:.3f} "
+            f"({s['judge_held']['labelled']} turns)",
             f"  chatter share (questions + small talk): {s['chatter_share']:.3f}",
             f"  asked questions whose evidence the bootstrapped MEMORY.md cites: "
             f"{s['evidence_cited']:.3f} of {s['asked']}",
@@ -373,6 +375,7 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "archive_chars": [a for p in parts for a in p["archive_chars"]],
         "promoted_ids": [i for p in parts for i in p["promoted_ids"]],
         "judge": parts[0]["judge"],
+        "judge_held": parts[0]["judge_held"],
     }
 
 
@@ -437,6 +440,7 @@ def main() -> None:
             )
     s = summary(convs, labels, args.days)
     s["judge"] = gold_scores(judge_all(data))
+    s["judge_held"] = gold_scores(judge_all(data, "held"), "held")
     print(render(s, args))
     rng = random.Random(0)
     shown = [(c.sid, p) for c in convs for p in c.promoted]

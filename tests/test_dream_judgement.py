@@ -34,6 +34,9 @@ DURABLE = [
     "User prefers dark mode in every editor.",
     "Deploy the docs from the gh-pages branch after every release.",
     "Nate: Coconut milk ice cream is at the top of my list.",
+    # short, but about a person and naming a thing; a reference beside a named thing
+    "Ravi: We made dumplings!",
+    "Ravi: I'm doing judo and it gives me so much energy.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -55,6 +58,14 @@ CHATTER = [
     "Joanna: It was inspired by personal experiences and my own journey of self-discovery.",
     "John: They really help me stay centered.",
     "Nate: I love the dark sky and green scenery.",
+    # encouragement and feelings in words that name no thing, advice, showing a photo
+    "Priya: We'll keep pushing and never give up on our dreams!",
+    "Noor: Gonna keep chasing my dreams and making a difference!",
+    "Leo: Thanks! I'm feeling confident and I won't give up.",
+    "Sam: Hold onto those good memories, they matter so much.",
+    "Tom: Have an awesome time at the show and keep rocking!",
+    "Ava: Here's a pic of us at the lake.",
+    "Ava: I'm a big fan of them.",
 ]
 
 

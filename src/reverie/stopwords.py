@@ -131,6 +131,12 @@ CONTENT_FUNCTION = _words(
 # words of encouragement, feeling and "life" that name no thing (dreaming's content
 # judgement: a sentence of these alone is small talk, "We'll keep going and never give up")
 ENCOURAGEMENT = _words(
+    "myself yourself want wants need needs able letting continue positively feels think "
+    "thinking thought know say said since one ones try trying got idea ideas super free "
+    "happening checking everywhere otherwise start starting "
+    "doing reminding successes progress confident stop affect stuck enthusiasm little "
+    "changed exciting looking stories beauty small stuff emotions mixed anxious crossed "
+    "fingers advice already lookout inspiration vent lighten booster mood creativity "
     "dream dreams dreaming goal goals journey journeys path paths road challenge challenges "
     "problem problems difference differences impact change changes community communities life "
     "lives living loved loving support supported supporting supportive strength strong growth "

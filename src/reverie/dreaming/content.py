@@ -23,6 +23,7 @@ from ..tokens import is_cjk
 
 MIN_CONTENT_WORDS = 3  # a statement has at least three content words (CJK: 4 chars)
 MIN_CJK_CONTENT = 4
+MIN_SUBSTANCE = 2  # two of them name a thing (not ENCOURAGEMENT), one when about a person
 
 _MEDIA = re.compile(
     r"!\[[^\]]*\]\([^)]*\)"  # ![alt](url)
@@ -124,6 +125,7 @@ _VALUE = re.compile(
     re.IGNORECASE,
 )
 _PRONOUNS = "it|it's|its|that|that's|this|these|those|they|they're|there"
+_BEFORE = frozenset(("it", "them", "that", "this", "these", "those", "there"))
 _PRONOUN_START = re.compile(rf"^(?:(?:yeah|yep|yes|and|but|so|plus),?\s+)*(?:{_PRONOUNS})\b", re.I)
 # the speaker, or one person: a statement about someone ("we" and "us" are too often
 # everyone: "Nature reminds us ...")
@@ -296,13 +298,17 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
     specific = _SPECIFIC.search(s[1:]) or _SPECIFIC_TOKEN.search(s)
     if _ADVICE.match(s.lstrip("\"'“‘(- ")) and not specific:
         return Sentence(s, "reaction", "advice to the listener or showing a photo")
-    if len(words) < MIN_CONTENT_WORDS:
+    substance = sum(w not in _ABSTRACT for w in words)  # words that name a thing
+    person = bool(said & _PERSON)  # "We made pizza!" is short and says something
+    if len(words) < MIN_CONTENT_WORDS and not (person and len(words) > 1 and substance):
         return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
     if not said & _SUBJECT and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
         return Sentence(s, "fragment", "about something said before (a pronoun only)")
+    if said & _BEFORE and substance < MIN_SUBSTANCE and not specific:
+        return Sentence(s, "fragment", 'about something said before ("I loved it")')
     if not said & _ONE_PERSON and _kind_first(s) and not specific:
         return Sentence(s, "reaction", "a general remark about no one in particular")
-    if all(w in _ABSTRACT for w in words) and not specific:
+    if substance < (1 if person else MIN_SUBSTANCE) and not specific:
         return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
     return Sentence(s, "statement", "a statement")
 
