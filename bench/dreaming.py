@@ -150,6 +150,8 @@ class Conv:
     false_generic: int = 0  # of which on the five generic requests
     unrelated: int = 0
     archive_chars: int = 0
+    # the recall log: every deep-sleep candidate of every night (point 6's re-fit)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_conversation(
@@ -223,13 +225,19 @@ def run_conversation(
             if before.exists()
             else set()
         )
-        e.dream()
+        report = e.dream()
+        by_anchor = {f"{p}#L{ln}-L{ln}": d for d, (p, ln) in at.items()}
+        for c in report.candidates:
+            gates = {g["name"]: g["passed"] for g in c.gates}
+            out.candidates.append(
+                {"day": day, "dia": by_anchor.get(c.source, "?"), "score": c.score,
+                 "signals": c.signals, "gates": gates, "decision": c.decision}
+            )  # fmt: skip
         memory = before.read_text(encoding="utf-8") if before.exists() else ""
         out.nights += 1
         out.max_chars = max(out.max_chars, len(memory))
         if len(memory) > e.settings.memory_max_chars:
             out.nights_over += 1
-        by_anchor = {f"{p}#L{ln}-L{ln}": d for d, (p, ln) in at.items()}
         for x in entries(memory):
             if x.generated and x.text not in old:
                 for a in x.anchors:
@@ -297,6 +305,7 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
         "promoted_last_week": last_week,
         "archive_chars": [c.archive_chars for c in convs],
         "promoted_ids": [[c.sid, d] for c in convs for _, d, _ in c.promoted],
+        "recall_log": {c.sid: c.candidates for c in convs},
     }
 
 
@@ -374,6 +383,7 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "promoted_last_week": total("promoted_last_week"),
         "archive_chars": [a for p in parts for a in p["archive_chars"]],
         "promoted_ids": [i for p in parts for i in p["promoted_ids"]],
+        "recall_log": {k: v for p in parts for k, v in p.get("recall_log", {}).items()},
         "judge": parts[0]["judge"],
         "judge_held": parts[0]["judge_held"],
     }
