@@ -66,6 +66,12 @@ CHATTER = [
     "Tom: Have an awesome time at the show and keep rocking!",
     "Ava: Here's a pic of us at the lake.",
     "Ava: I'm a big fan of them.",
+    "Sam: Max looks so peaceful in that photo.",
+    "Ana: Yoga is a great way to relax, and a new class might be a good option.",
+    "Ana: Our choices really do matter.",
+    "Ana: Just remember to breathe and take care of yourself.",
+    "Ben: Since we last talked, I've had quite the adventure!",
+    "Ana: Seeing everyone together warms my heart.",
 ]
 
 
@@ -91,6 +97,13 @@ def test_only_the_statements_of_a_mixed_line_are_kept_with_the_speaker() -> None
 def test_a_line_of_questions_only_is_never_durable(parts: list[str]) -> None:
     text = " ".join(f"{p.strip() or 'what'}?" for p in parts)
     assert not judge(text).durable
+
+
+def test_the_news_is_kept_without_the_frame_said_to_the_listener() -> None:
+    v = judge("John: Hey Maria! Wanted to let you know that I'm running for the council again.")
+    assert v.text == "John: I'm running for the council again."
+    v = judge("Ben: Since we last talked, I moved to Leeds for a nursing job.")
+    assert v.text == "Ben: I moved to Leeds for a nursing job."
 
 
 def test_media_markup_is_stripped() -> None:

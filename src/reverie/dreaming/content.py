@@ -48,7 +48,9 @@ _VOCATIVE = re.compile(
 _FUNCTION = stopwords.CONTENT_FUNCTION  # (the one stop-word source)
 _REACTION_WORDS = frozenset(["wow", "cool", "awesome", "great", "nice", "amazing", "lovely", "sweet", "fantastic", "wonderful", "incredible", "beautiful", "stunning", "gorgeous", "cute", "fun", "funny", "brilliant", "impressive", "inspiring", "incredible", "perfect", "sounds", "sound", "looks", "look", "seems", "seem", "glad", "happy", "proud", "sorry", "congrats", "congratulations", "thanks", "thank", "thx", "cheers", "bye", "goodbye", "welcome", "agree", "agreed", "true", "totally", "definitely", "absolutely", "exactly", "right", "sure", "love", "loved", "hear", "heard", "hope", "luck", "best", "care", "wish", "wishing", "can't", "wait", "soon", "later", "talk", "catch", "chat", "mate", "buddy", "friend", "dear", "pal"])
 # fmt: on
-_LISTENER = frozenset(("you", "your", "yours", "you're", "you've", "you'll", "you'd", "ya"))
+_LISTENER = frozenset(
+    ("you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd", "ya")
+)
 _SELF = frozenset(
     [
         "i",
@@ -121,8 +123,20 @@ _SUPPORT = re.compile(
 # sentence whose subject is only a pronoun for something said or shown before
 _VALUE_WORDS = "key|important|crucial|essential|priceless|rewarding|meaningful"
 _VALUE = re.compile(
-    rf"\b(?:it'?s|it is|is|are) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b",
+    rf"\b(?:it'?s|it is|is|are) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b"
+    r"|\b(?:really |truly |do |does )*matters?\W*$",
     re.IGNORECASE,
+)
+# "X is a great way to ...", "... might be a good option": a remark, unless about someone
+_GOOD_WAY = re.compile(
+    r"\b(?:is|are|'s|be) (?:a |such a |the )?(?:great|good|nice|wonderful|perfect|best|fun|"
+    r"awesome|amazing|cool) (?:way|thing|idea|option|reminder)\b",
+    re.IGNORECASE,
+)
+# a sentence about the photo being shown ("Max looks so peaceful in that photo", "The
+# pic takes me back"): what it shows is in the caption, which is not kept
+_SHOWN = re.compile(
+    r"\b(?:this|that|the|these|those|my|a) (?:photo|pic|picture|snap|shot|image)s?\b", re.I
 )
 _PRONOUNS = "it|it's|its|that|that's|this|these|those|they|they're|there"
 _BEFORE = frozenset(("it", "them", "that", "this", "these", "those", "there"))
@@ -271,8 +285,19 @@ def _kind_first(sentence: str) -> bool:
     return w in _KINDS or (w.endswith(("s", "ing")) and not w.endswith("ss"))
 
 
+# "Wanted to let you know that I'm running for office": the frame is to the listener,
+# the news is about the speaker
+_TELL_FRAME = re.compile(
+    r"^(?:i |just )?(?:wanted|want|had|have|got|gotta|needed|need) to (?:let you know|tell you|"
+    r"share(?: something \w+)? with you|update you)(?: that)?\s*[-:,]?\s*|^guess what[,!]?\s*"
+    r"|^since (?:we |i )?(?:last )?(?:spoke|talked|chatted|caught up)(?: last)?,?\s*",
+    re.IGNORECASE,
+)
+
+
 def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Sentence:
     s = _VOCATIVE.sub(" ", sentence.strip()).strip() or sentence.strip()
+    s = _TELL_FRAME.sub("", s).strip() or s
     bare = s.rstrip(".!?。！？…\"'”’) ")
     if any(is_cjk(c) for c in s):
         cjk = sum(1 for c in s if is_cjk(c))
@@ -306,7 +331,9 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
         return Sentence(s, "fragment", "about something said before (a pronoun only)")
     if said & _BEFORE and substance < MIN_SUBSTANCE and not specific:
         return Sentence(s, "fragment", 'about something said before ("I loved it")')
-    if not said & _ONE_PERSON and _kind_first(s) and not specific:
+    if _SHOWN.search(s) and not specific:
+        return Sentence(s, "fragment", "about the photo being shown")
+    if not said & _ONE_PERSON and (_kind_first(s) or _GOOD_WAY.search(s)) and not specific:
         return Sentence(s, "reaction", "a general remark about no one in particular")
     if substance < (1 if person else MIN_SUBSTANCE) and not specific:
         return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
