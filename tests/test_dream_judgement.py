@@ -72,6 +72,8 @@ CHATTER = [
     "Ana: Just remember to breathe and take care of yourself.",
     "Ben: Since we last talked, I've had quite the adventure!",
     "Ana: Seeing everyone together warms my heart.",
+    "Tim: Wow, Congrats on those deals with Nike and Adidas!",
+    "Tim: Thanks for the tips on the Lisbon trip!",
 ]
 
 

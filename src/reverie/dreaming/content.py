@@ -84,7 +84,7 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _REACTION_START = re.compile(
-    r"^(?:wow|whoa|woah|omg|oh|aw+|yay|haha|lol|congrat|thank|thx|cheers|bye|goodbye|"
+    r"^(?:wow|whoa|woah|omg|oh|aw+|yay|haha|lol|congrat\w*|thanks?|thx|cheers|bye|goodbye|"
     r"see (?:you|ya)|take care|good (?:luck|night|morning|job)|well done|nice|cool|"
     r"awesome|great|sounds|looks|seems|it (?:sounds|looks|seems)|good (?:on|for) you|way to go|"
     r"what an?\b|how (?:cool|nice|fun|awesome|great|"
