@@ -280,7 +280,7 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
     related = sum(c.related for c in convs)
     unrelated = sum(c.unrelated for c in convs)
     last_week = sum(1 for c in convs for day, _, _ in c.promoted if day > days - 7)
-    hand = gold("all")  # the hand-labelled turns, both sets (bench/_dreamgold.py)
+    hand = gold("every")  # every hand-labelled turn (bench/_dreamgold.py)
     judged = [hand[c.sid][d] for c in convs for _, d, _ in c.promoted if d in hand.get(c.sid, {})]
     return {
         "conversations": len(convs),
