@@ -117,10 +117,18 @@ _HELD = {
     ),
 }
 # promoted entries, read and labelled by a person after a month simulation (this
-# revision, defaults, no model: conv-26 and conv-43), every promoted line that is in
+# revision, defaults, no model: conv-26, conv-30, conv-43), every promoted line that is in
 # neither set above; chosen by the engine's output, so they measure the precision of
 # what is promoted, never the judgement's recall
 _PROMOTED = {
+    "conv-30": (
+        "D1:7 D D1:3 D D2:4 D D1:6 D D2:7 N D1:17 D D2:1 D D3:6 D D2:5 N D3:4 N D2:6 D "
+        "D3:1 D D5:2 D D5:16 D D7:2 D D5:5 D D6:1 D D7:4 D D9:8 D D8:13 D D8:17 D "
+        "D5:20 D D10:7 N D12:1 D D11:3 D D8:1 D D13:4 D D15:3 D D13:9 N D11:9 D "
+        "D15:1 D D12:6 D D18:2 D D13:8 D D13:3 D D16:3 D D17:2 N D12:10 N D19:6 N "
+        "D15:5 D D18:6 D D9:1 D D14:4 N D12:12 D D15:16 N D14:15 N D9:5 D D14:3 D "
+        "D11:5 N D18:10 D D14:8 D D16:8 D D18:3 N "
+    ),
     "conv-26": (
         "D2:12 D D1:3 D D2:7 D D2:1 D D1:7 D D1:14 D D4:3 N D4:15 D D4:11 D D3:11 D "
         "D4:6 D D1:11 D D4:5 D D6:9 D D1:9 D D5:3 D D5:13 D D3:13 D D8:2 D D8:9 D "
