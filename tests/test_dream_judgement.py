@@ -74,6 +74,11 @@ CHATTER = [
     "Ana: Seeing everyone together warms my heart.",
     "Tim: Wow, Congrats on those deals with Nike and Adidas!",
     "Tim: Thanks for the tips on the Lisbon trip!",
+    "Jon: Choir practice has been fun and exhausting.",
+    "Ana: The crowd was electric and the stage looked amazing!",
+    "Jon: Gives me a visual of my progress and keeps me on track.",
+    "Ana: Patience and practice can help any player improve.",
+    "Ana: It's a sign of our friendship and all the love we share.",
 ]
 
 

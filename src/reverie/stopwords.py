@@ -131,6 +131,7 @@ CONTENT_FUNCTION = _words(
 # words of encouragement, feeling and "life" that name no thing (dreaming's content
 # judgement: a sentence of these alone is small talk, "We'll keep going and never give up")
 ENCOURAGEMENT = _words(
+    "stoked thrilled pumped psyched chapter "
     "wild ride adventure quite spoke talked chatted chat talk warms fills heartwarming "
     "touched overwhelmed "
     "myself yourself want wants need needs able letting continue positively feels think "

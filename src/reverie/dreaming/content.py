@@ -51,33 +51,6 @@ _REACTION_WORDS = frozenset(["wow", "cool", "awesome", "great", "nice", "amazing
 _LISTENER = frozenset(
     ("you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd", "ya")
 )
-_SELF = frozenset(
-    [
-        "i",
-        "me",
-        "my",
-        "mine",
-        "i'm",
-        "i've",
-        "i'll",
-        "i'd",
-        "we",
-        "us",
-        "our",
-        "ours",
-        "we're",
-        "we've",
-        "we'll",
-        "he",
-        "she",
-        "his",
-        "her",
-        "him",
-        "they",
-        "them",
-        "their",
-    ]
-)
 _QUESTION_START = re.compile(
     r"^(?:what|when|where|who|whom|whose|why|how|which|do|does|did|is|are|was|were|have|"
     r"has|had|can|could|would|will|should|shall|may|might|any|anything|got|ever|wanna)\b",
@@ -123,14 +96,33 @@ _SUPPORT = re.compile(
 # sentence whose subject is only a pronoun for something said or shown before
 _VALUE_WORDS = "key|important|crucial|essential|priceless|rewarding|meaningful"
 _VALUE = re.compile(
-    rf"\b(?:it'?s|it is|is|are) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b"
+    rf"(?:\b(?:it'?s|it is|is|are)|'s) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b"
     r"|\b(?:really |truly |do |does )*matters?\W*$",
     re.IGNORECASE,
 )
 # "X is a great way to ...", "... might be a good option": a remark, unless about someone
 _GOOD_WAY = re.compile(
-    r"\b(?:is|are|'s|be) (?:a |such a |the )?(?:great|good|nice|wonderful|perfect|best|fun|"
+    r"\b(?:is|are|'s|be|was|were) (?:a |such a |the )?(?:great|good|nice|wonderful|perfect|"
+    r"best|fun|"
     r"awesome|amazing|cool) (?:way|thing|idea|option|reminder)\b",
+    re.IGNORECASE,
+)
+# a sentence with no subject about something said before ("Gives me a visual of my
+# progress", "Reminds me how much I love performing")
+_NO_SUBJECT = re.compile(
+    r"^(?:(?:and|but|so|plus),?\s+)?(?:gives|reminds|keeps|makes|helps|brings|lets|takes|"
+    r"shows|means) (?:me|us)\b",
+    re.IGNORECASE,
+)
+# an opinion about a thing ("The energy was crazy", "Dance practice has been fun and
+# exhausting"): it names no one (unless it names the thing: "The Name of the Wind is great")
+_OPINION = re.compile(
+    r"\b(?:is|are|was|were|looks?|sounds?|seems?|feels?|(?:has|have|'s) been)\s+(?:an? )?"
+    r"(?:so |really |very |pretty |super |truly |just |absolutely |quite |totally )*(?:good|"
+    r"great|amazing|awesome|cool|nice|beautiful|incredible|crazy|electric|fun|special|"
+    r"inspiring|stunning|gorgeous|lovely|wonderful|fantastic|impressive|breathtaking|intense|"
+    r"exciting|hyped|motivating|magical|unreal|wild|epic|insane|surreal|perfect|tough|rough|"
+    r"bumpy|exhausting|hectic)\b",
     re.IGNORECASE,
 )
 # a sentence about the photo being shown ("Max looks so peaceful in that photo", "The
@@ -139,6 +131,7 @@ _SHOWN = re.compile(
     r"\b(?:this|that|the|these|those|my|a) (?:photo|pic|picture|snap|shot|image)s?\b", re.I
 )
 _PRONOUNS = "it|it's|its|that|that's|this|these|those|they|they're|there"
+_WE = frozenset(("we", "we're", "we've", "we'd"))
 _BEFORE = frozenset(("it", "them", "that", "this", "these", "those", "there"))
 _PRONOUN_START = re.compile(rf"^(?:(?:yeah|yep|yes|and|but|so|plus),?\s+)*(?:{_PRONOUNS})\b", re.I)
 # the speaker, or one person: a statement about someone ("we" and "us" are too often
@@ -159,7 +152,10 @@ _SPECIFIC = re.compile(r"(?<=[\s(\"'“])(?!I(?:['’]\w+)?\b)[A-Z][\w'’-]*") 
 _KINDS = frozenset(
     ["life", "love", "nature", "family", "art", "music", "success", "happiness", "friendship",
      "kindness", "education", "change", "growth", "time", "health", "fitness", "travel",
-     "money", "everyone", "everything", "nothing", "someone", "something", "people"]
+     "money", "everyone", "everything", "nothing", "someone", "something", "people",
+     "guidance", "support", "confidence", "patience", "practice", "dedication", "persistence",
+     "teamwork", "creativity", "communication", "motivation", "discipline", "balance", "hope",
+     "courage", "positivity", "encouragement"]
 )  # fmt: skip
 _SPECIFIC_TOKEN = re.compile(r"\d|[\w]+[-_./:][\w]+|`")
 
@@ -327,13 +323,16 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
     person = bool(said & _PERSON)  # "We made pizza!" is short and says something
     if len(words) < MIN_CONTENT_WORDS and not (person and len(words) > 1 and substance):
         return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
-    if not said & _SUBJECT and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
+    if not said & _SUBJECT - _WE and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
         return Sentence(s, "fragment", "about something said before (a pronoun only)")
     if said & _BEFORE and substance < MIN_SUBSTANCE and not specific:
         return Sentence(s, "fragment", 'about something said before ("I loved it")')
+    if _NO_SUBJECT.match(s.lstrip("\"'“‘(- ")):
+        return Sentence(s, "fragment", "about something said before (no subject)")
     if _SHOWN.search(s) and not specific:
         return Sentence(s, "fragment", "about the photo being shown")
-    if not said & _ONE_PERSON and (_kind_first(s) or _GOOD_WAY.search(s)) and not specific:
+    general = _kind_first(s) or _GOOD_WAY.search(s) or _OPINION.search(s)
+    if not said & _ONE_PERSON and general and not specific:
         return Sentence(s, "reaction", "a general remark about no one in particular")
     if substance < (1 if person else MIN_SUBSTANCE) and not specific:
         return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
