@@ -117,7 +117,8 @@ _HELD = {
     ),
 }
 # promoted entries, read and labelled by a person after a month simulation (this
-# revision, defaults, no model: conv-26, conv-30, conv-43), every promoted line that is in
+# revision, defaults, no model: conv-26, conv-30, conv-43; three of conv-26 from a later
+# run of this revision), every promoted line that is in
 # neither set above; chosen by the engine's output, so they measure the precision of
 # what is promoted, never the judgement's recall
 _PROMOTED = {
@@ -130,6 +131,7 @@ _PROMOTED = {
         "D11:5 N D18:10 D D14:8 D D16:8 D D18:3 N "
     ),
     "conv-26": (
+        "D12:1 D D15:3 D D16:9 D "
         "D2:12 D D1:3 D D2:7 D D2:1 D D1:7 D D1:14 D D4:3 N D4:15 D D4:11 D D3:11 D "
         "D4:6 D D1:11 D D4:5 D D6:9 D D1:9 D D5:3 D D5:13 D D3:13 D D8:2 D D8:9 D "
         "D5:1 D D7:5 D D8:32 D D6:11 D D7:11 D D8:11 D D10:3 D D5:4 D D7:1 D D7:18 D "
