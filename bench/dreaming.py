@@ -150,6 +150,8 @@ class Conv:
     false_generic: int = 0  # of which on the five generic requests
     unrelated: int = 0
     archive_chars: int = 0
+    # the recall log: every deep-sleep candidate of every night (point 6's re-fit)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_conversation(
@@ -223,13 +225,19 @@ def run_conversation(
             if before.exists()
             else set()
         )
-        e.dream()
+        report = e.dream()
+        by_anchor = {f"{p}#L{ln}-L{ln}": d for d, (p, ln) in at.items()}
+        for c in report.candidates:
+            gates = {g["name"]: g["passed"] for g in c.gates}
+            out.candidates.append(
+                {"day": day, "dia": by_anchor.get(c.source, "?"), "score": c.score,
+                 "signals": c.signals, "gates": gates, "decision": c.decision}
+            )  # fmt: skip
         memory = before.read_text(encoding="utf-8") if before.exists() else ""
         out.nights += 1
         out.max_chars = max(out.max_chars, len(memory))
         if len(memory) > e.settings.memory_max_chars:
             out.nights_over += 1
-        by_anchor = {f"{p}#L{ln}-L{ln}": d for d, (p, ln) in at.items()}
         for x in entries(memory):
             if x.generated and x.text not in old:
                 for a in x.anchors:
@@ -272,7 +280,7 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
     related = sum(c.related for c in convs)
     unrelated = sum(c.unrelated for c in convs)
     last_week = sum(1 for c in convs for day, _, _ in c.promoted if day > days - 7)
-    hand = gold()  # the hand-labelled turns (bench/_dreamgold.py)
+    hand = gold("every")  # every hand-labelled turn (bench/_dreamgold.py)
     judged = [hand[c.sid][d] for c in convs for _, d, _ in c.promoted if d in hand.get(c.sid, {})]
     return {
         "conversations": len(convs),
@@ -297,6 +305,7 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
         "promoted_last_week": last_week,
         "archive_chars": [c.archive_chars for c in convs],
         "promoted_ids": [[c.sid, d] for c in convs for _, d, _ in c.promoted],
+        "recall_log": {c.sid: c.candidates for c in convs},
     }
 
 
@@ -313,7 +322,9 @@ def render(s: dict[str, Any], args: argparse.Namespace) -> str:
             f"  hand-labelled precision (bench/_dreamgold.py): {s['precision_hand']:.3f} of "
             f"{s['hand_labelled_promoted']} promoted entries that are labelled turns",
             f"  content judgement on the labelled turns: precision {s['judge']['precision']:.3f}, "
-            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns)",
+            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns); held-out "
+            f"{s['judge_held']['precision']:.3f} / {s['judge_held']['recall']:.3f} "
+            f"({s['judge_held']['labelled']} turns)",
             f"  chatter share (questions + small talk): {s['chatter_share']:.3f}",
             f"  asked questions whose evidence the bootstrapped MEMORY.md cites: "
             f"{s['evidence_cited']:.3f} of {s['asked']}",
@@ -372,7 +383,9 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "promoted_last_week": total("promoted_last_week"),
         "archive_chars": [a for p in parts for a in p["archive_chars"]],
         "promoted_ids": [i for p in parts for i in p["promoted_ids"]],
+        "recall_log": {k: v for p in parts for k, v in p.get("recall_log", {}).items()},
         "judge": parts[0]["judge"],
+        "judge_held": parts[0]["judge_held"],
     }
 
 
@@ -437,6 +450,7 @@ def main() -> None:
             )
     s = summary(convs, labels, args.days)
     s["judge"] = gold_scores(judge_all(data))
+    s["judge_held"] = gold_scores(judge_all(data, "held"), "held")
     print(render(s, args))
     rng = random.Random(0)
     shown = [(c.sid, p) for c in convs for p in c.promoted]

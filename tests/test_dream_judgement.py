@@ -34,6 +34,9 @@ DURABLE = [
     "User prefers dark mode in every editor.",
     "Deploy the docs from the gh-pages branch after every release.",
     "Nate: Coconut milk ice cream is at the top of my list.",
+    # short, but about a person and naming a thing; a reference beside a named thing
+    "Ravi: We made dumplings!",
+    "Ravi: I'm doing judo and it gives me so much energy.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -55,6 +58,27 @@ CHATTER = [
     "Joanna: It was inspired by personal experiences and my own journey of self-discovery.",
     "John: They really help me stay centered.",
     "Nate: I love the dark sky and green scenery.",
+    # encouragement and feelings in words that name no thing, advice, showing a photo
+    "Priya: We'll keep pushing and never give up on our dreams!",
+    "Noor: Gonna keep chasing my dreams and making a difference!",
+    "Leo: Thanks! I'm feeling confident and I won't give up.",
+    "Sam: Hold onto those good memories, they matter so much.",
+    "Tom: Have an awesome time at the show and keep rocking!",
+    "Ava: Here's a pic of us at the lake.",
+    "Ava: I'm a big fan of them.",
+    "Sam: Max looks so peaceful in that photo.",
+    "Ana: Yoga is a great way to relax, and a new class might be a good option.",
+    "Ana: Our choices really do matter.",
+    "Ana: Just remember to breathe and take care of yourself.",
+    "Ben: Since we last talked, I've had quite the adventure!",
+    "Ana: Seeing everyone together warms my heart.",
+    "Tim: Wow, Congrats on those deals with Nike and Adidas!",
+    "Tim: Thanks for the tips on the Lisbon trip!",
+    "Jon: Choir practice has been fun and exhausting.",
+    "Ana: The crowd was electric and the stage looked amazing!",
+    "Jon: Gives me a visual of my progress and keeps me on track.",
+    "Ana: Patience and practice can help any player improve.",
+    "Ana: It's a sign of our friendship and all the love we share.",
 ]
 
 
@@ -80,6 +104,13 @@ def test_only_the_statements_of_a_mixed_line_are_kept_with_the_speaker() -> None
 def test_a_line_of_questions_only_is_never_durable(parts: list[str]) -> None:
     text = " ".join(f"{p.strip() or 'what'}?" for p in parts)
     assert not judge(text).durable
+
+
+def test_the_news_is_kept_without_the_frame_said_to_the_listener() -> None:
+    v = judge("John: Hey Maria! Wanted to let you know that I'm running for the council again.")
+    assert v.text == "John: I'm running for the council again."
+    v = judge("Ben: Since we last talked, I moved to Leeds for a nursing job.")
+    assert v.text == "Ben: I moved to Leeds for a nursing job."
 
 
 def test_media_markup_is_stripped() -> None:

@@ -128,6 +128,42 @@ CONTENT_FUNCTION = _words(
     "up out "
 )
 
+# words of encouragement, feeling and "life" that name no thing (dreaming's content
+# judgement: a sentence of these alone is small talk, "We'll keep going and never give up")
+ENCOURAGEMENT = _words(
+    "stoked thrilled pumped psyched chapter "
+    "wild ride adventure quite spoke talked chatted chat talk warms fills heartwarming "
+    "touched overwhelmed "
+    "myself yourself want wants need needs able letting continue positively feels think "
+    "thinking thought know say said since one ones try trying got idea ideas super free "
+    "happening checking everywhere otherwise start starting "
+    "doing reminding successes progress confident stop affect stuck enthusiasm little "
+    "changed exciting looking stories beauty small stuff emotions mixed anxious crossed "
+    "fingers advice already lookout inspiration vent lighten booster mood creativity "
+    "dream dreams dreaming goal goals journey journeys path paths road challenge challenges "
+    "problem problems difference differences impact change changes community communities life "
+    "lives living loved loving support supported supporting supportive strength strong growth "
+    "grow growing grew peace peaceful positivity positive negative mindset passion passions "
+    "passionate success successful failure failures fail moment moments memory memories time "
+    "times effort efforts work working hard together forward keep keeps keeping kept going go "
+    "goes never give giving make makes making made stand standing tackle tackling build "
+    "building learn learning learned inspire inspires inspiring inspiration motivate "
+    "motivated motivating motivation believe believing chase chasing help helping helps helped "
+    "other others someone something anything everything nothing everyone anyone people world "
+    "way ways better good real truly always step steps count counts matter matters huge big "
+    "bigger special part alone sense meant mean means feel feeling feelings felt excited "
+    "exciting future hold holds holding decision thing things stay staying slow taking take "
+    "push pushing pushed come comes coming happen happens happened achieve achieving reach "
+    "reaching possible capable self confidence courage kindness kind caring share sharing "
+    "accepted accept acceptance enjoy enjoying appreciate appreciating grateful thankful "
+    "blessed cherish cherishing embrace embracing root rooting different spread spreading vibes "
+    "energy joy happiness far focus focused focusing rely relying struggle struggling tough "
+    "easy difficult worth worthwhile meaningful rewarding powerful important crucial essential "
+    "bond connection connected heart mind soul spirit bright brighter remember gonna gotta "
+    "find finding get getting through seeing see like gave remind reminds reminder win winning "
+    "forget we'll we'd "
+)
+
 __all__ = [
     "CJK_DIRECTIVE_LEADS",
     "CJK_FRAMING",
@@ -137,6 +173,7 @@ __all__ = [
     "CONCEPT",
     "CONTENT_FUNCTION",
     "DIRECTIVE_FILLER",
+    "ENCOURAGEMENT",
     "FRAMING",
     "FUNCTION",
     "KEY",

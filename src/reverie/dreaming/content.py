@@ -23,6 +23,7 @@ from ..tokens import is_cjk
 
 MIN_CONTENT_WORDS = 3  # a statement has at least three content words (CJK: 4 chars)
 MIN_CJK_CONTENT = 4
+MIN_SUBSTANCE = 2  # two of them name a thing (not ENCOURAGEMENT), one when about a person
 
 _MEDIA = re.compile(
     r"!\[[^\]]*\]\([^)]*\)"  # ![alt](url)
@@ -47,33 +48,8 @@ _VOCATIVE = re.compile(
 _FUNCTION = stopwords.CONTENT_FUNCTION  # (the one stop-word source)
 _REACTION_WORDS = frozenset(["wow", "cool", "awesome", "great", "nice", "amazing", "lovely", "sweet", "fantastic", "wonderful", "incredible", "beautiful", "stunning", "gorgeous", "cute", "fun", "funny", "brilliant", "impressive", "inspiring", "incredible", "perfect", "sounds", "sound", "looks", "look", "seems", "seem", "glad", "happy", "proud", "sorry", "congrats", "congratulations", "thanks", "thank", "thx", "cheers", "bye", "goodbye", "welcome", "agree", "agreed", "true", "totally", "definitely", "absolutely", "exactly", "right", "sure", "love", "loved", "hear", "heard", "hope", "luck", "best", "care", "wish", "wishing", "can't", "wait", "soon", "later", "talk", "catch", "chat", "mate", "buddy", "friend", "dear", "pal"])
 # fmt: on
-_LISTENER = frozenset(("you", "your", "yours", "you're", "you've", "you'll", "you'd", "ya"))
-_SELF = frozenset(
-    [
-        "i",
-        "me",
-        "my",
-        "mine",
-        "i'm",
-        "i've",
-        "i'll",
-        "i'd",
-        "we",
-        "us",
-        "our",
-        "ours",
-        "we're",
-        "we've",
-        "we'll",
-        "he",
-        "she",
-        "his",
-        "her",
-        "him",
-        "they",
-        "them",
-        "their",
-    ]
+_LISTENER = frozenset(
+    ("you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd", "ya")
 )
 _QUESTION_START = re.compile(
     r"^(?:what|when|where|who|whom|whose|why|how|which|do|does|did|is|are|was|were|have|"
@@ -81,7 +57,7 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _REACTION_START = re.compile(
-    r"^(?:wow|whoa|woah|omg|oh|aw+|yay|haha|lol|congrat|thank|thx|cheers|bye|goodbye|"
+    r"^(?:wow|whoa|woah|omg|oh|aw+|yay|haha|lol|congrat\w*|thanks?|thx|cheers|bye|goodbye|"
     r"see (?:you|ya)|take care|good (?:luck|night|morning|job)|well done|nice|cool|"
     r"awesome|great|sounds|looks|seems|it (?:sounds|looks|seems)|good (?:on|for) you|way to go|"
     r"what an?\b|how (?:cool|nice|fun|awesome|great|"
@@ -120,10 +96,43 @@ _SUPPORT = re.compile(
 # sentence whose subject is only a pronoun for something said or shown before
 _VALUE_WORDS = "key|important|crucial|essential|priceless|rewarding|meaningful"
 _VALUE = re.compile(
-    rf"\b(?:it'?s|it is|is|are) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b",
+    rf"(?:\b(?:it'?s|it is|is|are)|'s) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b"
+    r"|\b(?:really |truly |do |does )*matters?\W*$",
     re.IGNORECASE,
 )
+# "X is a great way to ...", "... might be a good option": a remark, unless about someone
+_GOOD_WAY = re.compile(
+    r"\b(?:is|are|'s|be|was|were) (?:a |such a |the )?(?:great|good|nice|wonderful|perfect|"
+    r"best|fun|"
+    r"awesome|amazing|cool) (?:way|thing|idea|option|reminder)\b",
+    re.IGNORECASE,
+)
+# a sentence with no subject about something said before ("Gives me a visual of my
+# progress", "Reminds me how much I love performing")
+_NO_SUBJECT = re.compile(
+    r"^(?:(?:and|but|so|plus),?\s+)?(?:gives|reminds|keeps|makes|helps|brings|lets|takes|"
+    r"shows|means) (?:me|us)\b",
+    re.IGNORECASE,
+)
+# an opinion about a thing ("The energy was crazy", "Dance practice has been fun and
+# exhausting"): it names no one (unless it names the thing: "The Name of the Wind is great")
+_OPINION = re.compile(
+    r"\b(?:is|are|was|were|looks?|sounds?|seems?|feels?|(?:has|have|'s) been)\s+(?:an? )?"
+    r"(?:so |really |very |pretty |super |truly |just |absolutely |quite |totally )*(?:good|"
+    r"great|amazing|awesome|cool|nice|beautiful|incredible|crazy|electric|fun|special|"
+    r"inspiring|stunning|gorgeous|lovely|wonderful|fantastic|impressive|breathtaking|intense|"
+    r"exciting|hyped|motivating|magical|unreal|wild|epic|insane|surreal|perfect|tough|rough|"
+    r"bumpy|exhausting|hectic)\b",
+    re.IGNORECASE,
+)
+# a sentence about the photo being shown ("Max looks so peaceful in that photo", "The
+# pic takes me back"): what it shows is in the caption, which is not kept
+_SHOWN = re.compile(
+    r"\b(?:this|that|the|these|those|my|a) (?:photo|pic|picture|snap|shot|image)s?\b", re.I
+)
 _PRONOUNS = "it|it's|its|that|that's|this|these|those|they|they're|there"
+_WE = frozenset(("we", "we're", "we've", "we'd"))
+_BEFORE = frozenset(("it", "them", "that", "this", "these", "those", "there"))
 _PRONOUN_START = re.compile(rf"^(?:(?:yeah|yep|yes|and|but|so|plus),?\s+)*(?:{_PRONOUNS})\b", re.I)
 # the speaker, or one person: a statement about someone ("we" and "us" are too often
 # everyone: "Nature reminds us ...")
@@ -139,13 +148,43 @@ _SUBJECT = frozenset(
      "she's"]
 )  # fmt: skip
 # a name mid-sentence ("... in the Frankfurt region"), a number, an identifier
-_SPECIFIC = re.compile(r"(?<=[\s(\"'“])[A-Z][\w'’-]*")
+_SPECIFIC = re.compile(r"(?<=[\s(\"'“])(?!I(?:['’]\w+)?\b)[A-Z][\w'’-]*")  # not "I'm"
 _KINDS = frozenset(
     ["life", "love", "nature", "family", "art", "music", "success", "happiness", "friendship",
      "kindness", "education", "change", "growth", "time", "health", "fitness", "travel",
-     "money", "everyone", "everything", "nothing", "someone", "something", "people"]
+     "money", "everyone", "everything", "nothing", "someone", "something", "people",
+     "guidance", "support", "confidence", "patience", "practice", "dedication", "persistence",
+     "teamwork", "creativity", "communication", "motivation", "discipline", "balance", "hope",
+     "courage", "positivity", "encouragement"]
 )  # fmt: skip
 _SPECIFIC_TOKEN = re.compile(r"\d|[\w]+[-_./:][\w]+|`")
+
+# words of encouragement, feeling and "life" that name no thing: a sentence made of
+# these alone ("We'll keep going and never give up", "Chasing our dreams and helping
+# each other out", "I'm excited for what the future holds") says nothing to keep
+_ABSTRACT = stopwords.ENCOURAGEMENT
+# advice to the listener ("Hold onto those moments", "Have an awesome time", "Don't
+# quit", "My advice: ...") and showing what a photo shows ("Here's a pic of us")
+_ADVICE = re.compile(
+    r"^(?:(?:and|also|so|just|but|plus|oh|yeah|yep|now),?\s+)*(?:hold (?:on|onto)\b|"
+    r"keep (?:it up|up the|going|pushing|doing|chasing|believing|shining|rocking|at it|"
+    r"trying|smiling|spreading|making|helping|dancing|on)\b|don'?t (?:quit|give up|stop|"
+    r"let|be|ever|miss|hesitate|lose)\b|never (?:give up|stop|forget|quit|lose)\b|"
+    r"remember(?:,| that)|follow (?:your|my|the|that)\b|give (?:it|yourself) \b|make sure "
+    r"(?:you|yours|to)\b|be (?:sure|proud|kind|patient|yourself|gentle|true)\b|stay "
+    r"(?:positive|strong|safe|focused|motivated|open|passionate|true|in touch)\b|have "
+    r"(?:fun|faith|an? \w+ (?:time|day|one|trip|weekend))\b|go (?:for it|ahead|get)\b|"
+    r"believe in|trust (?:yourself|me|the process)\b|focus on (?:your|yourself|why|what|"
+    r"the (?:good|positive))\b|cherish|embrace|enjoy|appreciate|chase|show the world|"
+    r"tell me|take (?:care|it easy|a break|time)\b|feel free|reach out|surround "
+    r"yourself|spread (?:the|some)\b|my advice|long time no|who knows|(?:i )?bet\b|"
+    r"must (?:have|be)\b|i'?m sure\b|here(?:'s| is| are| it is| ya go| you go)\b|check "
+    r"(?:out|it|this|them)\b|look at|this is (?:a|the|my|one|what|where|how)\b)",
+    re.IGNORECASE,
+)
+# the people a statement can be about; "we" and "us" are too often everyone
+_ONE_PERSON = frozenset(["i", "me", "my", "mine", "myself", "i'm", "i've", "i'll", "i'd", "he",
+                         "she", "his", "her", "him", "he's", "she's", "user", "user's", "owner"])  # fmt: skip
 
 # Chinese: questions, greetings and reactions
 _ZH_QUESTION = re.compile(
@@ -242,8 +281,19 @@ def _kind_first(sentence: str) -> bool:
     return w in _KINDS or (w.endswith(("s", "ing")) and not w.endswith("ss"))
 
 
+# "Wanted to let you know that I'm running for office": the frame is to the listener,
+# the news is about the speaker
+_TELL_FRAME = re.compile(
+    r"^(?:i |just )?(?:wanted|want|had|have|got|gotta|needed|need) to (?:let you know|tell you|"
+    r"share(?: something \w+)? with you|update you)(?: that)?\s*[-:,]?\s*|^guess what[,!]?\s*"
+    r"|^since (?:we |i )?(?:last )?(?:spoke|talked|chatted|caught up)(?: last)?,?\s*",
+    re.IGNORECASE,
+)
+
+
 def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Sentence:
     s = _VOCATIVE.sub(" ", sentence.strip()).strip() or sentence.strip()
+    s = _TELL_FRAME.sub("", s).strip() or s
     bare = s.rstrip(".!?。！？…\"'”’) ")
     if any(is_cjk(c) for c in s):
         cjk = sum(1 for c in s if is_cjk(c))
@@ -266,13 +316,26 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
         return Sentence(s, "reaction", "a remark to or about the listener")
     if _SUPPORT.match(s.lstrip("\"'“‘(- ")) or _VALUE.search(s):
         return Sentence(s, "reaction", "encouragement, thanks or a feeling, no fact")
-    if len(words) < MIN_CONTENT_WORDS:
-        return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
-    if not said & _SUBJECT and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
-        return Sentence(s, "fragment", "about something said before (a pronoun only)")
     specific = _SPECIFIC.search(s[1:]) or _SPECIFIC_TOKEN.search(s)
-    if not said & _PERSON and _kind_first(s) and not specific:
+    if _ADVICE.match(s.lstrip("\"'“‘(- ")) and not specific:
+        return Sentence(s, "reaction", "advice to the listener or showing a photo")
+    substance = sum(w not in _ABSTRACT for w in words)  # words that name a thing
+    person = bool(said & _PERSON)  # "We made pizza!" is short and says something
+    if len(words) < MIN_CONTENT_WORDS and not (person and len(words) > 1 and substance):
+        return Sentence(s, "fragment", f"fewer than {MIN_CONTENT_WORDS} content words")
+    if not said & _SUBJECT - _WE and _PRONOUN_START.match(s.lstrip("\"'“‘(- ")):
+        return Sentence(s, "fragment", "about something said before (a pronoun only)")
+    if said & _BEFORE and substance < MIN_SUBSTANCE and not specific:
+        return Sentence(s, "fragment", 'about something said before ("I loved it")')
+    if _NO_SUBJECT.match(s.lstrip("\"'“‘(- ")):
+        return Sentence(s, "fragment", "about something said before (no subject)")
+    if _SHOWN.search(s) and not specific:
+        return Sentence(s, "fragment", "about the photo being shown")
+    general = _kind_first(s) or _GOOD_WAY.search(s) or _OPINION.search(s)
+    if not said & _ONE_PERSON and general and not specific:
         return Sentence(s, "reaction", "a general remark about no one in particular")
+    if substance < (1 if person else MIN_SUBSTANCE) and not specific:
+        return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
     return Sentence(s, "statement", "a statement")
 
 
