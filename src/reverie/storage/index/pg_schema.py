@@ -158,7 +158,8 @@ class Database:
                 max_size=max_size,
                 timeout=timeout,  # a stopped server fails fast instead of hanging
                 configure=register_vector,
-                check=ConnectionPool.check_connection,  # a restarted server: fresh ones
+                # no check per checkout (a round trip each): a failed statement sets
+                # ``failing``, which drops the stale idle ones and checks the next ones
                 kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
                 open=True,
             )
@@ -189,6 +190,7 @@ class Database:
             self.failing = False
         except self.errors as exc:  # down, restarting, or refusing us: a clear error
             self.failing = True
+            self._drop_stale()
             raise IndexUnusable(
                 f"the PostgreSQL index failed: {type(exc).__name__}: {exc}"
             ) from exc
@@ -202,6 +204,8 @@ class Database:
         except self.errors:
             pool = self._renewed(pool)  # the server is back: the old pool may be asleep
             conn = pool.getconn(timeout=wait)
+        if self.failing:  # after a failure (a restart?): this one may be stale too
+            conn = self._checked(pool, conn, wait)
         try:
             with conn:  # commit, or roll back on an error (as the pool's own helper does)
                 if not transaction:
@@ -215,6 +219,22 @@ class Database:
                     self._local.conn = None
         finally:
             pool.putconn(conn)
+
+    def _drop_stale(self) -> None:
+        """After a failed statement: the pool's idle connections may be as dead as the
+        one that failed (a restarted server); the pool checks them and drops those."""
+        with contextlib.suppress(Exception):
+            self.pool.check()
+
+    @staticmethod
+    def _checked(pool: Any, conn: Any, wait: float) -> Any:
+        """``conn`` if it answers, else (it is dropped) a fresh one from ``pool``."""
+        try:
+            pool.check_connection(conn)
+            return conn
+        except Exception:
+            pool.putconn(conn)  # broken: the pool discards it
+            return pool.getconn(timeout=wait)
 
     def _renewed(self, stale: Any) -> Any:
         """A fresh pool when the server answers again. A pool whose attempts failed
