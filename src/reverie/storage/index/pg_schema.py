@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -26,6 +28,9 @@ LOCK_KEY = 0x52455645  # pg_advisory_xact_lock key of the migrations ("REVE")
 # after a failure, checkouts wait this long at most (not the pool's full timeout) until
 # one succeeds: calls queued behind each other during an outage fail fast, not in turn
 FAIL_FAST = 1.0
+# a connection idle this long is checked before use (one round trip): it may have
+# outlived a server restart. One in steady use is not (a failed statement recovers)
+CHECK_IDLE = 1.0
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the registry, chunks with their keyword text, side tables, meta
@@ -158,8 +163,7 @@ class Database:
                 max_size=max_size,
                 timeout=timeout,  # a stopped server fails fast instead of hanging
                 configure=register_vector,
-                # no check per checkout (a round trip each): a failed statement sets
-                # ``failing``, which drops the stale idle ones and checks the next ones
+                # no check per checkout (a round trip each): see CHECK_IDLE and failing
                 kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
                 open=True,
             )
@@ -169,6 +173,7 @@ class Database:
         self.pool = new_pool()
         self._local = threading.local()
         self.failing = False  # the last checkout or statement failed: fail fast
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
     def connection(self) -> AbstractContextManager[Any]:
         """The connection of the transaction this thread is in, else one from the pool."""
@@ -204,8 +209,9 @@ class Database:
         except self.errors:
             pool = self._renewed(pool)  # the server is back: the old pool may be asleep
             conn = pool.getconn(timeout=wait)
-        if self.failing:  # after a failure (a restart?): this one may be stale too
-            conn = self._checked(pool, conn, wait)
+        returned = self._returned.get(conn)
+        if self.failing or returned is None or time.monotonic() - returned > CHECK_IDLE:
+            conn = self._checked(pool, conn, wait)  # it may have outlived a restart
         try:
             with conn:  # commit, or roll back on an error (as the pool's own helper does)
                 if not transaction:
@@ -218,6 +224,7 @@ class Database:
                 finally:
                     self._local.conn = None
         finally:
+            self._returned[conn] = time.monotonic()
             pool.putconn(conn)
 
     def _drop_stale(self) -> None:
@@ -234,6 +241,8 @@ class Database:
             return conn
         except Exception:
             pool.putconn(conn)  # broken: the pool discards it
+            with contextlib.suppress(Exception):
+                pool.check()  # and the idle ones as stale as it
             return pool.getconn(timeout=wait)
 
     def _renewed(self, stale: Any) -> Any:
