@@ -468,3 +468,55 @@ def test_after_a_failure_checkouts_fail_fast_until_one_succeeds(
     finally:
         monkeypatch.undo()
         db.close()
+
+
+def _round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every exchange with the server from now on: outside a pipeline each statement,
+    BEGIN/COMMIT or pool check is one (psycopg sends it through ``Connection.wait``);
+    in a pipeline the statements go out together and one Sync is one."""
+    import psycopg
+    from psycopg import _pipeline_base
+
+    seen: list[str] = []
+    wait, execute = psycopg.Connection.wait, psycopg.Cursor.execute
+    sync = _pipeline_base.BasePipeline._enqueue_sync
+    last: list[str] = [""]
+
+    def counted_wait(self: Any, gen: Any, *args: Any, **kw: Any) -> Any:
+        name = getattr(gen, "__name__", "?")
+        idle = self.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        sends = not (idle and name in ("_commit_gen", "_rollback_gen"))  # else nothing
+        if sends and self._pipeline is None:
+            seen.append(last[0] or ("the pool's check" if name == "_execute_gen" else name))
+        last[0] = ""
+        return wait(self, gen, *args, **kw)
+
+    def named_execute(self: Any, query: Any, *args: Any, **kw: Any) -> Any:
+        last[0] = str(query)[:60]
+        return execute(self, query, *args, **kw)
+
+    def counted_sync(self: Any) -> None:
+        seen.append("a pipeline's sync")
+        sync(self)
+
+    monkeypatch.setattr(psycopg.Connection, "wait", counted_wait)
+    monkeypatch.setattr(psycopg.Cursor, "execute", named_execute)
+    monkeypatch.setattr(_pipeline_base.BasePipeline, "_enqueue_sync", counted_sync)
+    return seen
+
+
+# one hybrid search of a warm process naming a file: meta, vector count, the vector
+# query (BEGIN, settings, query, COMMIT pipelined), path lane, candidates; one spare
+# for a connection idle past CHECK_IDLE (was 21: a check per checkout, the meta rows
+# read five times, the vector lane's transaction in five exchanges, a query per path)
+ROUND_TRIPS_MAX = 6
+
+
+def test_one_search_makes_few_round_trips_to_the_database(
+    both: tuple[Reverie, Reverie], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, pg = both
+    assert _hits(pg, "kafka broker port")  # warm: the keyword lane is loaded
+    seen = _round_trips(monkeypatch)
+    assert _hits(pg, "kafka broker port MEMORY.md")
+    assert 0 < len(seen) <= ROUND_TRIPS_MAX, seen

@@ -133,8 +133,27 @@ class Searcher:
         ``max_results``."""
         if budget_tokens is not None and budget_tokens < 1:
             raise ReverieError(f"budget_tokens must be at least 1, got {budget_tokens}")
-        s = self.settings
         ix = self.index(index)
+        with ix.reading():  # the index's settings read once for the whole search
+            return self._search(
+                ix, query, today=today, max_results=max_results,
+                active_projects=active_projects, lanes=lanes, decay=decay,
+                budget_tokens=budget_tokens,
+            )  # fmt: skip
+
+    def _search(
+        self,
+        ix: IndexReader,
+        query: str,
+        *,
+        today: date,
+        max_results: int | None,
+        active_projects: frozenset[str],
+        lanes: Lanes,
+        decay: bool,
+        budget_tokens: int | None,
+    ) -> SearchResponse:
+        s = self.settings
         k = s.search_budget_candidates if budget_tokens else s.search_candidates
         qvec, degraded = (
             (None, "keyword lane only (requested)")

@@ -11,9 +11,11 @@ precision; equal scores in content order on both.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ from .bm25 import Doc
 from .keyword import KeywordIndex
 from .pg_cache import PgEmbeddingCache
 from .pg_schema import SCHEMA_VERSION, Database, applied, hnsw_index
+from .pg_sql import CANDIDATE_SQL, EXACT_SQL, TRIGGER_SQL, hnsw_query, hnsw_settings
 from .port import counts_report
 from .query import PathLane, candidate_row, trigger_row
 from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
@@ -33,45 +36,6 @@ else:
     from ..lazy import numpy as np
 
 EXACT_MAX = 20_000  # below this many vectors an exact scan beats the HNSW index
-_CANDIDATE_SQL = (
-    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, c.day, p.origin, "
-    "n.importance, n.projects, p.session_kind FROM chunks c "
-    "JOIN provenance p ON p.tenant_id = c.tenant_id AND p.chunk_id = c.id "
-    "JOIN notes n ON n.tenant_id = c.tenant_id AND n.chunk_id = c.id "
-    "WHERE c.tenant_id = %s AND c.id = ANY(%s)"
-)
-_TRIGGER_SQL = (
-    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
-    "n.projects FROM chunks c JOIN notes n ON n.tenant_id = c.tenant_id AND n.chunk_id = c.id "
-    "JOIN provenance p ON p.tenant_id = c.tenant_id AND p.chunk_id = c.id "
-    "WHERE c.tenant_id = %s AND c.kind = 'curated' AND n.triggers != '[]' ORDER BY c.id"
-)
-
-
-_ORDERED = "ORDER BY sim DESC, c.path, c.start_line, c.part, c.id LIMIT %s"
-_JOIN = "JOIN chunks c ON c.tenant_id = v.tenant_id AND c.id = v.chunk_id"
-
-
-def hnsw_settings(fetch: int) -> list[str]:
-    """The transaction's settings of an HNSW search: iterative scans (the tenant filter
-    still yields ``fetch`` rows), that many candidates, and no plan that would scan and
-    sort the tenant's rows instead (the exact lane is for tenants where that is faster)."""
-    return [
-        "SET LOCAL hnsw.iterative_scan = relaxed_order",
-        f"SET LOCAL hnsw.ef_search = {min(1000, int(fetch))}",
-        "SET LOCAL enable_seqscan = off",
-        "SET LOCAL enable_sort = off",
-    ]
-
-
-def hnsw_query(d: int) -> str:
-    """Nearest ``fetch`` by the halfvec index, re-scored in full precision, cut to k in
-    content order. Parameters: query vector, tenant, dims, query vector, fetch, k."""
-    return (
-        "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM (SELECT chunk_id, tenant_id, "
-        f"embedding FROM chunk_vectors WHERE tenant_id = %s AND dims = %s ORDER BY "
-        f"embedding::halfvec({int(d)}) <=> %s::halfvec({int(d)}) LIMIT %s) v {_JOIN} {_ORDERED}"
-    )
 
 
 class PgIndex:
@@ -86,6 +50,7 @@ class PgIndex:
         self.keyword_lane = KeywordIndex()
         self.path_lane = PathLane()
         self.cache = PgEmbeddingCache(db, tenant, cap_rows=cache_rows)
+        self._read = threading.local()  # .meta: this thread's snapshot (in reading())
 
     def _all(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         with self.db.connection() as conn:
@@ -96,9 +61,27 @@ class PgIndex:
             return int(conn.execute(sql, (self.tenant, *params)).rowcount)
 
     # -- reads ---------------------------------------------------------------------
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """One search: the tenant's meta rows are read once, on the first ``meta``, not
+        once per lane (another process's sync shows from the next search on)."""
+        if hasattr(self._read, "meta"):
+            yield  # nested: the outer one's snapshot
+            return
+        self._read.meta = None
+        try:
+            yield
+        finally:
+            del self._read.meta
+
     def meta(self, key: str, default: str | None = None) -> str | None:
-        rows = self._all("SELECT value FROM meta WHERE tenant_id = %s AND key = %s", key)
-        return str(rows[0][0]) if rows else default
+        if not hasattr(self._read, "meta"):
+            rows = self._all("SELECT value FROM meta WHERE tenant_id = %s AND key = %s", key)
+            return str(rows[0][0]) if rows else default
+        if self._read.meta is None:
+            rows = self._all("SELECT key, value FROM meta WHERE tenant_id = %s")
+            self._read.meta = {str(k): str(v) for k, v in rows}
+        return self._read.meta.get(key, default)
 
     def version(self) -> str:
         return self.meta("index_version", "0") or "0"
@@ -128,7 +111,7 @@ class PgIndex:
         if dims is None or k < 1:
             return {}
         d, q = int(dims), np.asarray(qvec, np.float32)
-        with self.db.transaction() as conn:
+        with self.db.connection() as conn:
             count = conn.execute(
                 "SELECT count(*) FROM chunk_vectors WHERE tenant_id = %s AND dims = %s",
                 (self.tenant, d),
@@ -136,17 +119,21 @@ class PgIndex:
             if count <= EXACT_MAX:
                 # one tenant's few thousand rows: parallel workers cost more than they save
                 # (60 -> 38 ms for 5,000 vectors on 2 loaded cores)
-                conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-                rows = conn.execute(
-                    "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM chunk_vectors v "
-                    f"{_JOIN} WHERE v.tenant_id = %s AND v.dims = %s {_ORDERED}",
-                    (q, self.tenant, d, k),
-                ).fetchall()
+                settings = ["SET LOCAL max_parallel_workers_per_gather = 0"]
+                sql, params = EXACT_SQL, [q, self.tenant, d, k]
             else:
                 fetch = max(40, 2 * k)
-                for setting in hnsw_settings(fetch):
-                    conn.execute(setting)
-                rows = conn.execute(hnsw_query(d), (q, self.tenant, d, q, fetch, k)).fetchall()
+                settings = hnsw_settings(fetch)
+                sql, params = hnsw_query(d), [q, self.tenant, d, q, fetch, k]
+            # BEGIN, the settings, the query and COMMIT in one round trip (psycopg's own
+            # transaction() syncs on entering and leaving: three more); after an error
+            # the connection's exit rolls back
+            with conn.pipeline():
+                for statement in ("BEGIN", *settings):
+                    conn.execute(statement)
+                cur = conn.execute(sql, params)
+                conn.execute("COMMIT")
+            rows = cur.fetchall()
         return {int(r[0]): float(r[1]) for r in rows}
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
@@ -164,19 +151,23 @@ class PgIndex:
         def paths() -> list[str]:
             return [str(r[0]) for r in self._all("SELECT path FROM sources WHERE tenant_id = %s")]
 
-        out: dict[int, int] = {}
-        for path, tier in self.path_lane.match_in(self.version(), paths, query).items():
-            for (cid,) in self._all(
-                "SELECT id FROM chunks WHERE tenant_id = %s AND path = %s "
-                "ORDER BY start_line, part LIMIT %s",
-                path,
-                k,
-            ):
-                out[int(cid)] = tier
-        return out
+        tiers = self.path_lane.match_in(self.version(), paths, query)
+        if not tiers:
+            return {}
+        rows = self._all(  # each named file's first k chunks, all files in one statement
+            "SELECT id, path FROM (SELECT id, path, row_number() OVER (PARTITION BY path "
+            "ORDER BY start_line, part) AS n FROM chunks WHERE tenant_id = %s "
+            "AND path = ANY(%s)) c WHERE n <= %s",
+            list(tiers),
+            k,
+        )
+        by_path: dict[str, list[int]] = {}
+        for cid, path in rows:
+            by_path.setdefault(str(path), []).append(int(cid))
+        return {cid: tier for path, tier in tiers.items() for cid in by_path.get(path, ())}
 
     def candidates(self, ids: Iterable[int], scores: LaneScores) -> list[Candidate]:
-        rows = self._all(_CANDIDATE_SQL, list(dict.fromkeys(ids)))
+        rows = self._all(CANDIDATE_SQL, list(dict.fromkeys(ids)))
         c, b, t = scores.cosines, scores.bm25, scores.tiers
         return [candidate_row(r, cosines=c, bm25=b, tiers=t) for r in rows]
 
@@ -193,7 +184,7 @@ class PgIndex:
         return out
 
     def trigger_rows(self) -> list[TriggerRow]:
-        return [trigger_row(r) for r in self._all(_TRIGGER_SQL)]
+        return [trigger_row(r) for r in self._all(TRIGGER_SQL)]
 
     def is_dirty(self) -> bool:
         return self.meta("dirty", "1") == "1" or self.meta("last_sync") is None
@@ -240,6 +231,8 @@ class PgIndex:
             key,
             str(value),
         )
+        if getattr(self._read, "meta", None) is not None:  # a write inside a search
+            self._read.meta[key] = str(value)
 
     def has_vectors(self) -> bool:
         return self.meta("vec_dims") is not None

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -26,6 +28,9 @@ LOCK_KEY = 0x52455645  # pg_advisory_xact_lock key of the migrations ("REVE")
 # after a failure, checkouts wait this long at most (not the pool's full timeout) until
 # one succeeds: calls queued behind each other during an outage fail fast, not in turn
 FAIL_FAST = 1.0
+# a connection idle this long is checked before use (one round trip): it may have
+# outlived a server restart. One in steady use is not (a failed statement recovers)
+CHECK_IDLE = 1.0
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the registry, chunks with their keyword text, side tables, meta
@@ -158,7 +163,7 @@ class Database:
                 max_size=max_size,
                 timeout=timeout,  # a stopped server fails fast instead of hanging
                 configure=register_vector,
-                check=ConnectionPool.check_connection,  # a restarted server: fresh ones
+                # no check per checkout (a round trip each): see CHECK_IDLE and failing
                 kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
                 open=True,
             )
@@ -168,6 +173,7 @@ class Database:
         self.pool = new_pool()
         self._local = threading.local()
         self.failing = False  # the last checkout or statement failed: fail fast
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
     def connection(self) -> AbstractContextManager[Any]:
         """The connection of the transaction this thread is in, else one from the pool."""
@@ -189,6 +195,7 @@ class Database:
             self.failing = False
         except self.errors as exc:  # down, restarting, or refusing us: a clear error
             self.failing = True
+            self._drop_stale()
             raise IndexUnusable(
                 f"the PostgreSQL index failed: {type(exc).__name__}: {exc}"
             ) from exc
@@ -202,6 +209,9 @@ class Database:
         except self.errors:
             pool = self._renewed(pool)  # the server is back: the old pool may be asleep
             conn = pool.getconn(timeout=wait)
+        returned = self._returned.get(conn)
+        if self.failing or returned is None or time.monotonic() - returned > CHECK_IDLE:
+            conn = self._checked(pool, conn, wait)  # it may have outlived a restart
         try:
             with conn:  # commit, or roll back on an error (as the pool's own helper does)
                 if not transaction:
@@ -214,7 +224,26 @@ class Database:
                 finally:
                     self._local.conn = None
         finally:
+            self._returned[conn] = time.monotonic()
             pool.putconn(conn)
+
+    def _drop_stale(self) -> None:
+        """After a failed statement: the pool's idle connections may be as dead as the
+        one that failed (a restarted server); the pool checks them and drops those."""
+        with contextlib.suppress(Exception):
+            self.pool.check()
+
+    @staticmethod
+    def _checked(pool: Any, conn: Any, wait: float) -> Any:
+        """``conn`` if it answers, else (it is dropped) a fresh one from ``pool``."""
+        try:
+            pool.check_connection(conn)
+            return conn
+        except Exception:
+            pool.putconn(conn)  # broken: the pool discards it
+            with contextlib.suppress(Exception):
+                pool.check()  # and the idle ones as stale as it
+            return pool.getconn(timeout=wait)
 
     def _renewed(self, stale: Any) -> Any:
         """A fresh pool when the server answers again. A pool whose attempts failed

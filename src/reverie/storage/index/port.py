@@ -44,6 +44,10 @@ class IndexReader(Protocol):
 
     backend: str
 
+    def reading(self) -> AbstractContextManager[None]:
+        """The scope of one search: meta values may be read once for all of it."""
+        ...
+
     def meta(self, key: str, default: str | None = None) -> str | None: ...
 
     def version(self) -> str:

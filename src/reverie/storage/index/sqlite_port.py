@@ -4,6 +4,7 @@ behaviour is exactly today's."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,9 @@ class SqliteIndex:
         self.cache = SqliteEmbeddingCache(conn, cap_rows=cache_rows)
 
     # -- reads -------------------------------------------------------------------
+    def reading(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()  # one local connection: nothing to save
+
     def meta(self, key: str, default: str | None = None) -> str | None:
         return get_meta(self.conn, key, default)
 
