@@ -96,6 +96,21 @@ def test_a_differently_worded_update_ranks_newer_first_and_the_old_says_so() -> 
     assert [s.final for s in out] == [0.8, 0.6, 0.5]
 
 
+def test_a_group_already_in_order_moves_nothing() -> None:
+    """The newer line already ranks first: the lunch line between keeps its place (the
+    older line is only marked), so a search whose order is right reads as before."""
+    items = [
+        hit(3, "Standup moved to 10:15 because of the new hires in Toronto.",
+            date(2026, 11, 10), 0.8, vec=STANDUP_NEW),
+        hit(2, "Lunch with the team at the noodle bar.", date(2026, 9, 1), 0.6, vec=LUNCH),
+        hit(1, "The team standup is at 9:30 every morning.", date(2026, 5, 2), 0.5,
+            vec=STANDUP_OLD),
+    ]  # fmt: skip
+    out, marks = run(items, "When is the team standup?")
+    assert [s.candidate.chunk_id for s in out] == [3, 2, 1]
+    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"  # type: ignore[attr-defined]
+
+
 def test_without_supersession_the_old_line_would_win() -> None:
     """The case above fails without this module: the old line scores higher."""
     items = standup()
@@ -223,15 +238,14 @@ def test_supersession_only_permutes_and_never_puts_a_lower_trust_line_first(
     out, marks = supersede(ranked, query, time_ask(query, TODAY), vectors=vectors)
     assert sorted(s.candidate.chunk_id for s in out) == sorted(s.candidate.chunk_id for s in ranked)
     assert [s.final for s in out] == [s.final for s in ranked]  # places keep their scores
-    # hits of no group keep their order, and each group comes in at its best place
+    # hits of no group keep their order and never move up: only a group's member that
+    # must come before another member moves (up to just before it)
     ungrouped = [s.candidate.chunk_id for s in ranked if s.candidate.chunk_id not in marks]
     assert [s.candidate.chunk_id for s in out if s.candidate.chunk_id not in marks] == ungrouped
-    by_group: dict[int, list[int]] = {}
+    before = {s.candidate.chunk_id: n for n, s in enumerate(ranked)}
     for pos, s in enumerate(out):
-        if s.candidate.chunk_id in marks:
-            by_group.setdefault(marks[s.candidate.chunk_id].group, []).append(pos)
-    for places in by_group.values():  # a group's members are read together
-        assert places == list(range(places[0], places[0] + len(places)))
+        if s.candidate.chunk_id not in marks:
+            assert pos >= before[s.candidate.chunk_id]
     for cid, mark in marks.items():
         by = mark.superseded_by
         if by is None:

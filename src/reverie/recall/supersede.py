@@ -10,9 +10,12 @@ word stems stands in. Such hits form a group (connected pairs).
 
 Within a group the question's time decides the order (:mod:`reverie.recall.asof`):
 now: newest first; "before": the value before the newest; "originally": the oldest;
-a window ("in March"): the newest line not after the window's end. The group keeps its
-places in the list (members trade places and scores, nothing else moves), so a
-search that groups nothing returns exactly what it did.
+a window ("in March"): the newest line not after the window's end. A group grows only
+around the best content hit (the fact the question asks about; a chat that comes back
+to a topic in many sessions is not reordered further down), and it moves as little
+as it takes: a member that must come first moves up to just before the member it
+passes, the hits in between step down one place, every place keeps its score. A
+group already in order, or a search that groups nothing, returns what it did.
 
 Provenance decides who may supersede: owner and agent lines come first in a group
 whatever the days, then system lines, then untrusted ones; only an owner or agent
@@ -50,6 +53,7 @@ NEAR_TOP = 0.3  # a member's relevance is at least this share of the best hit's
 NEAREST = 2  # two hits each among the other's this many closest same-subject hits ...
 NEAREST_MIN = 0.3  # ... with at least this cosine (Jaccard: below) state one fact
 LEXICAL_NEAREST_MIN = 0.12
+SEEDS = 1  # a group grows only around the best this many content hits
 
 _CHANGE_EN = re.compile(
     r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
@@ -304,8 +308,11 @@ def supersede(
     groups: list[list[int]] = []
     why: dict[int, str] = {}
     free = list(idx)
+    seeds = [i for i, s in enumerate(items[:window]) if s.tier == 0][:SEEDS]
     while free:
         seed = free.pop(0)
+        if seed not in seeds:
+            continue
         group = [seed]
         for j in list(free):
             if (seed, j) in edges and 2 * sum((m, j) in edges for m in group) >= len(group):
@@ -316,9 +323,9 @@ def supersede(
             why[seed] = f"with {_ref(items[group[1]])}: {edges[(seed, group[1])].why}"
             groups.append(sorted(group))
     marks: dict[int, Mark] = {}
-    ordered = {places[0]: _order([items[i] for i in places], ask) for places in groups}
-    grouped = {i for places in groups for i in places}
-    moved = [x for i, s in enumerate(items) for x in ordered.get(i, [] if i in grouped else [s])]
+    moved = list(items)
+    for places in groups:
+        moved = _promote(moved, _order([items[i] for i in places], ask))
     out = [
         replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
     ]
@@ -339,6 +346,23 @@ def supersede(
                 by.candidate.day if by else None,
             )
     return out, marks
+
+
+def _promote(items: list[Scored], wanted: list[Scored]) -> list[Scored]:
+    """``items`` with the members of one group in the ``wanted`` order, moving as little
+    as it takes: each member that must come before an earlier-placed one moves up to
+    just before it (the hits it passes step down one place); a group already in order
+    changes nothing."""
+    out = list(items)
+    rest = list(wanted)
+    while rest:
+        first = rest.pop(0)
+        at = {id(s): n for n, s in enumerate(out)}
+        here = at[id(first)]
+        top = min((at[id(m)] for m in rest), default=here)
+        if top < here:
+            out.insert(top, out.pop(here))
+    return out
 
 
 def _superseder(
