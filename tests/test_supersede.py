@@ -25,7 +25,9 @@ from reverie.provenance.paths import SourceKind
 from reverie.recall.asof import TimeAsk, time_ask
 from reverie.recall.ranking import Scored
 from reverie.recall.supersede import change_words, subject_terms, supersede
+from reverie.recall.values import differ, values
 from reverie.storage.index.rows import Candidate
+from reverie.tokens import stem, terms
 
 TODAY = date(2026, 12, 1)
 NOW = TimeAsk()
@@ -94,6 +96,21 @@ def test_a_differently_worded_update_ranks_newer_first_and_the_old_says_so() -> 
     assert 2 not in marks
     # members trade places and scores: the list still reads best score first
     assert [s.final for s in out] == [0.8, 0.6, 0.5]
+
+
+def test_a_group_already_in_order_moves_nothing() -> None:
+    """The newer line already ranks first: the lunch line between keeps its place (the
+    older line is only marked), so a search whose order is right reads as before."""
+    items = [
+        hit(3, "Standup moved to 10:15 because of the new hires in Toronto.",
+            date(2026, 11, 10), 0.8, vec=STANDUP_NEW),
+        hit(2, "Lunch with the team at the noodle bar.", date(2026, 9, 1), 0.6, vec=LUNCH),
+        hit(1, "The team standup is at 9:30 every morning.", date(2026, 5, 2), 0.5,
+            vec=STANDUP_OLD),
+    ]  # fmt: skip
+    out, marks = run(items, "When is the team standup?")
+    assert [s.candidate.chunk_id for s in out] == [3, 2, 1]
+    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"  # type: ignore[attr-defined]
 
 
 def test_without_supersession_the_old_line_would_win() -> None:
@@ -223,15 +240,14 @@ def test_supersession_only_permutes_and_never_puts_a_lower_trust_line_first(
     out, marks = supersede(ranked, query, time_ask(query, TODAY), vectors=vectors)
     assert sorted(s.candidate.chunk_id for s in out) == sorted(s.candidate.chunk_id for s in ranked)
     assert [s.final for s in out] == [s.final for s in ranked]  # places keep their scores
-    # hits of no group keep their order, and each group comes in at its best place
+    # hits of no group keep their order and never move up: only a group's member that
+    # must come before another member moves (up to just before it)
     ungrouped = [s.candidate.chunk_id for s in ranked if s.candidate.chunk_id not in marks]
     assert [s.candidate.chunk_id for s in out if s.candidate.chunk_id not in marks] == ungrouped
-    by_group: dict[int, list[int]] = {}
+    before = {s.candidate.chunk_id: n for n, s in enumerate(ranked)}
     for pos, s in enumerate(out):
-        if s.candidate.chunk_id in marks:
-            by_group.setdefault(marks[s.candidate.chunk_id].group, []).append(pos)
-    for places in by_group.values():  # a group's members are read together
-        assert places == list(range(places[0], places[0] + len(places)))
+        if s.candidate.chunk_id not in marks:
+            assert pos >= before[s.candidate.chunk_id]
     for cid, mark in marks.items():
         by = mark.superseded_by
         if by is None:
@@ -354,3 +370,69 @@ def test_grouping_does_not_depend_on_chunk_ids(
     )
     assert [relabel[s.candidate.chunk_id] for s in out_a] == [s.candidate.chunk_id for s in out_b]
     assert {relabel[k]: m for k, m in marks_a.items()} == marks_b
+
+
+def _cos(c: float) -> list[float]:
+    """A unit vector at cosine ``c`` to (1, 0, 0)."""
+    return [c, (1 - c * c) ** 0.5, 0.0]
+
+
+def test_another_value_of_the_slot_is_evidence_without_a_change_word() -> None:
+    """No change word, only a middling likeness: the newer line names another dentist
+    (a value of the slot), so it comes first; the line that only mentions the dentist
+    (no value) keeps its place and is not grouped."""
+    items = [
+        hit(1, "Marco's dentist is Dr. Moreau, the one near the station.", date(2026, 3, 1),
+            0.8, vec=[1.0, 0.0, 0.0]),
+        hit(2, "Marco said the dentist's waiting room had no magazines.", date(2026, 9, 1),
+            0.7, vec=_cos(0.5)),
+        hit(3, "Marco's dentist, Dr. Okafor, fixed the filling in one go.", date(2026, 8, 1),
+            0.6, vec=_cos(0.45)),
+        *(hit(i, f"Walked to the market, bought {i} figs.", date(2026, 5, i), 0.5 - i / 100,
+              vec=LUNCH) for i in range(4, 10)),
+    ]  # fmt: skip
+    out, marks = run(items, "Who is Marco's dentist?")
+    assert [s.candidate.chunk_id for s in out][:3] == [3, 1, 2]
+    assert marks[1].superseded_by == "memory/2026-08-01.md#L6"  # type: ignore[attr-defined]
+    assert "another name" in marks[1].why  # type: ignore[attr-defined]
+    assert 2 not in marks
+
+
+def test_another_owners_line_is_not_a_version() -> None:
+    """The question names "the billing team": a line about the payments team's
+    invoices is not a version of the billing team's fact, however alike."""
+    items = [
+        hit(1, "The billing team's invoices use the prefix BX.", date(2026, 2, 1), 0.8,
+            vec=[1.0, 0.0, 0.0]),
+        hit(2, "Invoices for the payments team now use the prefix PY.", date(2026, 9, 1),
+            0.7, vec=_cos(0.9)),
+    ]  # fmt: skip
+    out, marks = run(items, "What prefix do the billing team's invoices use?")
+    assert [s.candidate.chunk_id for s in out] == [1, 2] and not marks
+
+
+def test_a_topic_the_chat_keeps_coming_back_to_is_left_alone() -> None:
+    """Five lines of five sessions about one topic, each newer one with a change word:
+    a recurring topic, not versions of one fact; the ranking stays as it was."""
+    items = [
+        hit(1, "Caroline is excited about the adoption agency interview.", date(2026, 1, 5),
+            0.9, vec=[1.0, 0.0, 0.0]),
+        *(
+            hit(i, f"Caroline says the adoption process is now at step {i}.",
+                date(2026, 1 + i, 5), 0.8 - i / 20, vec=_cos(0.9))
+            for i in range(2, 6)
+        ),
+    ]  # fmt: skip
+    out, marks = run(items, "What is Caroline excited about in the adoption process?")
+    assert [s.candidate.chunk_id for s in out] == [1, 2, 3, 4, 5] and not marks
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_values_are_words_of_the_line_and_never_of_the_question(line: str, q: str) -> None:
+    subject = subject_terms(q).terms
+    for kind, value in values(line, subject):
+        assert kind in ("num", "ref", "name")
+        assert value and value in line.lower()
+        assert not {stem(t) for t in terms(value)} & subject or kind != "name"
+    assert differ(values(line, subject), values(line, subject)) is None  # one value: same

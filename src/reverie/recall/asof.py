@@ -66,6 +66,16 @@ class TimeAsk:
     def past(self) -> bool:
         return self.when != "now"
 
+    @property
+    def order_name(self) -> str:
+        """How a group of versions is ordered for this question (``--explain``)."""
+        return {
+            "now": "newest first",
+            "before": f"the one before the newest first ({self.words!r})",
+            "first": f"oldest first ({self.words!r})",
+            "window": f"as of {self.words!r} ({self.start} to {self.end})",
+        }[self.when]
+
 
 # a question in the past tense asks about an event ("When did Caroline go to the
 # support group?"), which no later line supersedes; a state is asked in the present

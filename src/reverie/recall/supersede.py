@@ -10,9 +10,12 @@ word stems stands in. Such hits form a group (connected pairs).
 
 Within a group the question's time decides the order (:mod:`reverie.recall.asof`):
 now: newest first; "before": the value before the newest; "originally": the oldest;
-a window ("in March"): the newest line not after the window's end. The group keeps its
-places in the list (members trade places and scores, nothing else moves), so a
-search that groups nothing returns exactly what it did.
+a window ("in March"): the newest line not after the window's end. A group grows only
+around the best content hit (the fact the question asks about; a chat that comes back
+to a topic in many sessions is not reordered further down), and it moves as little
+as it takes: a member that must come first moves up to just before the member it
+passes, the hits in between step down one place, every place keeps its score. A
+group already in order, or a search that groups nothing, returns what it did.
 
 Provenance decides who may supersede: owner and agent lines come first in a group
 whatever the days, then system lines, then untrusted ones; only an owner or agent
@@ -37,6 +40,10 @@ from ..provenance.origin import Origin
 from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
 from .asof import TimeAsk, asks_event
 from .ranking import Scored
+from .values import differ, values
+
+# what two hits share of the subject, topical, change words, likeness, how, value kind
+_PairT = tuple[frozenset[str], bool, tuple[str, ...], float, str, str | None]
 
 SIMILAR = 0.65  # cosine of two hits' vectors: the same statement about the same subject
 SIMILAR_CHANGED = 0.28  # ... when the newer one says it changed
@@ -50,6 +57,8 @@ NEAR_TOP = 0.3  # a member's relevance is at least this share of the best hit's
 NEAREST = 2  # two hits each among the other's this many closest same-subject hits ...
 NEAREST_MIN = 0.3  # ... with at least this cosine (Jaccard: below) state one fact
 LEXICAL_NEAREST_MIN = 0.12
+VERSIONS = 3  # a group of more lines than this is a recurring topic: left alone
+SEEDS = 1  # a group grows only around the best this many content hits
 
 _CHANGE_EN = re.compile(
     r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
@@ -96,6 +105,7 @@ class Subject:
     owners: frozenset[str] = frozenset()  # the names the question itself spells
 
 
+_OWNER = re.compile(r"((?:\w+\s+){0,2}\w+)['’]s\b")
 _NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'’]*")
 
 
@@ -111,6 +121,8 @@ def subject_terms(query: str) -> Subject:
         elif term not in QUERY_STOP_WORDS:
             out.add(stem(term))
     names = {stem(t) for m in _NAME.finditer(query.strip()) for t in terms(m.group(0))}
+    # the possessor names an owner too ("the billing team's invoices": the team's)
+    names |= {stem(t) for m in _OWNER.finditer(query) for t in terms(m.group(1))} & out
     kept = frozenset(t for t in out if t not in _ZH_QUESTION)
     return Subject(kept, frozenset(names), frozenset(names) & kept)
 
@@ -160,52 +172,54 @@ class _Link:
     strong: bool
 
 
-def _pair(
-    a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]
-) -> tuple[frozenset[str], bool, tuple[str, ...], float, str] | None:
+def _pair(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) -> _PairT | None:
     """What ``a`` and ``b`` share of the subject, whether a topic (not only an owner),
-    the newer one's change words, their likeness and how it was measured; None when
-    they share no subject term."""
+    the newer one's change words, their likeness and how it was measured, the kind of
+    value each states another of (:mod:`reverie.recall.values`); None when they share
+    no subject term."""
     ca, cb = a.candidate, b.candidate
     assert ca.day is not None and cb.day is not None
     sa, sb = stem_set(ca.text), stem_set(cb.text)
     shared = sa & sb & subject.terms
-    if not shared or (subject.owners and not shared & subject.owners):
-        return None  # a question naming someone: both lines must name them
+    if not shared or not subject.owners <= shared:
+        return None  # a question naming an owner: both lines must name all of it
     # sharing only a name ("Priya", or one Chinese pair: 陈静) is sharing an owner,
     # not a topic: that takes a change word or a closer likeness
     topical = bool(shared - subject.names) and (len(shared) > 1 or not is_cjk(min(shared)[0]))
     newer = cb if cb.day > ca.day else ca
     changed = change_words(newer.text)
+    kind = differ(values(ca.text, subject.terms), values(cb.text, subject.terms))
     va, vb = vectors.get(ca.chunk_id), vectors.get(cb.chunk_id)
     if va is not None and vb is not None:
-        return shared, topical, changed, float(va @ vb), "cosine"  # unit vectors
+        return shared, topical, changed, float(va @ vb), "cosine", kind  # unit vectors
     union = len(sa | sb)
-    return shared, topical, changed, (len(sa & sb) / union if union else 0.0), "stem overlap"
+    sim = len(sa & sb) / union if union else 0.0
+    return shared, topical, changed, sim, "stem overlap", kind
 
 
-def _link(
-    pair: tuple[frozenset[str], bool, tuple[str, ...], float, str], nearest: bool
-) -> _Link | None:
+def _link(pair: _PairT, nearest: bool) -> _Link | None:
     """The link of a pair (see :func:`_pair`), or None. ``nearest``: each of the two is
     among the other's closest same-subject hits of the pool (a relative likeness: two
-    wordings of one fact are nearer each other than the owner's other facts are)."""
-    shared, topical, changed, sim, how = pair
+    wordings of one fact are nearer each other than the owner's other facts are). Two
+    lines stating other values of one kind ("Dr. Patel", "Dr. Okafor") are evidence
+    of a change as a change word is; sharing only an owner, a lower likeness will do."""
+    shared, topical, changed, sim, how, kind = pair
     cosine = how == "cosine"
     if topical:
-        bar = (SIMILAR_CHANGED if changed else SIMILAR) if cosine else (
-            LEXICAL_CHANGED if changed else LEXICAL)  # fmt: skip
-    else:
-        bar = (SIMILAR if changed else SIMILAR_OWNER) if cosine else (
-            LEXICAL if changed else LEXICAL_OWNER)  # fmt: skip
+        bar = (SIMILAR_CHANGED if changed or kind else SIMILAR) if cosine else (
+            LEXICAL_CHANGED if changed or kind else LEXICAL)  # fmt: skip
+    else:  # only an owner: another value is evidence as a change word is
+        bar = (SIMILAR if changed or kind else SIMILAR_OWNER) if cosine else (
+            LEXICAL if changed or kind else LEXICAL_OWNER)  # fmt: skip
     strong = sim >= bar
     near = nearest and sim >= (NEAREST_MIN if cosine else LEXICAL_NEAREST_MIN)
     if not (strong or near):
         return None
     said = f", change words {', '.join(repr(w) for w in changed[:3])}" if changed else ""
+    said += f", another {kind}" if kind else ""
     words = ", ".join(sorted(shared)[:3])
     rel = "" if strong else ", nearest same-subject hits"
-    return _Link(f"shares {words!r}, {how} {sim:.2f}{rel}{said}", strong or bool(changed))
+    return _Link(f"shares {words!r}, {how} {sim:.2f}{rel}{said}", strong or bool(changed or kind))
 
 
 def _order(members: list[Scored], ask: TimeAsk) -> list[Scored]:
@@ -234,15 +248,6 @@ def _order(members: list[Scored], ask: TimeAsk) -> list[Scored]:
         return bucket, int(s not in statements), -day(s)
 
     return sorted(members, key=key)
-
-
-def _order_name(ask: TimeAsk) -> str:
-    return {
-        "now": "newest first",
-        "before": f"the one before the newest first ({ask.words!r})",
-        "first": f"oldest first ({ask.words!r})",
-        "window": f"as of {ask.words!r} ({ask.start} to {ask.end})",
-    }[ask.when]
 
 
 def supersede(
@@ -304,21 +309,24 @@ def supersede(
     groups: list[list[int]] = []
     why: dict[int, str] = {}
     free = list(idx)
+    seeds = [i for i, s in enumerate(items[:window]) if s.tier == 0][:SEEDS]
     while free:
         seed = free.pop(0)
+        if seed not in seeds:
+            continue
         group = [seed]
         for j in list(free):
             if (seed, j) in edges and 2 * sum((m, j) in edges for m in group) >= len(group):
                 group.append(j)
                 free.remove(j)
                 why[j] = f"with {_ref(items[seed])}: {edges[(seed, j)].why}"
-        if len(group) > 1:
+        if 1 < len(group) <= VERSIONS:  # more: a topic the chat comes back to, not a fact
             why[seed] = f"with {_ref(items[group[1]])}: {edges[(seed, group[1])].why}"
             groups.append(sorted(group))
     marks: dict[int, Mark] = {}
-    ordered = {places[0]: _order([items[i] for i in places], ask) for places in groups}
-    grouped = {i for places in groups for i in places}
-    moved = [x for i, s in enumerate(items) for x in ordered.get(i, [] if i in grouped else [s])]
+    moved = list(items)
+    for places in groups:
+        moved = _promote(moved, _order([items[i] for i in places], ask))
     out = [
         replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
     ]
@@ -333,12 +341,29 @@ def supersede(
             by = _superseder(s, members, links)
             marks[s.candidate.chunk_id] = Mark(
                 number,
-                _order_name(ask),
+                ask.order_name,
                 why[place[s.candidate.chunk_id]],
                 _ref(by) if by else None,
                 by.candidate.day if by else None,
             )
     return out, marks
+
+
+def _promote(items: list[Scored], wanted: list[Scored]) -> list[Scored]:
+    """``items`` with the members of one group in the ``wanted`` order, moving as little
+    as it takes: each member that must come before an earlier-placed one moves up to
+    just before it (the hits it passes step down one place); a group already in order
+    changes nothing."""
+    out = list(items)
+    rest = list(wanted)
+    while rest:
+        first = rest.pop(0)
+        at = {id(s): n for n, s in enumerate(out)}
+        here = at[id(first)]
+        top = min((at[id(m)] for m in rest), default=here)
+        if top < here:
+            out.insert(top, out.pop(here))
+    return out
 
 
 def _superseder(

@@ -1,0 +1,58 @@
+"""The values a line states (pure): what fills a question's slot, read by its shape.
+
+A line that changes a fact states another value of the same kind ("Dr. Patel" ->
+"Dr. Okafor", "9:30" -> "10:15", "Leeds" -> "Bristol", "#ops" -> "#inc-room"); a line
+that only mentions the subject ("the dentist's waiting room had no magazines") states
+none. Three kinds, by shape, never by a list of examples: ``num`` (a token holding a
+digit: times, phone numbers, ports, sizes), ``ref`` (an address: ``@`` or ``#`` in
+it) and ``name`` (a capitalised word inside a sentence, in English). Words of the
+question (its subject: the owner, the attribute) and titles ("Dr.", "Mr.") are not
+values. Chinese lines give digits only (no capitals to read a name by).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..tokens import stem, terms
+
+_REF = re.compile(r"[\w.+-]*[@#][\w.-]*\w")
+_NUM = re.compile(r"\d[\w:.-]*\w|\d")
+# a capitalised word not opening a sentence, a clause after ":" or ";", or the line
+_NAME = re.compile(r"(?<![.?!:;]\s)(?<![\w'’-])(?<!^)(?<!^- )[A-Z][\w'’-]*[\w]")
+_TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St)\.")
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "i", "im", "ive", "ill", "id"})
+
+
+@lru_cache(maxsize=16384)
+def values(text: str, question: frozenset[str]) -> frozenset[tuple[str, str]]:
+    """The (kind, value) pairs ``text`` states that ``question`` (its stems) does not
+    hold."""
+    out: set[tuple[str, str]] = set()
+    for m in _REF.finditer(text):
+        out.add(("ref", m.group(0).lower()))
+    bare = _TITLE_DOT.sub(r"\1", _REF.sub(" ", text))  # "Dr. Okafor": one sentence
+    for m in _NUM.finditer(bare):
+        out.add(("num", m.group(0).lower().rstrip(".:")))
+    for m in _NAME.finditer(bare):
+        word = re.sub(r"['’]s$", "", m.group(0)).lower()
+        stems = {stem(t) for t in terms(word)}
+        if word.replace("'", "").replace("’", "") in _TITLES or stems & question:
+            continue
+        out.add(("name", word))
+    return frozenset(out)
+
+
+def differ(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) -> str | None:
+    """The kind of value both lines state with no value in common (another value of
+    one slot), or None."""
+    for kind in ("ref", "num", "name"):
+        va = {v for k, v in a if k == kind}
+        vb = {v for k, v in b if k == kind}
+        if va and vb and not va & vb:
+            return kind
+    return None
+
+
+__all__ = ["differ", "values"]
