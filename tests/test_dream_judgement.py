@@ -37,6 +37,9 @@ DURABLE = [
     # short, but about a person and naming a thing; a reference beside a named thing
     "Ravi: We made dumplings!",
     "Ravi: I'm doing judo and it gives me so much energy.",
+    # an instruction in a note (no speaker) is kept; a plan with its date is a plan
+    "Use pnpm, not npm, in this repository.",
+    "Tim: I'm hoping to attend a book fair in Leeds next month.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -79,6 +82,22 @@ CHATTER = [
     "Jon: Gives me a visual of my progress and keeps me on track.",
     "Ana: Patience and practice can help any player improve.",
     "Ana: It's a sign of our friendship and all the love we share.",
+    # advice in the imperative to the other person, passing feelings, opinions of what
+    # was shown, what it stands for, a clause alone, a kind of thing as the subject,
+    # hopes with no date, catching up
+    "Gina: Use social media channels and team up with a few local shops.",
+    "Jon: I've been feeling kind of down lately.",
+    "Ana: It's been a rough year, so keep pushing on!",
+    "Ana: I find it so calming and cathartic.",
+    "Ana: Whoa, Ben, that mural looks serious.",
+    "Ana: The eagle symbolizes freedom and pride.",
+    "Ana: Since I was twelve or so.",
+    "Ana: Running shoes help avoid injuries and make runs more fun.",
+    "Ana: I'm hoping to share my love of chess with others.",
+    "Ana: I could stop by there after my exams.",
+    "Ana: Been a busy week since we talked.",
+    "Ana: It's like a reminder of where I come from.",
+    "Ana: For me, it's painting and hiking.",
 ]
 
 

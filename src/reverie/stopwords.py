@@ -161,7 +161,7 @@ ENCOURAGEMENT = _words(
     "easy difficult worth worthwhile meaningful rewarding powerful important crucial essential "
     "bond connection connected heart mind soul spirit bright brighter remember gonna gotta "
     "find finding get getting through seeing see like gave remind reminds reminder win winning "
-    "forget we'll we'd "
+    "forget we'll we'd fond grown "
 )
 
 __all__ = [

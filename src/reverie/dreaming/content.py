@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .. import stopwords
 from ..tokens import is_cjk
+from .content_rules import CAUGHT_UP, kind_of_thing_first, second_look
 
 MIN_CONTENT_WORDS = 3  # a statement has at least three content words (CJK: 4 chars)
 MIN_CJK_CONTENT = 4
@@ -40,8 +41,8 @@ _SENTENCE = re.compile(r"[^.!?。！？…]+(?:[.!?。！？…]+[\"'”’)]*|$
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # a name said to the other person: "Hey John," at the start, ", John!" at the end
 _VOCATIVE = re.compile(
-    r"^(?i:(?:hey|hi|hello|thanks|thank you|wow|oh|yeah|yep|yes|ok|okay|so|aw+|sure)[,!]?\s+)?"
-    r"[A-Z][a-z]+,\s+|,\s*[A-Z][a-z]+(?=[.!?…]*$)"
+    r"^(?:(?i:(?:hey|hi|hello|thanks|thank you|wow|whoa|woah|oh|yeah|yep|yes|ok|okay|so|aw+|"
+    r"sure|omg|haha)[,!]?\s+)?[A-Z][a-z]+,\s+)+|,\s*[A-Z][a-z]+(?=[.!?…]*$)"
 )
 
 # fmt: off
@@ -96,7 +97,8 @@ _SUPPORT = re.compile(
 # sentence whose subject is only a pronoun for something said or shown before
 _VALUE_WORDS = "key|important|crucial|essential|priceless|rewarding|meaningful"
 _VALUE = re.compile(
-    rf"(?:\b(?:it'?s|it is|is|are)|'s) (?:so |really |very |truly |super )?(?:{_VALUE_WORDS})\b"
+    rf"(?:\b(?:it'?s|it is|is|are)|'s) (?:(?:so|really|very|truly|super|also|just|extremely) )*"
+    rf"(?:{_VALUE_WORDS})\b"
     r"|\b(?:really |truly |do |does )*matters?\W*$",
     re.IGNORECASE,
 )
@@ -117,7 +119,7 @@ _NO_SUBJECT = re.compile(
 # an opinion about a thing ("The energy was crazy", "Dance practice has been fun and
 # exhausting"): it names no one (unless it names the thing: "The Name of the Wind is great")
 _OPINION = re.compile(
-    r"\b(?:is|are|was|were|looks?|sounds?|seems?|feels?|(?:has|have|'s) been)\s+(?:an? )?"
+    r"(?:'s|'re|\b(?:is|are|was|were|looks?|sounds?|seems?|feels?|(?:has|have|'s) been))\s+(?:an? )?"
     r"(?:so |really |very |pretty |super |truly |just |absolutely |quite |totally )*(?:good|"
     r"great|amazing|awesome|cool|nice|beautiful|incredible|crazy|electric|fun|special|"
     r"inspiring|stunning|gorgeous|lovely|wonderful|fantastic|impressive|breathtaking|intense|"
@@ -291,7 +293,10 @@ _TELL_FRAME = re.compile(
 )
 
 
-def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Sentence:
+def judge_sentence(
+    sentence: str, names: frozenset[str] = frozenset(), *, dialogue: bool = False
+) -> Sentence:
+    """One sentence's kind and rule; ``dialogue``: said by a named speaker to another."""
     s = _VOCATIVE.sub(" ", sentence.strip()).strip() or sentence.strip()
     s = _TELL_FRAME.sub("", s).strip() or s
     bare = s.rstrip(".!?。！？…\"'”’) ")
@@ -336,6 +341,18 @@ def judge_sentence(sentence: str, names: frozenset[str] = frozenset()) -> Senten
         return Sentence(s, "reaction", "a general remark about no one in particular")
     if substance < (1 if person else MIN_SUBSTANCE) and not specific:
         return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
+    lead = s.lstrip("\"'“‘(- ")
+    if not said & _ONE_PERSON and not specific and kind_of_thing_first(lead, _FUNCTION):
+        return Sentence(s, "reaction", "a general remark about a kind of thing")
+    if CAUGHT_UP.search(s):  # "Been a busy week since we talked": only the catching up
+        rest = CAUGHT_UP.sub(" ", s).strip()
+        if len(_content_words(rest)) < MIN_CONTENT_WORDS or (
+            judge_sentence(rest, names, dialogue=dialogue).kind != "statement"
+        ):
+            return Sentence(s, "fragment", "catching up, nothing else said")
+    second = second_look(lead, dialogue=dialogue, specific=bool(specific))
+    if second:
+        return Sentence(s, *second)
     return Sentence(s, "statement", "a statement")
 
 
@@ -344,7 +361,8 @@ def judge(text: str, names: frozenset[str] = frozenset()) -> Verdict:
     (the people talking), so "Thanks, Melanie!" stays small talk."""
     speaker, body = split_speaker(strip_media(text))
     names = names | ({w.lower() for w in speaker.split()} if speaker else frozenset())
-    judged = tuple(judge_sentence(s, names) for s in sentences(body))
+    dialogue = speaker is not None
+    judged = tuple(judge_sentence(s, names, dialogue=dialogue) for s in sentences(body))
     kept = tuple(j.text for j in judged if j.kind == "statement")
     if kept:
         dropped = Counter_kinds(judged)

@@ -1,0 +1,128 @@
+"""The content judgement's second look at a sentence that read as a statement (issue 26).
+
+:mod:`reverie.dreaming.content` first drops questions, greetings, reactions and
+fragments; what is left reads as a statement. Some of those still say nothing a person
+would keep a month later, and each rule here names one such kind:
+
+- advice in the imperative, said to the other person of a conversation ("Use social
+  media channels and work with influencers", "... so keep pushing on!"); a line with no
+  speaker (a note, an instruction to the agent: "Deploy the docs from gh-pages") is
+  never read as advice;
+- a passing feeling ("I've been feeling kinda low lately", "I'm feeling inspired");
+- an opinion of something said or shown before ("I find it so empowering", "That sign
+  looks serious", "It's like a reminder of my roots", "For me, it's writing");
+- what a shown thing stands for ("The eagle symbolizes freedom");
+- a subordinate clause with no main clause ("Since I was 17 or so.");
+- a kind of thing as the subject, with no one in it ("Dance floors help avoid
+  injuries");
+- a hope or a possibility with no date and no name ("I'm hoping to share my love of
+  gaming", "I could stop by there after my season"): a plan with its date passes
+  ("I'm hoping to attend a book conference next month");
+- the small talk of catching up ("Been a busy week since we talked").
+
+Pure: a sentence in, a rule's name (or ``None``) out.
+"""
+
+from __future__ import annotations
+
+import re
+
+# verbs that open an instruction and are rarely a noun at the start of a sentence
+# ("Dance gives me ...", "Work was busy" are not instructions)
+# fmt: off
+_IMPERATIVE_VERBS = ["use", "gather", "do", "find", "try", "make", "take", "get", "ask", "go",
+    "think", "consider", "give", "bring", "visit", "buy", "pick", "choose", "contact", "send",
+    "learn", "avoid", "grab", "treat", "create", "search", "stick", "spend", "keep", "explore",
+    "remember", "start", "join", "check", "set", "put", "let", "tell", "show", "meet"]
+# fmt: on
+_LEAD = r"^(?:(?:and|also|so|just|but|plus|oh|yeah|yep|now|then|first|maybe),?\s+)*"
+IMPERATIVE = re.compile(
+    _LEAD + r"(?:" + "|".join(_IMPERATIVE_VERBS) + r")\s+"
+    r"(?!(?:to|of|is|was|has|had|and|it's)\b)(?:[a-z]+\b)",
+    re.IGNORECASE,
+)
+FEELING = re.compile(
+    r"^(?:(?:and|but|so|yeah|honestly|lately|recently),?\s+)*"
+    r"(?:i'?m|i am|i'?ve been|i have been|i was)\s+(?:\w+\s+)?feeling\b",
+    re.IGNORECASE,
+)
+SO_ADVICE = re.compile(
+    r"\b(?:so|and|just) (?:keep (?:pushing|going|it up|at it|on)|don'?t (?:give up|quit|stop|"
+    r"worry)|never give up)\b",
+    re.IGNORECASE,
+)
+OPINION_OF_BEFORE = re.compile(
+    r"\bi (?:\w+ )?(?:find|found|think|thought|consider) (?:it|them|that|this)\b"
+    r"|^(?:this|that|these|those) (?:\w+ )?(?:looks?|seems?|sounds?)\b(?!.* [-–] )",
+    re.IGNORECASE,
+)
+SYMBOL = re.compile(r"\b(?:symboli[sz]es?|represents?|stands? for)\b", re.IGNORECASE)
+FOR_ME = re.compile(
+    r"^(?:for me|as for me|personally|to me|honestly),?\s+(?:it|that|this)(?:'s| is| was)\b",
+    re.IGNORECASE,
+)
+SUBORDINATE_ONLY = re.compile(
+    r"^(?:since|when|because|if|although|though|while|as|until|ever since)\b[^,;:-]*$",
+    re.IGNORECASE,
+)
+# a date or a time the plan is set for, or a number: "next month", "on Friday", "in 2027"
+ANCHOR = re.compile(
+    r"\b(?:next|last|this|coming) (?:week|weekend|month|year|summer|winter|spring|fall|"
+    r"autumn|season|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|"
+    r"thu|fri|sat|sun)\b|\b(?:tomorrow|tonight|yesterday|soon|today)\b|\b(?:january|"
+    r"february|march|april|may|june|july|august|september|october|november|december)\b|\d",
+    re.IGNORECASE,
+)
+HOPE = re.compile(
+    r"^(?:(?:and|but|so|also|just),?\s+)*(?:i'?m|i am|we'?re|we are) (?:\w+ )?hoping\b"
+    r"|^(?:(?:and|but|so),?\s+)*(?:i|we) (?:could|might)\s+(?!have\b)",
+    re.IGNORECASE,
+)
+LIKE_BEFORE = re.compile(
+    r"^(?:(?:and|but|so|yeah),?\s+)*(?:it'?s|it is|it was|that'?s|this is|kind of|kinda|"
+    r"sort of)\s+(?:(?:kind of|kinda|sort of|just|almost|a bit|like) )*like\b"
+    r"|^(?:(?:and|but|so|yeah),?\s+)*(?:it'?s|it is|it was|that'?s|that is|this is) "
+    r"(?:also )?(?:a|an|such a|my) (?:\w+ )?(?:reminder|sign|symbol|reflection|"
+    r"representation|example)\b",
+    re.IGNORECASE,
+)
+CAUGHT_UP = re.compile(
+    r"\s*[-–,]?\s*\b(?:since (?:we |i )?(?:last )?(?:talked|spoke|chatted|caught up|chat)"
+    r"(?: last)?|since (?:last time|then|our last (?:chat|talk)))\b\s*",
+    re.IGNORECASE,
+)
+_FIRST_TWO = re.compile(r"([A-Za-z]+) ([a-z]+)\b")
+
+
+def kind_of_thing_first(s: str, function: frozenset[str]) -> bool:
+    """The subject is a kind of thing in the plural ("Dance floors help ..."), not a
+    word of function ("My kids ...") nor a possessive ("Oscar's toys")."""
+    m = _FIRST_TWO.match(s)
+    if not m or m.group(1).lower() in function:
+        return False
+    head = m.group(2)
+    return head.endswith("s") and not head.endswith(("ss", "us", "is"))
+
+
+def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | None:
+    """``(kind, rule)`` when a statement-looking sentence is small talk (``reaction``)
+    or a ``fragment`` after all, ``None`` when it stays a statement. ``dialogue``: the line has a speaker;
+    ``specific``: it names something (a capitalised name, a number, an identifier)."""
+    if dialogue and IMPERATIVE.match(s):
+        return "reaction", "advice in the imperative to the other person"
+    if FEELING.match(s):
+        return "reaction", "a passing feeling"
+    if SO_ADVICE.search(s):
+        return "reaction", "advice to the listener"
+    if OPINION_OF_BEFORE.search(s) or LIKE_BEFORE.match(s) or FOR_ME.match(s):
+        return "fragment", "an opinion of something said or shown before"
+    if SYMBOL.search(s):
+        return "fragment", "what something shown stands for"
+    if SUBORDINATE_ONLY.match(s.rstrip(".!… ")):
+        return "fragment", "a subordinate clause alone"
+    if HOPE.match(s) and not ANCHOR.search(s) and not specific:
+        return "reaction", "a hope or a possibility with no date"
+    return None
+
+
+__all__ = ["ANCHOR", "CAUGHT_UP", "kind_of_thing_first", "second_look"]
