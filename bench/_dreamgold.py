@@ -152,19 +152,47 @@ _PROMOTED = {
         "D22:2 D D12:10 D D19:16 D D15:9 N D23:9 D D12:18 D D19:8 N D2:13 D "
     ),
 }
+# promoted entries of conv-41 and conv-42 (and one of conv-43) that were in no set above,
+# from a month simulation at 7605d58 (defaults, no model), read and labelled the same way
+# after that run, before any rule was read from them: the judgement's rules had never
+# seen these two conversations' promoted lines, so these labels measured it blind
+_PROMOTED_BLIND = {
+    "conv-41": (
+        "D1:3 D D1:10 D D2:1 D D3:1 D D5:8 D D3:14 N D4:16 D D4:13 D D2:14 D D7:16 D "
+        "D3:15 D D4:12 D D6:9 D D8:15 D D8:13 N D8:4 D D9:8 D D6:4 D D9:6 D D7:2 D "
+        "D3:11 D D10:13 D D8:18 D D11:5 D D13:3 D D8:1 D D11:1 D D14:10 D D9:10 D "
+        "D12:18 D D12:17 D D6:16 N D17:12 D D5:10 D D17:11 D D4:2 D D15:18 D D15:13 D "
+        "D18:17 D D21:22 D D20:7 N D21:5 D D10:1 D D15:3 D D12:5 D D23:1 D D16:2 D "
+        "D17:1 D D11:10 D D24:1 D D24:3 D D22:5 N D19:18 D D28:11 D D18:3 D D27:8 N "
+    ),
+    "conv-42": (
+        "D1:3 D D1:10 D D1:11 D D1:13 D D3:4 D D2:3 D D4:1 D D3:10 D D1:18 N D2:20 N "
+        "D4:4 D D2:15 D D3:12 D D4:5 N D3:11 N D1:2 D D5:11 D D5:6 D D6:2 D D4:10 D "
+        "D3:19 N D8:19 N D6:7 D D10:4 D D2:23 D D10:9 D D6:10 N D9:9 D D4:3 D D8:4 D "
+        "D8:3 N D9:13 N D8:2 D D11:13 N D11:3 D D11:7 D D8:5 D D14:19 D D14:1 D "
+        "D16:2 D D17:2 D D7:1 D D4:14 N D19:6 D D7:6 N D13:18 N D18:5 D D15:7 D "
+        "D15:14 N D15:6 N D17:1 D D12:3 D D12:5 N D20:10 D D13:8 N D21:9 D D18:8 D "
+        "D15:1 D D19:9 D D21:11 D D21:4 D D24:6 D D25:15 D D19:14 N D22:19 D D8:18 D "
+        "D24:2 D D15:4 D D17:16 N D24:12 D D15:3 D D16:1 D D24:3 D D24:9 N D5:1 D "
+        "D11:16 N "
+    ),
+    "conv-43": "D16:9 D ",
+}
 # fmt: on
 
 
 def gold(which: str = "dev") -> dict[str, dict[str, bool]]:
     """``{sample_id: {dia_id: durable}}``: ``dev`` the 345 turns the rules were read
     against, ``held`` the 172 held-out turns, ``all`` both; ``promoted`` the labelled
-    promoted entries, ``every`` all three (for the precision of what is promoted)."""
+    promoted entries (``blind`` those of conv-41/42 labelled blind), ``every`` all of them
+    (for the precision of what is promoted)."""
     sets = {
         "dev": [_GOLD],
         "held": [_HELD],
         "all": [_GOLD, _HELD],
-        "promoted": [_PROMOTED],
-        "every": [_GOLD, _HELD, _PROMOTED],
+        "promoted": [_PROMOTED, _PROMOTED_BLIND],
+        "blind": [_PROMOTED_BLIND],
+        "every": [_GOLD, _HELD, _PROMOTED, _PROMOTED_BLIND],
     }[which]
     out: dict[str, dict[str, bool]] = {}
     for sid, text in ((k, v) for d in sets for k, v in d.items()):

@@ -40,6 +40,8 @@ DURABLE = [
     # an instruction in a note (no speaker) is kept; a plan with its date is a plan
     "Use pnpm, not npm, in this repository.",
     "Tim: I'm hoping to attend a book fair in Leeds next month.",
+    "Ana: Maybe I'll move to Berlin next year.",
+    "I should renew my passport before March.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -98,6 +100,11 @@ CHATTER = [
     "Ana: Been a busy week since we talked.",
     "Ana: It's like a reminder of where I come from.",
     "Ana: For me, it's painting and hiking.",
+    # maybes, offers and recommendations; what something does to the speaker's feelings
+    "Ana: Maybe I'll start a blog of my own someday.",
+    "Ana: I'm always up for new book recommendations.",
+    "Ana: Read lots and build a solid routine.",
+    "Ana: Gardening made me feel so calm.",
 ]
 
 

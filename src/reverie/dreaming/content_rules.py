@@ -18,7 +18,11 @@ would keep a month later, and each rule here names one such kind:
 - a hope or a possibility with no date and no name ("I'm hoping to share my love of
   gaming", "I could stop by there after my season"): a plan with its date passes
   ("I'm hoping to attend a book conference next month");
-- the small talk of catching up ("Been a busy week since we talked").
+- the small talk of catching up ("Been a busy week since we talked");
+- a maybe, an offer or a recommendation ("Maybe I'll write a drama", "I'm always up
+  for new book recommendations", "I really should start a cork board");
+- what something does to the speaker's feelings, as the whole sentence ("Nature's
+  beauty reminds me to slow down", "Volunteering made me feel great").
 
 Pure: a sentence in, a rule's name (or ``None``) out.
 """
@@ -91,6 +95,33 @@ CAUGHT_UP = re.compile(
     r"(?: last)?|since (?:last time|then|our last (?:chat|talk)))\b\s*",
     re.IGNORECASE,
 )
+# more verbs of advice ("Read lots", "Build a solid understanding", "Don't be afraid")
+ADVICE_VERBS = re.compile(
+    _LEAD + r"(?:build|read|write|follow|trust|listen|be|don'?t|never|always)\s+"
+    r"(?!(?:to|of|is|was|has|had|and|it's)\b)[a-z]+\b",
+    re.IGNORECASE,
+)
+# a maybe, an offer or a recommendation, not a fact: "Maybe I'll start a drama", "I'm
+# always up for new recommendations", "I really should start a cork board", "I can see
+# why ...", "I always feel like I could ..."
+HEDGE = re.compile(
+    r"^(?:(?:and|but|so|also|well|yeah|oh),?\s+)*(?:maybe|perhaps|probably|hopefully|"
+    r"i guess|i suppose|i wonder|i can see why|i can imagine|i can tell|i'?m not sure|"
+    r"i'?m tempted|i (?:really |probably |definitely )?should|i (?:\w+ )?doubt|"
+    r"i'?m always (?:down|up|open|happy|ready|here)|i (?:\w+ )?(?:recommend|suggest)|"
+    r"i'?d (?:\w+ )?(?:recommend|suggest)|i (?:\w+ )?feel (?:like|as if|so)|i probably)\b",
+    re.IGNORECASE,
+)
+# what something does to the speaker's feelings, said as the whole sentence ("Nature's
+# beauty reminds me to slow down", "Volunteering made me feel great"); not after a
+# clause of its own ("Blue's my fave, it makes me feel relaxed") nor with "I" as subject
+EFFECT = re.compile(
+    r"\b(?:makes?|made|making) me (?:feel|want|realize|think|so|really|appreciate)\b"
+    r"|\b(?:reminds?|reminded|reminding|remind) (?:me|us) (?:of|to|how|why|what|that)\b"
+    r"|\bmakes? me (?:\w+ )?happy\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BEFORE = re.compile(r",| [-–] ")
 _FIRST_TWO = re.compile(r"([A-Za-z]+) ([a-z]+)\b")
 
 
@@ -122,6 +153,19 @@ def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | 
         return "fragment", "a subordinate clause alone"
     if HOPE.match(s) and not ANCHOR.search(s) and not specific:
         return "reaction", "a hope or a possibility with no date"
+    if dialogue and ADVICE_VERBS.match(s):
+        return "reaction", "advice in the imperative to the other person"
+    if HEDGE.match(s) and not ANCHOR.search(s) and not specific:  # "Maybe I'll move in May"
+        return "reaction", "a maybe, an offer or a recommendation"
+    effect = EFFECT.search(s)
+    if (
+        effect
+        and not ANCHOR.search(s)
+        and not specific
+        and not _CLAUSE_BEFORE.search(s[: effect.start()])
+        and not re.match(r"i\b", s, re.IGNORECASE)
+    ):
+        return "reaction", "what something does to the speaker's feelings"
     return None
 
 
