@@ -42,6 +42,7 @@ DURABLE = [
     "Tim: I'm hoping to attend a book fair in Leeds next month.",
     "Ana: Maybe I'll move to Berlin next year.",
     "I should renew my passport before March.",
+    "Ana: It's hard to pick one, but I really enjoy the inversion poses.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",
@@ -105,6 +106,9 @@ CHATTER = [
     "Ana: I'm always up for new book recommendations.",
     "Ana: Read lots and build a solid routine.",
     "Ana: Gardening made me feel so calm.",
+    # a fact that hangs on a pronoun for something shown or said before
+    "Ana: I made it with oat milk, honey and a pinch of salt.",
+    "Ana: It's a quiet and moving story that I'm really excited about!",
 ]
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .. import stopwords
 from ..tokens import is_cjk
-from .content_rules import CAUGHT_UP, kind_of_thing_first, second_look
+from .content_rules import CAUGHT_UP, kind_of_thing_first, pronoun_first_clause, second_look
 
 MIN_CONTENT_WORDS = 3  # a statement has at least three content words (CJK: 4 chars)
 MIN_CJK_CONTENT = 4
@@ -353,6 +353,13 @@ def judge_sentence(
     second = second_look(lead, dialogue=dialogue, specific=bool(specific))
     if second:
         return Sentence(s, *second)
+    if pronoun_first_clause(
+        lead,
+        _SUBJECT,
+        lambda t: bool(_SPECIFIC.search(t)),
+        lambda rest: judge_sentence(rest, names, dialogue=dialogue).kind,
+    ):
+        return Sentence(s, "fragment", "about something said before (a pronoun first)")
     return Sentence(s, "statement", "a statement")
 
 

@@ -22,7 +22,10 @@ would keep a month later, and each rule here names one such kind:
 - a maybe, an offer or a recommendation ("Maybe I'll write a drama", "I'm always up
   for new book recommendations", "I really should start a cork board");
 - what something does to the speaker's feelings, as the whole sentence ("Nature's
-  beauty reminds me to slow down", "Volunteering made me feel great").
+  beauty reminds me to slow down", "Volunteering made me feel great");
+- a fact that hangs on a pronoun for something shown or said before, as the object
+  ("I made it with coconut milk") or as the subject of a first clause that the rest of
+  the sentence does not carry ("It's a deep story that I'm excited about").
 
 Pure: a sentence in, a rule's name (or ``None``) out.
 """
@@ -30,6 +33,7 @@ Pure: a sentence in, a rule's name (or ``None``) out.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # verbs that open an instruction and are rarely a noun at the start of a sentence
 # ("Dance gives me ...", "Work was busy" are not instructions)
@@ -122,6 +126,25 @@ EFFECT = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_BEFORE = re.compile(r",| [-–] ")
+# the fact hangs on a pronoun object for something shown or said before ("I made it with
+# coconut milk", "Cindy wrote it", "I took it at the beach")
+PRONOUN_OBJECT = re.compile(
+    r"^(?:(?:and|but|so|yeah|yep|actually|oh),?\s+)*(?:i|we|she|he|they|[A-Z][a-z]+)\s+"
+    r"(?:\w+ly\s+|just\s+|also\s+|even\s+|first\s+)?(?:made|took|watched|wrote|used|use|"
+    r"bought|painted|saw|visited|visit|finished|tried|found|felt|built|started|added|got)\s+"
+    r"(?:it|them)\b",
+    re.IGNORECASE,
+)
+# a first clause whose subject is a pronoun for something said before ("It's a deep and
+# emotional story that ...", "It really is, ..."): the sentence stands only when the
+# rest of it is a statement of its own ("It's tough to pick one, but I love ...")
+_PRONOUN_FIRST = re.compile(
+    r"^(?:(?:and|but|so|yeah|yep|oh|plus),?\s+)*(?:it|it's|that|that's|this|they|they're|"
+    r"these|those)\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r",|;| [-–] | that | but | because | which | who ")
+_WORDS = re.compile(r"[a-z']+")
 _FIRST_TWO = re.compile(r"([A-Za-z]+) ([a-z]+)\b")
 
 
@@ -133,6 +156,20 @@ def kind_of_thing_first(s: str, function: frozenset[str]) -> bool:
         return False
     head = m.group(2)
     return head.endswith("s") and not head.endswith(("ss", "us", "is"))
+
+
+def pronoun_first_clause(
+    s: str, subjects: frozenset[str], named: Callable[[str], bool], rest_kind: Callable[[str], str]
+) -> bool:
+    """The sentence opens with a clause about something said before, and what follows
+    (``rest_kind`` judges it) is no statement of its own."""
+    if not _PRONOUN_FIRST.match(s):
+        return False
+    first, *after = _CLAUSE.split(s, maxsplit=1)
+    if set(_WORDS.findall(first.lower())) & subjects or named(first[1:]):
+        return False
+    rest = after[0].strip() if after else ""
+    return not rest or rest_kind(rest[:1].upper() + rest[1:]) != "statement"
 
 
 def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | None:
@@ -147,6 +184,8 @@ def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | 
         return "reaction", "advice to the listener"
     if OPINION_OF_BEFORE.search(s) or LIKE_BEFORE.match(s) or FOR_ME.match(s):
         return "fragment", "an opinion of something said or shown before"
+    if PRONOUN_OBJECT.match(s):
+        return "fragment", "about something said before (a pronoun as the object)"
     if SYMBOL.search(s):
         return "fragment", "what something shown stands for"
     if SUBORDINATE_ONLY.match(s.rstrip(".!… ")):
@@ -169,4 +208,4 @@ def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | 
     return None
 
 
-__all__ = ["ANCHOR", "CAUGHT_UP", "kind_of_thing_first", "second_look"]
+__all__ = ["ANCHOR", "CAUGHT_UP", "kind_of_thing_first", "pronoun_first_clause", "second_look"]
