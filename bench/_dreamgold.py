@@ -178,8 +178,10 @@ _PROMOTED_BLIND = {
     ),
     "conv-43": "D16:9 D ",
 }
-# the four entries of the month at a45bc59 that were in no set above, labelled after it
+# the entries of the months at a45bc59 (four) and 6b0f1d2 (one) that were in no set
+# above, labelled after each run
 _PROMOTED_LATER = {
+    "conv-26": "D11:14 D ",
     "conv-41": "D10:15 N ",
     "conv-42": "D19:13 N D23:17 D ",
     "conv-43": "D18:6 D ",
