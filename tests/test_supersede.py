@@ -132,6 +132,19 @@ def test_an_as_of_question_puts_the_older_value_first() -> None:
         assert marks[1].superseded_by  # type: ignore[attr-defined]  # still not current
 
 
+def test_a_newer_mention_that_states_no_value_does_not_count_as_the_newest_version() -> None:
+    """'before' asks for the value before the current one: a later line that only
+    mentions the subject ("the standup ran long") is no version of it."""
+    items = [
+        *standup(),
+        hit(4, "The team standup ran long again today.", date(2026, 11, 25), 0.45,
+            vec=[0.9, 0.4, 0.05]),
+    ]  # fmt: skip
+    question = "When was the team standup before?"
+    out, _ = run(items, question, time_ask(question, TODAY))
+    assert texts(out)[0].startswith("- The team standup is at 9:30")
+
+
 def test_three_versions_of_one_fact_come_in_order() -> None:
     items = [
         hit(1, "Priya's dentist is Dr. Patel near the station.", date(2026, 1, 5), 0.9,

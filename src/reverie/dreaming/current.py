@@ -12,7 +12,7 @@ The same subject, decided by code and explained in DREAMS.md:
 - the same speaker (``Caroline: ...``), or neither names one;
 - the new entry is from a later day than every source of the old one (the journal
   days of their anchors) and states the change ("moved to", "now", "no longer",
-  "switched", "instead of", "换成", "不再", ...: :func:`reverie.recall.supersede.change_words`,
+  "switched", "instead of", "换成", "不再", ...: :func:`reverie.recall.change.change_words`,
   without the words too common to decide alone: "new", "started");
 - they share at least :data:`MIN_SHARED` content stems besides the speaker's name, and
   at least :data:`OVERLAP` of them (Jaccard).
@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..recall.supersede import change_words
+from ..recall.change import change_words
 from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
 from ..tokens import jaccard, stem_set

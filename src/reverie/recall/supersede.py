@@ -31,7 +31,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,6 +38,7 @@ import numpy as np
 from ..provenance.origin import Origin
 from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
 from .asof import TimeAsk, asks_event
+from .change import change_words, recalls_past
 from .ranking import Scored
 from .values import differ, values
 
@@ -60,36 +60,11 @@ LEXICAL_NEAREST_MIN = 0.12
 VERSIONS = 3  # a group of more lines than this is a recurring topic: left alone
 SEEDS = 1  # a group grows only around the best this many content hits
 
-_CHANGE_EN = re.compile(
-    r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
-    r"not any ?more|any ?more|replaced|replacing|instead|changed|changing|new|"
-    r"rescheduled|migrated|took over|taking over|from now on|these days|since then|"
-    r"cancelled|gave up|stopped|started|rotated|renamed|upgraded|sold)\b",
-    re.I,
-)
-_CHANGE_ZH = re.compile("改到|改成|改为|改放|改学|已经|不再|换成|换了|换到|搬到|迁到|现在|"
-                        "推迟到|提前到|交给|接手|新的|新家|新号|从今天起|目前")  # fmt: skip
-_RECALL_EN = re.compile(
-    r"\b(?:used to|back when|formerly|previously|was once|in the old days)\b", re.I
-)
-_RECALL_ZH = re.compile("以前|原来|过去|曾经|当初|原先")
 # question words of Chinese: pairs that say what kind of question, not its subject
 _ZH_QUESTION = frozenset(
     ["什么", "哪里", "哪儿", "哪个", "哪天", "是谁", "多少", "怎么", "几点", "为什么",
      "么时", "时候", "是什", "么名", "名字", "在哪", "哪些", "如何", "是多", "少钱"]
 )  # fmt: skip
-
-
-@lru_cache(maxsize=8192)
-def change_words(text: str) -> tuple[str, ...]:
-    """The words of ``text`` that say a value changed, in order."""
-    return tuple(m.group(0) for m in _CHANGE_EN.finditer(text)) + tuple(_CHANGE_ZH.findall(text))
-
-
-@lru_cache(maxsize=8192)
-def recalls_past(text: str) -> bool:
-    """``text`` recalls a value as a thing of the past ("used to", "以前")."""
-    return bool(_RECALL_EN.search(text) or _RECALL_ZH.search(text))
 
 
 _ZH_PARTICLES = frozenset("的是了在有和也都就把被吗呢吧啊")
@@ -222,13 +197,22 @@ def _link(pair: _PairT, nearest: bool) -> _Link | None:
     return _Link(f"shares {words!r}, {how} {sim:.2f}{rel}{said}", strong or bool(changed or kind))
 
 
-def _order(members: list[Scored], ask: TimeAsk) -> list[Scored]:
-    """The group's members in the order the question wants (see the module doc)."""
+def _order(
+    members: list[Scored], ask: TimeAsk, question: frozenset[str] = frozenset()
+) -> list[Scored]:
+    """The group's members in the order the question wants (see the module doc). The
+    versions, for a question about an earlier value, are the members that state a value
+    of the slot (:mod:`.values`: "lives in Leeds", "moved to Bristol"), when some do: a
+    member that only mentions the subject ("Ravi said the rent keeps going up") is no
+    version, however new."""
 
     def day(s: Scored) -> int:
         return s.candidate.day.toordinal() if s.candidate.day else 0
 
-    statements = [s for s in members if not recalls_past(s.candidate.text)]
+    said = [s for s in members if not recalls_past(s.candidate.text)]
+    statements = said
+    if ask.past:  # asked for an earlier value: the versions are what states one
+        statements = [s for s in said if values(s.candidate.text, question)] or said
     trusted = [s for s in statements if _trust(s.candidate.origin) == 0]
     newest = max(trusted or statements or members, key=day)
     answer: Scored | None = None
@@ -237,15 +221,15 @@ def _order(members: list[Scored], ask: TimeAsk) -> list[Scored]:
         before_end = [s for s in trusted or statements if day(s) <= end]
         answer = max(before_end, key=day) if before_end else min(trusted or members, key=day)
 
-    def key(s: Scored) -> tuple[int, int, int]:
-        bucket = _trust(s.candidate.origin)
+    def key(s: Scored) -> tuple[int, int, int, int]:
+        bucket, other = _trust(s.candidate.origin), int(s not in statements)
         if ask.when == "first":
-            return bucket, 0, day(s)
+            return bucket, other, 0, day(s)
         if ask.when == "before":
-            return bucket, int(s is newest), -day(s)
+            return bucket, other, int(s is newest), -day(s)
         if ask.when == "window":
-            return bucket, int(s is not answer), -day(s)
-        return bucket, int(s not in statements), -day(s)
+            return bucket, int(s is not answer), other, -day(s)
+        return bucket, other, 0, -day(s)
 
     return sorted(members, key=key)
 
@@ -326,7 +310,7 @@ def supersede(
     marks: dict[int, Mark] = {}
     moved = list(items)
     for places in groups:
-        moved = _promote(moved, _order([items[i] for i in places], ask))
+        moved = _promote(moved, _order([items[i] for i in places], ask, subject.terms))
     out = [
         replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
     ]

@@ -1,0 +1,36 @@
+"""Words that say a value changed, or recall one as past (pure), English and Chinese:
+the evidence :mod:`reverie.recall.supersede` and :mod:`reverie.dreaming.current` read."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CHANGE_EN = re.compile(
+    r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
+    r"not any ?more|any ?more|replaced|replacing|instead|changed|changing|new|"
+    r"rescheduled|migrated|took over|taking over|from now on|these days|since then|"
+    r"cancelled|gave up|stopped|started|rotated|renamed|upgraded|sold)\b",
+    re.I,
+)
+_CHANGE_ZH = re.compile("改到|改成|改为|改放|改学|已经|不再|换成|换了|换到|搬到|迁到|现在|"
+                        "推迟到|提前到|交给|接手|新的|新家|新号|从今天起|目前")  # fmt: skip
+_RECALL_EN = re.compile(
+    r"\b(?:used to|back when|formerly|previously|was once|in the old days)\b", re.I
+)
+_RECALL_ZH = re.compile("以前|原来|过去|曾经|当初|原先")
+
+
+@lru_cache(maxsize=8192)
+def change_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` that say a value changed, in order."""
+    return tuple(m.group(0) for m in _CHANGE_EN.finditer(text)) + tuple(_CHANGE_ZH.findall(text))
+
+
+@lru_cache(maxsize=8192)
+def recalls_past(text: str) -> bool:
+    """``text`` recalls a value as a thing of the past ("used to", "以前")."""
+    return bool(_RECALL_EN.search(text) or _RECALL_ZH.search(text))
+
+
+__all__ = ["change_words", "recalls_past"]
