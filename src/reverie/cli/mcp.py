@@ -24,10 +24,27 @@ add ``--tenants FILE`` to serve many tenants, each bearer token opening its own.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..errors import ConfigError
 from .common import Ctx, handles_errors
+
+
+def tenant_jobs(flags: dict[str, Any]) -> Any:
+    """The hosted server's background: every tenant's daemon jobs (reverie.daemon.tenants),
+    ``tenant_jobs`` at once, with the server's settings."""
+    from ..daemon.tenants import JobSettings, TenantJobs
+    from ..settings import load_settings
+
+    settings = JobSettings.of(load_settings({k: v for k, v in flags.items() if v is not None}))
+
+    def build(tenants: Any, open_engine: Any) -> TenantJobs:
+        folders = {t: (tenants.get(t).workspace, tenants.get(t).state_dir) for t in tenants.ids()}
+        return TenantJobs(folders, lambda t: open_engine(tenants.get(t)), settings)
+
+    return build
 
 
 @click.command()
@@ -86,7 +103,8 @@ def mcp(
                 "--tenants gives every tenant its token and folders: drop --token, "
                 "--workspace and --state-dir"
             )
-        run_hosted(tenants_file, address, flags=obj.flags, max_open=max_open)
+        jobs = tenant_jobs(obj.flags)
+        run_hosted(tenants_file, address, flags=obj.flags, max_open=max_open, background=jobs)
     elif address:
         run_http(obj.engine, address, token=token)
     else:
