@@ -201,3 +201,80 @@ def test_a_file_change_once_quiet_and_the_dream_slot_queue_jobs(tmp_path: Path) 
     jobs.tick()
     jobs.drain()
     assert sorted(t for t, r in ran[3:] if r == {"backstop"}) == ["a", "b"]
+
+
+def test_a_tenants_job_git_syncs_where_sync_is_set_up_and_nowhere_else(tmp_path: Path) -> None:
+    import subprocess
+
+    from sync_helpers import make_remote, open_device
+
+    env = base_env(tmp_path)
+    remote = make_remote(tmp_path)
+    synced = open_device(tmp_path, "s", env, remote)
+    synced.sync()
+    synced.write("The lighthouse key hangs by the door.")
+    synced.engine.close()
+    plain = open_device(tmp_path, "plain", env, remote)
+    plain.write("The plain tenant's own line.")
+    plain.engine.close()
+
+    def pushed() -> str:
+        git = ["git", "--git-dir", remote, "log", "-p", "main"]
+        return subprocess.run(git, capture_output=True, text=True, check=True).stdout
+
+    assert "lighthouse" not in pushed()
+    jobs = _jobs(tmp_path, _opener(tmp_path, env), ["plain", "s"])
+    jobs.request(["plain", "s"], "start")
+    jobs.drain()
+    assert jobs.failures == {"plain": 0, "s": 0}
+    log = pushed()
+    assert "lighthouse" in log and "plain tenant" not in log  # s pushed; plain has no sync
+    with Reverie.open(tmp_path / "plain" / "ws", tmp_path / "plain" / "state", environ=env) as e:
+        assert not e.sync.configured()
+
+
+def test_the_hosted_server_starts_the_jobs_with_its_lifespan_and_stops_them_first(
+    tmp_path: Path,
+) -> None:
+    import anyio
+
+    from reverie.mcp_server.hosted import HostedApp
+    from reverie.mcp_server.tenants import load_tenants, token_digest
+
+    (tmp_path / "tenants.toml").write_text(
+        f'[a]\ntoken_sha256 = "{token_digest("t")}"\nworkspace = "a/ws"\nstate_dir = "a/state"\n'
+    )
+    seen: list[str] = []
+
+    class Jobs:
+        def start(self) -> None:
+            seen.append("start")
+
+        def stop(self) -> None:
+            seen.append("stop")
+
+    def open_engine(tenant: object) -> Reverie:
+        raise AssertionError("no request, no tenant opened")
+
+    app = HostedApp(
+        load_tenants(tmp_path / "tenants.toml"),
+        open_engine,
+        host="127.0.0.1",
+        path="/mcp",
+        max_open=1,
+        background=Jobs(),
+    )
+    messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent: list[str] = []
+
+    async def receive() -> dict[str, str]:
+        return next(messages)
+
+    async def send(message: dict[str, str]) -> None:
+        sent.append(f"{message['type']} after {seen}")
+
+    anyio.run(app, {"type": "lifespan"}, receive, send)
+    assert sent == [
+        "lifespan.startup.complete after ['start']",
+        "lifespan.shutdown.complete after ['start', 'stop']",
+    ]
