@@ -278,3 +278,21 @@ def test_the_hosted_server_starts_the_jobs_with_its_lifespan_and_stops_them_firs
         "lifespan.startup.complete after ['start']",
         "lifespan.shutdown.complete after ['start', 'stop']",
     ]
+
+
+def test_a_tenant_never_opened_gets_no_job_and_nothing_created(tmp_path: Path) -> None:
+    (tmp_path / "used" / "state").mkdir(parents=True)
+    (tmp_path / "fresh" / "ws").mkdir(parents=True)  # its folder exists, nobody opened it
+    ran: list[str] = []
+    jobs = TenantJobs(
+        {t: (tmp_path / t / "ws", tmp_path / t / "state") for t in ("fresh", "used")},
+        Reverie.open,
+        JobSettings(),
+        run_job=lambda t, r: ran.append(t),
+        watch=False,
+    )
+    jobs.request(["fresh", "used"], "start")
+    jobs.drain()
+    assert ran == ["used"] and jobs.failures == {"fresh": 0, "used": 0}
+    assert not (tmp_path / "fresh" / "state").exists()
+    assert list((tmp_path / "fresh" / "ws").iterdir()) == []

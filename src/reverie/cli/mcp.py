@@ -19,7 +19,9 @@ on the client's ``PATH``, give the full path of the script (for example
 it syncs a stale index and warms the vectors in the background at start, syncs files
 changed by hand before each call, and logs to stderr only (stdout carries the protocol).
 ``reverie mcp --http 127.0.0.1:8765`` serves the same over streamable HTTP at ``/mcp``;
-add ``--tenants FILE`` to serve many tenants, each bearer token opening its own.
+add ``--tenants FILE`` to serve many tenants, each bearer token opening its own; the
+hosted server also runs every tenant's daemon jobs (sync, nightly dream, git sync where
+set up), ``tenant_jobs`` of them at once (:mod:`reverie.daemon.tenants`).
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def tenant_jobs(flags: dict[str, Any]) -> Any:
     metavar="FILE",
     envvar="REVERIE_MCP_TENANTS",
     help="Hosted mode (with --http): serve every tenant of this TOML file, each bearer "
-    "token opening its own tenant's workspace [REVERIE_MCP_TENANTS].",
+    "token opening its own tenant's workspace, and run every tenant's sync and nightly "
+    "dream, tenant_jobs at once [REVERIE_MCP_TENANTS].",
 )
 @click.option(
     "--max-open",
