@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import profile_stacks
 import psutil
 from _common import percentile
 from search import SEED, chunk_texts, vocabulary
@@ -369,11 +370,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--outage-for", type=float, default=5.0)
     ap.add_argument("--keep", type=Path, help="build here (and keep it)")
     ap.add_argument("--out", type=Path, help="write the figures as JSON")
+    ap.add_argument(
+        "--profile", type=Path, help="py-spy the server during the searches into this file"
+    )
+    ap.add_argument("--tenant-jobs", type=int, default=2, help="the server's tenant_jobs")
     args = ap.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="reverie-tenants-"))
     root.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
     env["REVERIE_CONFIG"] = str(root / "no-config.toml")
+    env["REVERIE_TENANT_JOBS"] = str(args.tenant_jobs)
     server = None
     if args.backend == "postgres":
         dsn = args.dsn
@@ -412,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     proc, url = serve(root, env, max_open=built["tenants"])
     try:
         tally = Tally()
+        spy = None if args.profile is None else profile_stacks.record(proc.pid, args.profile)
         t0 = time.perf_counter()
         step = max(1, built["tenants"] // args.search_tenants)
         sample = list(range(0, built["tenants"], step))[: args.search_tenants]
@@ -420,6 +427,13 @@ def main(argv: list[str] | None = None) -> int:
                 url, sample, args.queries, built["vocab"], tally, args.tenants, args.search_clients
             )
         )
+        if spy is not None:
+            profile_stacks.stop(spy)
+            took, calls = time.perf_counter() - t0, len(tally.search_ms) + len(sample)
+            lines = profile_stacks.summary(
+                args.profile, "memory_search", 30, seconds=took, calls=calls
+            )
+            print("\n".join(lines))
         s = tally.search_ms
         figures["search"] = {
             "n": len(s),

@@ -101,6 +101,8 @@ class Settings(Mapping[str, Any]):
     preimages_kept: int
     watch_debounce: float
     sync_interval: float
+    tenant_jobs: int
+    tenant_sync_every: float
 
     # scope
     scope_active_projects: int

@@ -13,6 +13,7 @@ from typing import Any
 from ..mcp_server import run_hosted
 from ..mcp_server.tenants import token_digest
 from ..storage.index.pg_embedded import start
+from .mcp import tenant_jobs
 
 SHARED = "- The demo gate code is kept in the blue binder.\n"
 OWN = {"alice": "- Alice owns the falcon.\n", "bob": "- Bob owns the heron.\n"}
@@ -44,7 +45,7 @@ def hosted_demo(
         say(f"{name}: Authorization: Bearer {token}")
     say(f"serving http://{address}/mcp (Ctrl-C stops it and the database)")
     try:
-        run_hosted(str(tenants), address, flags=flags)
+        run_hosted(str(tenants), address, flags=flags, background=tenant_jobs(flags))
     finally:
         server.cleanup()
 

@@ -19,15 +19,34 @@ on the client's ``PATH``, give the full path of the script (for example
 it syncs a stale index and warms the vectors in the background at start, syncs files
 changed by hand before each call, and logs to stderr only (stdout carries the protocol).
 ``reverie mcp --http 127.0.0.1:8765`` serves the same over streamable HTTP at ``/mcp``;
-add ``--tenants FILE`` to serve many tenants, each bearer token opening its own.
+add ``--tenants FILE`` to serve many tenants, each bearer token opening its own; the
+hosted server also runs every tenant's daemon jobs (sync, nightly dream, git sync where
+set up), ``tenant_jobs`` of them at once (:mod:`reverie.daemon.tenants`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from ..errors import ConfigError
 from .common import Ctx, handles_errors
+
+
+def tenant_jobs(flags: dict[str, Any]) -> Any:
+    """The hosted server's background: every tenant's daemon jobs (reverie.daemon.tenants),
+    ``tenant_jobs`` at once, with the server's settings."""
+    from ..daemon.tenants import JobSettings, TenantJobs
+    from ..settings import load_settings
+
+    settings = JobSettings.of(load_settings({k: v for k, v in flags.items() if v is not None}))
+
+    def build(tenants: Any, open_engine: Any) -> TenantJobs:
+        folders = {t: (tenants.get(t).workspace, tenants.get(t).state_dir) for t in tenants.ids()}
+        return TenantJobs(folders, lambda t: open_engine(tenants.get(t)), settings)
+
+    return build
 
 
 @click.command()
@@ -50,7 +69,8 @@ from .common import Ctx, handles_errors
     metavar="FILE",
     envvar="REVERIE_MCP_TENANTS",
     help="Hosted mode (with --http): serve every tenant of this TOML file, each bearer "
-    "token opening its own tenant's workspace [REVERIE_MCP_TENANTS].",
+    "token opening its own tenant's workspace, and run every tenant's sync and nightly "
+    "dream, tenant_jobs at once [REVERIE_MCP_TENANTS].",
 )
 @click.option(
     "--max-open",
@@ -86,7 +106,8 @@ def mcp(
                 "--tenants gives every tenant its token and folders: drop --token, "
                 "--workspace and --state-dir"
             )
-        run_hosted(tenants_file, address, flags=obj.flags, max_open=max_open)
+        jobs = tenant_jobs(obj.flags)
+        run_hosted(tenants_file, address, flags=obj.flags, max_open=max_open, background=jobs)
     elif address:
         run_http(obj.engine, address, token=token)
     else:

@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -37,6 +37,17 @@ log = logging.getLogger("reverie.mcp.hosted")
 
 Scope = dict[str, Any]
 OpenEngine = Callable[[Tenant], Reverie]
+
+
+class Background(Protocol):
+    """Work run beside the server while it serves (the tenants' daemon jobs)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+BackgroundFor = Callable[[Tenants, OpenEngine], Background]
 
 
 @dataclass(eq=False)
@@ -70,7 +81,14 @@ class HostedApp:
     """ASGI app: the bearer token picks the tenant, whose own MCP app answers."""
 
     def __init__(
-        self, tenants: Tenants, open_engine: OpenEngine, *, host: str, path: str, max_open: int
+        self,
+        tenants: Tenants,
+        open_engine: OpenEngine,
+        *,
+        host: str,
+        path: str,
+        max_open: int,
+        background: Background | None = None,
     ) -> None:
         self.tenants = tenants
         self._open_engine = open_engine
@@ -80,6 +98,7 @@ class HostedApp:
         self._open: OrderedDict[str, _Open] = OrderedDict()  # least recently used first
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._background = background
 
     def open_tenants(self) -> list[str]:
         return list(self._open)
@@ -107,8 +126,12 @@ class HostedApp:
         await receive()  # lifespan.startup
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            if self._background is not None:
+                await anyio.to_thread.run_sync(self._background.start)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
+            if self._background is not None:  # running jobs finish first
+                await anyio.to_thread.run_sync(self._background.stop)
             for tenant_id in list(self._open):
                 await self._close(tenant_id)
             self._tg = None
@@ -201,4 +224,4 @@ def tenant_opener(flags: dict[str, Any]) -> OpenEngine:
     return open_engine
 
 
-__all__ = ["HostedApp", "OpenEngine", "tenant_opener"]
+__all__ = ["Background", "BackgroundFor", "HostedApp", "OpenEngine", "tenant_opener"]

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine import Reverie
 from ..errors import ConfigError
 from .registry import build_server
+
+if TYPE_CHECKING:
+    from .hosted import BackgroundFor
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 PATH = "/mcp"
@@ -86,9 +89,15 @@ def run_http(engine: Reverie, address: str, *, token: str | None = None) -> None
 
 
 def run_hosted(
-    tenants_file: str, address: str, *, flags: dict[str, Any], max_open: int = 64
+    tenants_file: str,
+    address: str,
+    *,
+    flags: dict[str, Any],
+    max_open: int = 64,
+    background: BackgroundFor | None = None,
 ) -> None:
-    """Serve every tenant of ``tenants_file`` at ``address`` (:mod:`.hosted`)."""
+    """Serve every tenant of ``tenants_file`` at ``address`` (:mod:`.hosted`), with
+    ``background(tenants, opener)`` (the tenants' daemon jobs) running meanwhile."""
     import uvicorn
 
     from .hosted import HostedApp, tenant_opener
@@ -96,7 +105,9 @@ def run_hosted(
 
     tenants = load_tenants(tenants_file)
     host, port = parse_address(address)
-    app = HostedApp(tenants, tenant_opener(flags), host=host, path=PATH, max_open=max_open)
+    opener = tenant_opener(flags)
+    jobs = None if background is None else background(tenants, opener)
+    app = HostedApp(tenants, opener, host=host, path=PATH, max_open=max_open, background=jobs)
     uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
 
 

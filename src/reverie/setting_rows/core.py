@@ -234,6 +234,20 @@ CORE: tuple[Setting, ...] = (
     S("preimages_kept", 8, "Pre-images of MEMORY.md kept.", int, minimum=0),
     S("watch_debounce", 1.5, "File watcher debounce, seconds.", float, minimum=0),
     S("sync_interval", 300.0, "Backstop sync period of the daemon, seconds.", float, minimum=1),
+    S(
+        "tenant_jobs",
+        2,
+        "Hosted server: tenants whose daemon jobs (sync, dream, git sync) run at once; 0: none.",
+        int,
+        minimum=0,
+    ),
+    S(
+        "tenant_sync_every",
+        60.0,
+        "Hosted server: minutes between a tenant's git syncs where it set sync up; 0: never.",
+        float,
+        minimum=0,
+    ),
 )
 
 __all__ = ["CORE"]

@@ -50,6 +50,12 @@ class SyncDoor:
                 continue  # too short to name: the merge's removal stands alone
             forgetter.forget(sel, by="a forget on another device, through sync")
 
+    def configured(self) -> bool:
+        """Sync was set up here: its repository exists and has a remote."""
+        if not (self._a.workspace.sync_git_dir / "HEAD").exists():
+            return False
+        return syncer(self._a).git.remote() is not None
+
     def conflicts(self) -> list[str]:
         """``FILE: id`` of every sync conflict still open (``reverie status`` shows them)."""
         from ..sync.run import open_conflicts

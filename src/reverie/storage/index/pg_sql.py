@@ -19,10 +19,14 @@ TRIGGER_SQL = (
 
 _ORDERED = "ORDER BY sim DESC, c.path, c.start_line, c.part, c.id LIMIT %s"
 _JOIN = "JOIN chunks c ON c.tenant_id = v.tenant_id AND c.id = v.chunk_id"
-# the exact scan of a small tenant. Parameters: query vector, tenant, dims, k
+# the exact scan of a small tenant: the k best with every row tied with the k-th (so the
+# content order below breaks the same ties), then only those joined to their chunks,
+# not all the tenant's rows (19 -> 9 ms for 5,161 vectors). Parameters: query vector,
+# tenant, dims, k, k
 EXACT_SQL = (
-    "SELECT v.chunk_id, 1 - (v.embedding <=> %s) AS sim FROM chunk_vectors v "
-    f"{_JOIN} WHERE v.tenant_id = %s AND v.dims = %s {_ORDERED}"
+    "SELECT v.chunk_id, v.sim FROM (SELECT tenant_id, chunk_id, 1 - (embedding <=> %s) AS sim "
+    "FROM chunk_vectors WHERE tenant_id = %s AND dims = %s "
+    f"ORDER BY sim DESC FETCH FIRST %s ROWS WITH TIES) v {_JOIN} {_ORDERED}"
 )
 
 
