@@ -132,6 +132,14 @@ def _resource(read: Any) -> str:
     return "".join(c.text for c in read.contents if isinstance(c, TextResourceContents))
 
 
+def test_the_hosted_server_says_on_stderr_how_it_runs_the_tenants_jobs(hosted: Any) -> None:
+    root, _, _ = hosted
+    deadline = time.monotonic() + 20
+    while "tenant jobs: 3 tenants, 2 at once" not in (root / "server.log").read_text():
+        assert time.monotonic() < deadline, (root / "server.log").read_text()
+        time.sleep(0.1)
+
+
 def test_a_missing_or_wrong_token_gets_401_and_nothing_is_opened(hosted: Any) -> None:
     root, url, dsn = hosted
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}

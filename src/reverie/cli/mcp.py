@@ -49,6 +49,21 @@ def tenant_jobs(flags: dict[str, Any]) -> Any:
     return build
 
 
+def _log_to_stderr() -> None:
+    """Reverie's own log lines (not the SDK's per-request ones) on stderr, at INFO."""
+    import logging
+    import sys
+
+    log = logging.getLogger("reverie")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s reverie[%(process)d] %(levelname)s %(message)s")
+        )
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+
+
 @click.command()
 @click.option(
     "--http",
@@ -106,6 +121,7 @@ def mcp(
                 "--tenants gives every tenant its token and folders: drop --token, "
                 "--workspace and --state-dir"
             )
+        _log_to_stderr()  # the tenants' jobs say what they ran and what failed
         jobs = tenant_jobs(obj.flags)
         run_hosted(tenants_file, address, flags=obj.flags, max_open=max_open, background=jobs)
     elif address:
