@@ -4,6 +4,7 @@ and forward-only migrations."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -350,6 +351,7 @@ def test_a_stopped_server_fails_fast_with_a_clear_error_and_recovers_by_itself(
 ) -> None:
     from pg import restart
     from reverie.errors import ReverieError
+    from reverie.storage.index import pg_schema
 
     pg = _space(tmp_path / "pg", {"MEMORY.md": MEMORY}, **_pg(pg_dsn, "frank"))
     try:
@@ -363,6 +365,7 @@ def test_a_stopped_server_fails_fast_with_a_clear_error_and_recovers_by_itself(
             assert ctx.degraded and not ctx.trigger_block
 
         restart(pg_server, while_down)
+        time.sleep(pg_schema.RETRY_AFTER)  # calls fail at once this long after a failure
         assert _hits(pg, "kafka broker port") == before  # the same engine, no reopen
     finally:
         pg.close()
@@ -495,14 +498,27 @@ def test_after_a_failure_checkouts_fail_fast_until_one_succeeds(
             raise PoolTimeout("the server does not answer")
         return stale
 
+    clock = [100.0]
+    monkeypatch.setattr(pg_schema, "_now", lambda: clock[0])
     monkeypatch.setattr(db.pool, "getconn", getconn)
     monkeypatch.setattr(db, "_renewed", renewed)
     try:
-        for _ in range(3):
+        for n in range(3):
+            clock[0] += pg_schema.RETRY_AFTER if n else 0.0  # one retry period after the last
             with pytest.raises(IndexUnusable), db.connection():
                 pass
         assert waits == [5.0, pg_schema.FAIL_FAST, pg_schema.FAIL_FAST]
+        # calls within the retry period of a failure fail at once, naming it, no wait
+        clock[0] += pg_schema.RETRY_AFTER / 2
+        for _ in range(5):
+            with (
+                pytest.raises(IndexUnusable, match=r"failed 0\.\d s ago: PoolTimeout"),
+                db.connection(),
+            ):
+                pass
+        assert len(waits) == 3
         down = False
+        clock[0] += pg_schema.RETRY_AFTER
         with db.connection() as conn:
             assert conn.execute("SELECT 1").fetchone()[0] == 1
         with db.connection():

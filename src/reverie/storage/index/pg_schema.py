@@ -31,6 +31,11 @@ FAIL_FAST = 1.0
 # a connection idle this long is checked before use (one round trip): it may have
 # outlived a server restart. One in steady use is not (a failed statement recovers)
 CHECK_IDLE = 1.0
+# after a failure, calls within this long fail at once, naming it, while one call at a
+# time (after it) probes the server: an outage costs its callers milliseconds, not a
+# FAIL_FAST wait each, and a restarted server is used again within this long
+RETRY_AFTER = 0.5
+_now = time.monotonic  # (the tests' clock)
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the registry, chunks with their keyword text, side tables, meta
@@ -149,6 +154,7 @@ class Database:
             ) from None
         self.dsn = dsn
         self.errors: tuple[type[Exception], ...] = (psycopg.Error, PoolTimeout)
+        self._unreachable = (psycopg.OperationalError, PoolTimeout)  # the server, not a query
         try:
             with psycopg.connect(dsn, autocommit=True, connect_timeout=int(timeout)) as conn:
                 migrate(conn)
@@ -173,6 +179,7 @@ class Database:
         self.pool = new_pool()
         self._local = threading.local()
         self.failing = False  # the last checkout or statement failed: fail fast
+        self._failed: tuple[float, str] = (0.0, "")  # when and how it last failed
         self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
     def connection(self) -> AbstractContextManager[Any]:
@@ -189,12 +196,17 @@ class Database:
         if current is not None:
             yield current
             return
+        at, why = self._failed
+        if self.failing and (ago := _now() - at) < RETRY_AFTER:
+            raise IndexUnusable(f"the PostgreSQL index failed {ago:.1f} s ago: {why}")
         try:
             with self._checked_out(transaction=transaction) as conn:
                 yield conn
             self.failing = False
         except self.errors as exc:  # down, restarting, or refusing us: a clear error
             self.failing = True
+            if isinstance(exc, self._unreachable):  # not a statement's own error
+                self._failed = (_now(), f"{type(exc).__name__}: {exc}")
             self._drop_stale()
             raise IndexUnusable(
                 f"the PostgreSQL index failed: {type(exc).__name__}: {exc}"
