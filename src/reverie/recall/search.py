@@ -19,11 +19,12 @@ from ..storage.index.port import IndexReader
 from ..storage.index.query import PathLane, VectorLane
 from ..storage.index.rows import NO_SCORES, LaneScores
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
+from . import rounds
 from .asof import TimeAsk, asks_event, time_ask
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
 from .neighbours import neighbour_scores
-from .ranking import RankConfig, Scored, rank
+from .ranking import RankConfig, Scored, rank_scored
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
 from .supersede import Mark, supersede
@@ -183,18 +184,24 @@ class Searcher:
         want = cfg.max_results
         ask = time_ask(query, today)
         supersedes = s.search_supersede and (ask.past or not asks_event(query))
-        ranked = rank(  # a newer version just past the cut may come in
-            cands,
-            cfg,
-            today=today,
-            active_projects=active_projects,
-            query=query,
-            pool=SUPERSEDE_POOL if supersedes else 0,
-        )
+        every = rounds.scored(  # the question's parts, the named speaker's lines
+            ix, query, cands, cfg, today=today, active_projects=active_projects, k=k,
+            drop=drop, split=s.search_question_parts, speaker_boost=s.search_speaker_boost,
+            keyword=lanes != "vector",
+        )  # fmt: skip
+        # a newer version just past the cut may come in
+        ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Mark] = {}
         if supersedes and len(ranked) > 1:
             ranked, marks = self._supersede(ix, ranked, query, ask)
         ranked = ranked[:want]
+        if budget_tokens:
+            floor = s.search_min_score
+            ranked = rounds.sessions_together(ranked, s.search_session_bonus, floor=floor)
+        if budget_tokens and s.search_second_round > 0 and lanes != "vector":
+            ranked = rounds.second_round(
+                ix, query, ranked, cands, share=s.search_second_round, drop=drop
+            )
         notes: list[str] = []
         reranked: dict[int, float] = {}
         if self.reranker is not None and ranked:
@@ -247,8 +254,9 @@ class Searcher:
         journal = [r.candidate for r in ranked if r.candidate.kind in ("journal", "transcript")]
         if not journal:
             return hits
+        own, speaks = rounds.context_speaker(query, ranked, s.search_speaker_boost)
         lifts = neighbour_scores(
-            [(r.candidate.chunk_id, r.candidate.path, r.final) for r in ranked],
+            [(r.candidate.chunk_id, r.candidate.path, f) for r, f in zip(ranked, own, strict=True)],
             ix.entry_order(c.path for c in journal),
             reach=s.search_context_reach,
             share=s.search_context_share,
@@ -261,15 +269,16 @@ class Searcher:
             if r.tier:
                 tiered.append(h)
                 continue
-            if lift is not None and lift.score > h.score:
-                h = self._lifted(h, lift.score, parents[lift.parent])
+            up = lift.score * speaks(r.candidate.text) if lift is not None else 0.0
+            if lift is not None and up > h.score:
+                h = self._lifted(h, up, parents[lift.parent])
             content.append(h)
         fresh = [cid for cid in lifts if cid not in parents]
         extra: dict[int, list[tuple[int, Hit]]] = {}
         for c in ix.candidates(fresh, NO_SCORES):
             lift = lifts[c.chunk_id]
             hit = self._hit(Scored(c, final=0.0), query, s.snippet_context_lines)
-            lifted = self._lifted(hit, lift.score, parents[lift.parent])
+            lifted = self._lifted(hit, lift.score * speaks(c.text), parents[lift.parent])
             extra.setdefault(lift.parent, []).append((lift.distance, lifted))
         if keep_order:
             after = {r.candidate.chunk_id: i for i, r in enumerate(ranked)}

@@ -183,6 +183,35 @@ CORE: tuple[Setting, ...] = (
         "The vector lane embeds the query's content words only (stop words left out).",
         bool,
     ),
+    # issue 21 point 6: questions that need more than one look (reverie.recall.hops)
+    S(
+        "search_question_parts",
+        False,
+        "A question joining two names (and / both / 和) is also scored as each part.",
+        bool,
+    ),
+    S(
+        "search_speaker_boost",
+        1.0,
+        "Score multiplier of journal lines spoken by a person the question names (1: off).",
+        float,
+        minimum=1.0,
+    ),
+    S(
+        "search_second_round",
+        0.0,
+        "A budget search also looks up the best hits' entities, scored this share (0: off).",
+        float,
+        minimum=0,
+        maximum=1,
+    ),
+    S(
+        "search_session_bonus",
+        0.0,
+        "A budget search lifts the hits of a session holding several hits by up to this.",
+        float,
+        minimum=0,
+    ),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
     # bootstrap and triggers
