@@ -19,12 +19,12 @@ from ..storage.index.port import IndexReader
 from ..storage.index.query import PathLane, VectorLane
 from ..storage.index.rows import NO_SCORES, LaneScores
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
-from . import rounds
 from .asof import TimeAsk, asks_event, time_ask
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
+from .hops import context_speaker, lift_speakers, sessions_together
 from .neighbours import neighbour_scores
-from .ranking import RankConfig, Scored, rank_scored
+from .ranking import RankConfig, Scored, rank_scored, score
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
 from .supersede import Mark, supersede
@@ -184,31 +184,24 @@ class Searcher:
         want = cfg.max_results
         ask = time_ask(query, today)
         supersedes = s.search_supersede and (ask.past or not asks_event(query))
-        every = rounds.scored(  # the question's parts, the named speaker's lines
-            ix, query, cands, cfg, today=today, active_projects=active_projects, k=k,
-            drop=drop, split=s.search_question_parts, speaker_boost=s.search_speaker_boost,
-            keyword=lanes != "vector",
-        )  # fmt: skip
+        every = score(cands, cfg, today=today, active_projects=active_projects, query=query)
+        every = lift_speakers(every, query, s.search_speaker_boost)  # the named speaker
         # a newer version just past the cut may come in
         ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Mark] = {}
         if supersedes and len(ranked) > 1:
             ranked, marks = self._supersede(ix, ranked, query, ask)
         ranked = ranked[:want]
-        if budget_tokens:
-            floor = s.search_min_score
-            ranked = rounds.sessions_together(ranked, s.search_session_bonus, floor=floor)
-        if budget_tokens and s.search_second_round > 0 and lanes != "vector":
-            ranked = rounds.second_round(
-                ix, query, ranked, cands, share=s.search_second_round, drop=drop
-            )
+        if budget_tokens:  # a session that keeps to the topic is read together
+            bonus = s.search_session_bonus
+            ranked = sessions_together(ranked, bonus, floor=s.search_min_score)
         notes: list[str] = []
         reranked: dict[int, float] = {}
         if self.reranker is not None and ranked:
             ranked, reranked = self._rerank(query, ranked, notes)
         hits = [self._hit(r, query, s.snippet_context_lines, marks) for r in ranked]
-        for i, score in reranked.items():
-            hits[i].explain["rerank"] = round(score, 4)
+        for i, value in reranked.items():
+            hits[i].explain["rerank"] = round(value, 4)
         if budget_tokens and s.search_context_reach:
             hits = self._with_neighbours(ix, ranked, hits, query, keep_order=bool(reranked))
         if budget_tokens:
@@ -254,7 +247,7 @@ class Searcher:
         journal = [r.candidate for r in ranked if r.candidate.kind in ("journal", "transcript")]
         if not journal:
             return hits
-        own, speaks = rounds.context_speaker(query, ranked, s.search_speaker_boost)
+        own, speaks = context_speaker(query, ranked, s.search_speaker_boost)
         lifts = neighbour_scores(
             [(r.candidate.chunk_id, r.candidate.path, f) for r, f in zip(ranked, own, strict=True)],
             ix.entry_order(c.path for c in journal),
