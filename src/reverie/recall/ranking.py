@@ -99,6 +99,7 @@ class Scored:
             "relevance": round(self.relevance, 4),
             "final": round(self.final, 4),
             "below_min_score": self.below_min,
+            **({"found_by": "; ".join(self.notes)} if self.notes else {}),
         }
 
 
@@ -271,6 +272,12 @@ def rank(
     in all, the next passing hits by score (no diversity re-rank: a cheap look past the
     cut, for supersession)."""
     scored = score(candidates, cfg, today=today, active_projects=active_projects, query=query)
+    return rank_scored(scored, cfg, pool=pool)
+
+
+def rank_scored(scored: Sequence[Scored], cfg: RankConfig, *, pool: int = 0) -> list[Scored]:
+    """:func:`rank` of candidates already scored (a search that scored them more than
+    once, per question part, keeps each one's best)."""
     tiered = [s for s in scored if s.tier > 0]
     content = [s for s in scored if s.tier == 0]
     passing = [s for s in content if relevance(s, cfg) >= cfg.min_score]
@@ -301,6 +308,7 @@ __all__ = [
     "keyword_blind",
     "project_multiplier",
     "rank",
+    "rank_scored",
     "recency",
     "relevance",
     "score",

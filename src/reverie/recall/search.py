@@ -22,8 +22,9 @@ from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
 from .asof import TimeAsk, asks_event, time_ask
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
+from .hops import context_speaker, lift_speakers, sessions_together
 from .neighbours import neighbour_scores
-from .ranking import RankConfig, Scored, rank
+from .ranking import RankConfig, Scored, rank_scored, score
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
 from .supersede import Mark, supersede
@@ -183,25 +184,24 @@ class Searcher:
         want = cfg.max_results
         ask = time_ask(query, today)
         supersedes = s.search_supersede and (ask.past or not asks_event(query))
-        ranked = rank(  # a newer version just past the cut may come in
-            cands,
-            cfg,
-            today=today,
-            active_projects=active_projects,
-            query=query,
-            pool=SUPERSEDE_POOL if supersedes else 0,
-        )
+        every = score(cands, cfg, today=today, active_projects=active_projects, query=query)
+        every = lift_speakers(every, query, s.search_speaker_boost)  # the named speaker
+        # a newer version just past the cut may come in
+        ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Mark] = {}
         if supersedes and len(ranked) > 1:
             ranked, marks = self._supersede(ix, ranked, query, ask)
         ranked = ranked[:want]
+        if budget_tokens:  # a session that keeps to the topic is read together
+            bonus = s.search_session_bonus
+            ranked = sessions_together(ranked, bonus, floor=s.search_min_score)
         notes: list[str] = []
         reranked: dict[int, float] = {}
         if self.reranker is not None and ranked:
             ranked, reranked = self._rerank(query, ranked, notes)
         hits = [self._hit(r, query, s.snippet_context_lines, marks) for r in ranked]
-        for i, score in reranked.items():
-            hits[i].explain["rerank"] = round(score, 4)
+        for i, value in reranked.items():
+            hits[i].explain["rerank"] = round(value, 4)
         if budget_tokens and s.search_context_reach:
             hits = self._with_neighbours(ix, ranked, hits, query, keep_order=bool(reranked))
         if budget_tokens:
@@ -247,8 +247,9 @@ class Searcher:
         journal = [r.candidate for r in ranked if r.candidate.kind in ("journal", "transcript")]
         if not journal:
             return hits
+        own, speaks = context_speaker(query, ranked, s.search_speaker_boost)
         lifts = neighbour_scores(
-            [(r.candidate.chunk_id, r.candidate.path, r.final) for r in ranked],
+            [(r.candidate.chunk_id, r.candidate.path, f) for r, f in zip(ranked, own, strict=True)],
             ix.entry_order(c.path for c in journal),
             reach=s.search_context_reach,
             share=s.search_context_share,
@@ -261,15 +262,16 @@ class Searcher:
             if r.tier:
                 tiered.append(h)
                 continue
-            if lift is not None and lift.score > h.score:
-                h = self._lifted(h, lift.score, parents[lift.parent])
+            up = lift.score * speaks(r.candidate.text) if lift is not None else 0.0
+            if lift is not None and up > h.score:
+                h = self._lifted(h, up, parents[lift.parent])
             content.append(h)
         fresh = [cid for cid in lifts if cid not in parents]
         extra: dict[int, list[tuple[int, Hit]]] = {}
         for c in ix.candidates(fresh, NO_SCORES):
             lift = lifts[c.chunk_id]
             hit = self._hit(Scored(c, final=0.0), query, s.snippet_context_lines)
-            lifted = self._lifted(hit, lift.score, parents[lift.parent])
+            lifted = self._lifted(hit, lift.score * speaks(c.text), parents[lift.parent])
             extra.setdefault(lift.parent, []).append((lift.distance, lifted))
         if keep_order:
             after = {r.candidate.chunk_id: i for i, r in enumerate(ranked)}

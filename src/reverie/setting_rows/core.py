@@ -183,6 +183,23 @@ CORE: tuple[Setting, ...] = (
         "The vector lane embeds the query's content words only (stop words left out).",
         bool,
     ),
+    # issue 21 point 6 (reverie.recall.hops): LoCoMo dev agent's view 0.854 -> 0.880,
+    # multi-hop 0.644 -> 0.691 with both (speaker 1.35 / 2.0: 0.874 / 0.881; bonus 0.5:
+    # 0.879); session recall@5 0.921 -> 0.925
+    S(
+        "search_speaker_boost",
+        1.5,
+        "Score multiplier of journal lines spoken by a person the question names (1: off).",
+        float,
+        minimum=1.0,
+    ),
+    S(
+        "search_session_bonus",
+        0.25,
+        "A budget search lifts the hits of a session holding several hits by up to this.",
+        float,
+        minimum=0,
+    ),
     S("get_max_lines", 120, "Lines returned by one memory_get call.", int, minimum=1),
     S("get_max_chars", 12000, "Characters returned by one memory_get call.", int, minimum=1),
     # bootstrap and triggers
