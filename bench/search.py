@@ -594,11 +594,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(goal p95 <= 2 ms: wall {verdict(t['p95'] <= 2.0)}, cpu {verdict(t['cpu_p95'] <= 2.0)})"
             f"\n  engine.context (bootstrap + triggers): {ms(c)}; hits: {r['messages_with_hits']}"
         )
-        if size == max(sizes):
+        if size == max(sizes) and (args.one_shot_runs or args.daemon_runs):
             o = one_shot(info, args.embedder, args.one_shot_runs, args.daemon_runs)
             r["one_shot"] = o
             print(
-                f"  one-shot `reverie search` subprocess at {size} chunks: wall median "
+                "  (no one-shot runs)"
+                if not o["runs"]
+                else f"  one-shot `reverie search` subprocess at {size} chunks: wall median "
                 f"{o['wall_s_median']} s, max {o['wall_s_max']} s, cpu median {o['cpu_s_median']} s "
                 f"over {o['runs']} runs (goal <= 1.5 s: {verdict(o['wall_s_median'] <= 1.5)}); "
                 f"python start + imports alone: wall {o['imports_wall_s']} s, cpu {o['imports_cpu_s']} s"
