@@ -109,6 +109,11 @@ CHATTER = [
     # a fact that hangs on a pronoun for something shown or said before
     "Ana: I made it with oat milk, honey and a pinch of salt.",
     "Ana: It's a quiet and moving story that I'm really excited about!",
+    "Ana: When things get rough, keep persevering and keep working hard.",
+    "Ana: Hoping my novel gets noticed by an agent.",
+    "Ana: Their support gives me strength.",
+    "Ana: I make it with oat flour, honey and a pinch of salt.",
+    "Ana: The sunset looked amazing over the lake.",
 ]
 
 

@@ -119,7 +119,8 @@ _NO_SUBJECT = re.compile(
 # an opinion about a thing ("The energy was crazy", "Dance practice has been fun and
 # exhausting"): it names no one (unless it names the thing: "The Name of the Wind is great")
 _OPINION = re.compile(
-    r"(?:'s|'re|\b(?:is|are|was|were|looks?|sounds?|seems?|feels?|(?:has|have|'s) been))\s+(?:an? )?"
+    r"(?:'s|'re|\b(?:is|are|was|were|look(?:s|ed)?|sound(?:s|ed)?|seem(?:s|ed)?|feels?|"
+    r"(?:has|have|'s) been))\s+(?:an? )?"
     r"(?:so |really |very |pretty |super |truly |just |absolutely |quite |totally )*(?:good|"
     r"great|amazing|awesome|cool|nice|beautiful|incredible|crazy|electric|fun|special|"
     r"inspiring|stunning|gorgeous|lovely|wonderful|fantastic|impressive|breathtaking|intense|"

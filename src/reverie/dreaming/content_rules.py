@@ -82,7 +82,7 @@ ANCHOR = re.compile(
     re.IGNORECASE,
 )
 HOPE = re.compile(
-    r"^(?:(?:and|but|so|also|just),?\s+)*(?:i'?m|i am|we'?re|we are) (?:\w+ )?hoping\b"
+    r"^(?:(?:and|but|so|also|just),?\s+)*(?:(?:i'?m|i am|we'?re|we are) (?:\w+ )?)?hoping\b"
     r"|^(?:(?:and|but|so),?\s+)*(?:i|we) (?:could|might)\s+(?!have\b)",
     re.IGNORECASE,
 )
@@ -122,7 +122,8 @@ HEDGE = re.compile(
 EFFECT = re.compile(
     r"\b(?:makes?|made|making) me (?:feel|want|realize|think|so|really|appreciate)\b"
     r"|\b(?:reminds?|reminded|reminding|remind) (?:me|us) (?:of|to|how|why|what|that)\b"
-    r"|\bmakes? me (?:\w+ )?happy\b",
+    r"|\bmakes? me (?:\w+ )?happy\b|\bblows? me away\b"
+    r"|\bgives? me (?:so much |such |a lot of )?(?:strength|hope|joy|peace|courage|comfort)\b",
     re.IGNORECASE,
 )
 _CLAUSE_BEFORE = re.compile(r",| [-–] ")
@@ -131,7 +132,8 @@ _CLAUSE_BEFORE = re.compile(r",| [-–] ")
 PRONOUN_OBJECT = re.compile(
     r"^(?:(?:and|but|so|yeah|yep|actually|oh),?\s+)*(?:i|we|she|he|they|[A-Z][a-z]+)\s+"
     r"(?:\w+ly\s+|just\s+|also\s+|even\s+|first\s+)?(?:made|took|watched|wrote|used|use|"
-    r"bought|painted|saw|visited|visit|finished|tried|found|felt|built|started|added|got)\s+"
+    r"bought|painted|saw|visited|visit|finished|tried|found|felt|built|started|added|got|"
+    r"make)\s+"
     r"(?:it|them)\b",
     re.IGNORECASE,
 )
@@ -172,11 +174,17 @@ def pronoun_first_clause(
     return not rest or rest_kind(rest[:1].upper() + rest[1:]) != "statement"
 
 
+_LEADING_CLAUSE = re.compile(
+    r"^(?:when|whenever|if|once|as long as|while)\b[^,]{3,60},\s*", re.IGNORECASE
+)
+
+
 def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | None:
     """``(kind, rule)`` when a statement-looking sentence is small talk (``reaction``)
     or a ``fragment`` after all, ``None`` when it stays a statement. ``dialogue``: the line has a speaker;
     ``specific``: it names something (a capitalised name, a number, an identifier)."""
-    if dialogue and IMPERATIVE.match(s):
+    main = _LEADING_CLAUSE.sub("", s)  # "When things get rough, keep going"
+    if dialogue and (IMPERATIVE.match(s) or (main != s and IMPERATIVE.match(main))):
         return "reaction", "advice in the imperative to the other person"
     if FEELING.match(s):
         return "reaction", "a passing feeling"

@@ -54,7 +54,9 @@ def _note(s: Scored, note: str) -> Scored:
 
 def lift_speakers(scored: list[Scored], query: str, factor: float) -> list[Scored]:
     """``scored`` with the content lines spoken by a person the question names
-    multiplied by ``factor`` (their relevance too). Unchanged when the question names
+    multiplied by ``factor`` in their order (the final score), not in their relevance:
+    the min score lets in the same hits, so a search returns no more lines, and the
+    recall that dreaming counts is not inflated. Unchanged when the question names
     no speaker, or when every line with a speaker is spoken by a named person ("What
     do Jon and Gina both like?" names both: nothing to tell apart)."""
     asked = names(query)
@@ -65,9 +67,7 @@ def lift_speakers(scored: list[Scored], query: str, factor: float) -> list[Score
     if not any(named) or sum(named) == sum(w is not None for w in who):
         return scored
     return [
-        _note(replace(s, hybrid=s.hybrid * factor, final=s.final * factor), SPOKEN + str(w))
-        if up
-        else s
+        _note(replace(s, final=s.final * factor), SPOKEN + str(w)) if up else s
         for s, w, up in zip(scored, who, named, strict=True)
     ]
 
