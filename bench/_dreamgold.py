@@ -186,8 +186,8 @@ _PROMOTED_LATER = {
     "conv-42": "D19:13 N D23:17 D ",
     "conv-43": "D18:6 D ",
 }
-# the entries of the month at ae1fb79 (the named speaker's lines lifted) that were in no
-# set above, labelled after it
+# the entries of the months at ae1fb79 (the named speaker's lines lifted) and 0a31777
+# (two) that were in no set above, labelled after each
 _PROMOTED_SPEAKER = {
     "conv-26": (
         "D1:15 N D2:3 N D4:13 D D7:22 D D5:7 N D9:12 D D5:6 D D9:4 D D8:14 N D17:4 D "
@@ -195,11 +195,11 @@ _PROMOTED_SPEAKER = {
         "D2:5 D D8:8 D "
     ),
     "conv-30": (
-        "D7:6 D D10:1 D D6:6 D D17:1 D D16:6 D D18:8 D D16:13 N "
+        "D7:6 D D10:1 D D6:6 D D17:1 D D16:6 D D18:8 D D16:13 N D8:8 D "
     ),
     "conv-41": (
         "D2:10 N D1:14 D D7:5 D D8:2 D D8:8 N D7:4 D D12:1 D D7:10 N D12:9 D D14:1 D "
-        "D12:13 N D20:4 D D22:16 N D14:21 D D25:11 D D23:8 N D25:17 D "
+        "D12:13 N D20:4 D D22:16 N D14:21 D D25:11 D D23:8 N D25:17 D D5:6 D "
     ),
     "conv-42": (
         "D2:7 D D7:5 N D9:10 D D6:1 N D4:18 N D9:12 N D14:14 D D1:7 D D21:13 D D9:5 D "

@@ -174,6 +174,7 @@ def pronoun_first_clause(
     return not rest or rest_kind(rest[:1].upper() + rest[1:]) != "statement"
 
 
+_NAMED = re.compile(r"(?<=[\s(\"'“])(?!I(?:['’]\w+)?\b)[A-Z]")  # a name, not "I'm"
 _LEADING_CLAUSE = re.compile(
     r"^(?:when|whenever|if|once|as long as|while)\b[^,]{3,60},\s*", re.IGNORECASE
 )
@@ -202,7 +203,7 @@ def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | 
         return "reaction", "a hope or a possibility with no date"
     if dialogue and ADVICE_VERBS.match(s):
         return "reaction", "advice in the imperative to the other person"
-    if HEDGE.match(s) and not ANCHOR.search(s) and not specific:  # "Maybe I'll move in May"
+    if HEDGE.match(s) and not ANCHOR.search(s) and not _NAMED.search(s[1:]):  # "... to Berlin"
         return "reaction", "a maybe, an offer or a recommendation"
     effect = EFFECT.search(s)
     if (
