@@ -27,7 +27,7 @@ would keep a month later, and each rule here names one such kind:
   ("I made it with coconut milk") or as the subject of a first clause that the rest of
   the sentence does not carry ("It's a deep story that I'm excited about").
 
-Pure: a sentence in, a rule's name (or ``None``) out.
+Pure: a sentence in, its kind and the rule's name (or ``None``) out.
 """
 
 from __future__ import annotations
@@ -182,8 +182,9 @@ _LEADING_CLAUSE = re.compile(
 
 def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | None:
     """``(kind, rule)`` when a statement-looking sentence is small talk (``reaction``)
-    or a ``fragment`` after all, ``None`` when it stays a statement. ``dialogue``: the line has a speaker;
-    ``specific``: it names something (a capitalised name, a number, an identifier)."""
+    or a ``fragment`` after all, ``None`` when it stays a statement. ``dialogue``: the
+    line has a speaker; ``specific``: it names something (a capitalised name, a number,
+    an identifier)."""
     main = _LEADING_CLAUSE.sub("", s)  # "When things get rough, keep going"
     if dialogue and (IMPERATIVE.match(s) or (main != s and IMPERATIVE.match(main))):
         return "reaction", "advice in the imperative to the other person"
