@@ -43,6 +43,9 @@ DURABLE = [
     "Ana: Maybe I'll move to Berlin next year.",
     "I should renew my passport before March.",
     "Ana: It's hard to pick one, but I really enjoy the inversion poses.",
+    # a note the owner wrote (no speaker) is not read as one side of a conversation
+    "Unit tests run faster with xdist on two workers.",
+    "I find it easier to review pull requests in the morning.",
 ]
 CHATTER = [
     "Sam: That's stunning! What emotions did you create this painting with?",

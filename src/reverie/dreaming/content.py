@@ -252,23 +252,9 @@ def _content_words(sentence: str) -> list[str]:
 
 # adverbs and linking words ending in "s" or "ing": they name no kind of thing
 _ADVERBS_IN_S = frozenset(
-    [
-        "always",
-        "sometimes",
-        "perhaps",
-        "besides",
-        "nevertheless",
-        "nonetheless",
-        "afterwards",
-        "towards",
-        "thus",
-        "unless",
-        "whereas",
-        "regardless",
-        "during",
-        "according",
-    ]
-)
+    ["always", "sometimes", "perhaps", "besides", "nevertheless", "nonetheless", "afterwards",
+     "towards", "thus", "unless", "whereas", "regardless", "during", "according"]
+)  # fmt: skip
 
 
 def _kind_first(sentence: str) -> bool:
@@ -342,6 +328,8 @@ def judge_sentence(
         return Sentence(s, "reaction", "a general remark about no one in particular")
     if substance < (1 if person else MIN_SUBSTANCE) and not specific:
         return Sentence(s, "reaction", "only words of encouragement or feeling, no thing named")
+    if not dialogue:  # a note the owner wrote: the second look reads conversations only
+        return Sentence(s, "statement", "a statement")
     lead = s.lstrip("\"'“‘(- ")
     if not said & _ONE_PERSON and not specific and kind_of_thing_first(lead, _FUNCTION):
         return Sentence(s, "reaction", "a general remark about a kind of thing")

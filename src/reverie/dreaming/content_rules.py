@@ -27,7 +27,10 @@ would keep a month later, and each rule here names one such kind:
   ("I made it with coconut milk") or as the subject of a first clause that the rest of
   the sentence does not carry ("It's a deep story that I'm excited about").
 
-Pure: a sentence in, its kind and the rule's name (or ``None``) out.
+The second look reads lines of a conversation only (a speaker in front): a note the
+owner wrote ("Unit tests run faster with xdist", "I find it easier to review in the
+morning") is what they chose to keep. Pure: a sentence in, its kind and the rule's name
+(or ``None``) out.
 """
 
 from __future__ import annotations
