@@ -339,7 +339,8 @@ def judge_sentence(
             judge_sentence(rest, names, dialogue=dialogue).kind != "statement"
         ):
             return Sentence(s, "fragment", "catching up, nothing else said")
-    second = second_look(lead, dialogue=dialogue, specific=bool(specific))
+    named = bool(_SPECIFIC.search(lead[1:]))
+    second = second_look(lead, dialogue=dialogue, specific=bool(specific), named=named)
     if second:
         return Sentence(s, *second)
     if pronoun_first_clause(

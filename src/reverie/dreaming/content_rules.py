@@ -47,11 +47,17 @@ _IMPERATIVE_VERBS = ["use", "gather", "do", "find", "try", "make", "take", "get"
     "remember", "start", "join", "check", "set", "put", "let", "tell", "show", "meet"]
 # fmt: on
 _LEAD = r"^(?:(?:and|also|so|just|but|plus|oh|yeah|yep|now|then|first|maybe),?\s+)*"
-IMPERATIVE = re.compile(
-    _LEAD + r"(?:" + "|".join(_IMPERATIVE_VERBS) + r")\s+"
-    r"(?!(?:to|of|is|was|has|had|and|it's)\b)(?:[a-z]+\b)",
-    re.IGNORECASE,
-)
+
+
+def _opening(verbs: list[str]) -> re.Pattern[str]:
+    """A sentence opening with one of ``verbs`` and its object (not "to", "is", ...)."""
+    return re.compile(
+        _LEAD + r"(?:" + "|".join(verbs) + r")\s+(?!(?:to|of|is|was|has|had|and|it's)\b)[a-z]+\b",
+        re.IGNORECASE,
+    )
+
+
+IMPERATIVE = _opening(_IMPERATIVE_VERBS)
 FEELING = re.compile(
     r"^(?:(?:and|but|so|yeah|honestly|lately|recently),?\s+)*"
     r"(?:i'?m|i am|i'?ve been|i have been|i was)\s+(?:\w+\s+)?feeling\b",
@@ -103,10 +109,8 @@ CAUGHT_UP = re.compile(
     re.IGNORECASE,
 )
 # more verbs of advice ("Read lots", "Build a solid understanding", "Don't be afraid")
-ADVICE_VERBS = re.compile(
-    _LEAD + r"(?:build|read|write|follow|trust|listen|be|don'?t|never|always)\s+"
-    r"(?!(?:to|of|is|was|has|had|and|it's)\b)[a-z]+\b",
-    re.IGNORECASE,
+ADVICE_VERBS = _opening(
+    ["build", "read", "write", "follow", "trust", "listen", "be", "don'?t", "never", "always"]
 )
 # a maybe, an offer or a recommendation, not a fact: "Maybe I'll start a drama", "I'm
 # always up for new recommendations", "I really should start a cork board", "I can see
@@ -177,17 +181,16 @@ def pronoun_first_clause(
     return not rest or rest_kind(rest[:1].upper() + rest[1:]) != "statement"
 
 
-_NAMED = re.compile(r"(?<=[\s(\"'“])(?!I(?:['’]\w+)?\b)[A-Z]")  # a name, not "I'm"
 _LEADING_CLAUSE = re.compile(
     r"^(?:when|whenever|if|once|as long as|while)\b[^,]{3,60},\s*", re.IGNORECASE
 )
 
 
-def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | None:
+def second_look(s: str, *, dialogue: bool, specific: bool, named: bool) -> tuple[str, str] | None:
     """``(kind, rule)`` when a statement-looking sentence is small talk (``reaction``)
     or a ``fragment`` after all, ``None`` when it stays a statement. ``dialogue``: the
     line has a speaker; ``specific``: it names something (a capitalised name, a number,
-    an identifier)."""
+    an identifier); ``named``: a capitalised name inside it, of those alone."""
     main = _LEADING_CLAUSE.sub("", s)  # "When things get rough, keep going"
     if dialogue and (IMPERATIVE.match(s) or (main != s and IMPERATIVE.match(main))):
         return "reaction", "advice in the imperative to the other person"
@@ -207,7 +210,7 @@ def second_look(s: str, *, dialogue: bool, specific: bool) -> tuple[str, str] | 
         return "reaction", "a hope or a possibility with no date"
     if dialogue and ADVICE_VERBS.match(s):
         return "reaction", "advice in the imperative to the other person"
-    if HEDGE.match(s) and not ANCHOR.search(s) and not _NAMED.search(s[1:]):  # "... to Berlin"
+    if HEDGE.match(s) and not ANCHOR.search(s) and not named:  # "... to Berlin"
         return "reaction", "a maybe, an offer or a recommendation"
     effect = EFFECT.search(s)
     if (
