@@ -184,7 +184,7 @@ def test_two_tenants_with_the_same_text_never_see_change_or_count_each_other(
         )
         with pytest.raises(ReverieError, match="2 live intents"):
             b.intents.add("one more", proposer="agent", proposed_by="mcp", on="more")
-        assert [i.id for i in a.intents.listing()] == [mine.id, proposed.id]
+        assert {i.id for i in a.intents.listing()} == {mine.id, proposed.id}
         with pytest.raises(ReverieError, match="no intent"):
             b.intents.cancel(mine.id)
         with pytest.raises(ReverieError, match="no intent"):
@@ -210,7 +210,7 @@ def test_two_tenants_with_the_same_text_never_see_change_or_count_each_other(
             "(forgotten by the owner)",
             "ask about the falcon",
         ]
-        assert [i.text for i in b.intents.listing()][:1] == [text]
+        assert {i.text for i in b.intents.listing()} == {text, "ask about the heron"}
         assert all(r.text == SECRET for r in b.curation.pending.requests() if r.kind == "forget")
         assert _rows(pg_dsn, "intents") == {"a": 1, "b": 2}
         assert _rows(pg_dsn, "firings") == {"b": 1}

@@ -8,9 +8,9 @@ intent confirm ID`` or ``reverie pending confirm ID``). Nothing else creates int
 
 Firing (:meth:`Intents.fire_turn`) is zero-model: an in-memory keyword prefilter over
 the armed event intents (at most ``intent_max_armed``), then one transaction holding
-the table's write lock (:mod:`.port`) that re-reads the candidates and due time intents, re-checks status,
-scope, expiry, cooldown and budget, and records each firing, at most
-``intent_per_turn`` of them.
+the table's write lock (:mod:`.port`) that re-reads the candidates and due time
+intents, re-checks status, scope, expiry, cooldown and budget, and records each
+firing, at most ``intent_per_turn`` of them.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def _compile() -> ModuleType:
 
 
 class Intents:
-    """The standing intents of one agent (table in the state dir, view in the workspace)."""
+    """The standing intents of one agent (table in the state dir or the tenant's rows on
+    PostgreSQL, :mod:`.port`; view in the workspace)."""
 
     def __init__(
         self,

@@ -57,7 +57,7 @@ def held(db: Database, tenant: str, store: str, *, wait: float = 60.0) -> Iterat
     confirmed: taken, carried out, decided), on a connection of its own: a session
     advisory lock, which the server releases if this process dies."""
     key = f"{tenant}:{store}"
-    with db.pool.connection() as conn:
+    with db.connection() as conn:  # (a failing server: IndexUnusable, as for any call)
         deadline = time.monotonic() + wait
         while not conn.execute(
             "SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (SESSION_LOCK, key)
