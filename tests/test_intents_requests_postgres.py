@@ -269,21 +269,25 @@ def _at_once(calls: list[Callable[[], list[str]]]) -> list[list[str]]:
 
 def test_two_processes_firing_one_intent_at_once_fire_it_once(tmp_path: Path, pg_dsn: str) -> None:
     """Two engines of one tenant (two processes' worth: each its own service, armed
-    index and pooled connection) fire the same message at the same moment."""
+    index and pooled connection) fire the same message at the same moment; an intent
+    one of them adds fires in the other."""
     one = _engine(tmp_path / "one", _pg(pg_dsn, "t"), intent_budget=1)
     two = _engine(tmp_path / "two", _pg(pg_dsn, "t"), intent_budget=1)
     try:
         for n in range(3):
+            for e in (one, two):
+                assert fired(e, "nothing here") == []  # each has read the armed intents
             iid = one.intents.add(
                 f"remind me of the deploy {n}", proposer="owner", proposed_by="t", on=f"deploy{n}"
             ).id
-            for e in (one, two):
-                assert fired(e, "nothing here") == []  # each has read the armed intents
             msg = f"the deploy{n} is today"
             got = _at_once([lambda e=e, m=msg: fired(e, m) for e in (one, two)])
             assert sorted(got) == [[], [iid]]
             assert len(one.intents.store.firings(iid)) == 1
             assert two.intents.get(iid).status is Status.DONE
+        assert fired(one, "nothing here") == []  # its armed index, read now
+        late = two.intents.add("bring the cake", proposer="owner", proposed_by="t", on="cake")
+        assert fired(one, "the cake is here") == [late.id]  # one's armed index read again
     finally:
         one.close()
         two.close()

@@ -11,6 +11,7 @@ JSON), through the same :func:`~.store.to_row` / :func:`~.store.from_row`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -84,6 +85,8 @@ class PgIntents:
 
     def __init__(self, db: Database, tenant: str) -> None:
         self.db, self.tenant = db, tenant
+        self._mine = 0  # the version bumps this store committed itself
+        self._lock = threading.Lock()
 
     @contextmanager
     def transaction(self) -> Iterator[_Tx]:
@@ -94,9 +97,17 @@ class PgIntents:
             yield tx
             if tx.wrote:
                 pg_tenant.bump(conn, self.tenant, STORE)
+        if tx.wrote:  # committed
+            with self._lock:
+                self._mine += 1
 
     def version(self) -> int:
-        return pg_tenant.version(self.db, self.tenant, STORE)
+        """The tenant's version less this store's own bumps: as SQLite's
+        ``data_version``, it changes only when another writer committed (the service
+        updates its armed index in place after its own firings)."""
+        with self._lock:
+            mine = self._mine
+        return pg_tenant.version(self.db, self.tenant, STORE) - mine
 
     def select(self, **where: Any) -> list[Intent]:
         terms, args = conditions("%s", **where)
