@@ -166,6 +166,20 @@ def _rows(dsn: str, table: str) -> dict[str, int]:
     return dict(got)
 
 
+def _vacuumed(dsn: str, *tables: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        counts = [
+            conn.execute(
+                "SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = to_regclass(%s)",
+                (t,),
+            ).fetchone()[0]
+            for t in tables
+        ]
+    return all(n > 0 for n in counts)
+
+
 def test_two_tenants_with_the_same_text_never_see_change_or_count_each_other(
     tmp_path: Path, pg_dsn: str
 ) -> None:
@@ -204,7 +218,11 @@ def test_two_tenants_with_the_same_text_never_see_change_or_count_each_other(
         fired_b = [f.intent.id for f in b.intents.fire_turn("the vault is open")]
         assert len(fired_b) == 1 and a.intents.get(mine.id).fired == 0
 
-        a.curation.forget(SECRET)  # A's forget: A's intent and requests, never B's
+        dry = a.curation.forget(SECRET, dry_run=True)
+        assert (dry.stores["intents"], dry.stores["pending_requests"]) == (1, 1)
+        assert a.intents.get(mine.id).text == text  # a dry run changes nothing
+        report = a.curation.forget(SECRET)  # A's forget: A's intent and requests, never B's
+        assert (report.stores["intents"], report.stores["pending_requests"]) == (1, 1)
         assert a.intents.listing(all=True) == [a.intents.get(proposed.id)]
         assert [r.text for r in a.curation.pending.requests(all_=True)] == [
             "(forgotten by the owner)",
@@ -215,6 +233,7 @@ def test_two_tenants_with_the_same_text_never_see_change_or_count_each_other(
         assert _rows(pg_dsn, "intents") == {"a": 1, "b": 2}
         assert _rows(pg_dsn, "firings") == {"b": 1}
         assert _rows(pg_dsn, "requests") == {"a": 1, "b": 2}
+        assert _vacuumed(pg_dsn, "intents", "firings", "requests")  # no old row version left
         assert SECRET in (b.workspace.root / "MEMORY.md").read_text()
         for e in (a, b):
             assert not {"intents.sqlite", "curation/pending.json"} & _state_files(e)

@@ -106,19 +106,20 @@ class PgRequests:
             )
 
     def forget(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> int:
-        """This tenant's rows only; then the table is vacuumed (no old row version
-        keeps the text)."""
+        """This tenant's rows only, read and changed under its lock (a dry run only
+        reads); then the table is vacuumed (no old row version keeps the text)."""
+        if dry_run:
+            return sum(forgotten(r, blocked, at) for r in self.load())
         with self._locked() as conn:
             hit = [r for r in self._rows(conn) if forgotten(r, blocked, at)]
-            if hit and not dry_run:
+            if hit:
                 with conn.cursor() as cur:
                     cur.executemany(
                         "UPDATE requests SET text = %s, status = %s, decided = %s "
                         "WHERE tenant_id = %s AND id = %s",
                         [(r.text, r.status, r.decided, self.tenant, r.id) for r in hit],
                     )
-                pg_tenant.bump(conn, self.tenant, STORE)
-        if hit and not dry_run:
+        if hit:
             pg_tenant.vacuum(self.db, "requests")
         return len(hit)
 

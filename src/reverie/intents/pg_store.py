@@ -126,29 +126,31 @@ class PgIntents:
         return [(str(a), str(c), str(d)) for a, c, d in rows]
 
     def forget(self, blocked: Blocked, *, dry_run: bool) -> int:
-        """This tenant's rows only; then the tables are vacuumed (no old row version
-        keeps the text)."""
-        t = (self.tenant,)
+        """This tenant's rows only, read and changed under its lock (a dry run only
+        reads); then the tables are vacuumed (no old row version keeps the text)."""
+        if dry_run:
+            with self.db.connection() as conn:
+                return len(self._to_forget(conn, blocked)[0])
         with self.transaction() as tx:
-            rows = tx.conn.execute(
-                "SELECT id, text, triggers FROM intents WHERE tenant_id = %s", t
-            ).fetchall()
-            details = tx.conn.execute(
-                "SELECT id, detail FROM firings WHERE tenant_id = %s", t
-            ).fetchall()
-            gone, fired = to_forget(rows, details, blocked)
-            if (gone or fired) and not dry_run:
+            gone, fired = self._to_forget(tx.conn, blocked)
+            t = (self.tenant,)
+            if gone:
                 tx._run(
                     "DELETE FROM firings WHERE tenant_id = %s AND intent_id = ANY(%s)", (*t, gone)
                 )
                 tx._run("DELETE FROM intents WHERE tenant_id = %s AND id = ANY(%s)", (*t, gone))
-                tx._run(
-                    "UPDATE firings SET detail = '' WHERE tenant_id = %s AND id = ANY(%s)",
-                    (*t, fired),
-                )
-        if (gone or fired) and not dry_run:
+            if fired:
+                sql = "UPDATE firings SET detail = '' WHERE tenant_id = %s AND id = ANY(%s)"
+                tx._run(sql, (*t, fired))
+        if gone or fired:
             pg_tenant.vacuum(self.db, "intents", "firings")
         return len(gone)
+
+    def _to_forget(self, conn: Any, blocked: Blocked) -> tuple[list[str], list[Any]]:
+        t = (self.tenant,)
+        rows = conn.execute("SELECT id, text, triggers FROM intents WHERE tenant_id = %s", t)
+        details = conn.execute("SELECT id, detail FROM firings WHERE tenant_id = %s", t)
+        return to_forget(rows.fetchall(), details.fetchall(), blocked)
 
     def close(self) -> None:
         """The database (shared by the tenants) is closed by its owner."""
