@@ -26,17 +26,22 @@ _COLUMNS = ", ".join("requested_by" if f == "by" else f for f in FIELDS)
 
 
 class PgRequests:
-    """:class:`.requests.RequestStore` of tenant ``tenant`` in database ``db``."""
+    """:class:`.requests.RequestStore` of tenant ``tenant`` in the database ``db``
+    returns (opened on first use: building the curation service connects to nothing)."""
 
     def __init__(
         self,
-        db: Database,
+        db: Callable[[], Database],
         tenant: str,
         *,
         now: Callable[[], datetime],
         max_pending: int = MAX_PENDING,
     ) -> None:
-        self.db, self.tenant, self.now, self.max_pending = db, tenant, now, max_pending
+        self._db, self.tenant, self.now, self.max_pending = db, tenant, now, max_pending
+
+    @property
+    def db(self) -> Database:
+        return self._db()
 
     def _rows(self, conn: Any, where: str = "", *args: Any) -> list[Request]:
         rows = conn.execute(

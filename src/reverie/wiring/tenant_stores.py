@@ -46,8 +46,8 @@ def request_store(settings: Settings, ws: Workspace, now: Callable[[], datetime]
         from ..curation.pg_requests import PgRequests
         from ..storage.index.pg_schema import shared
 
-        db = shared(settings.index_dsn)
-        return PgRequests(db, tenant(settings), now=now, max_pending=settings.pending_max)
+        dsn, who = settings.index_dsn, tenant(settings)
+        return PgRequests(lambda: shared(dsn), who, now=now, max_pending=settings.pending_max)
     from ..curation.requests import Requests
 
     return Requests(ws, now=now, max_pending=settings.pending_max)
