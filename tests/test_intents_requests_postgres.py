@@ -126,6 +126,8 @@ def test_intents_add_confirm_fire_within_budget_and_cooldown_expire_and_list(
         cancelled.id: Status.CANCELLED,
     }
     assert "ask about the offsite" in (engine.workspace.root / "INTENTS.md").read_text()
+    engine.index(force=True)  # the table is not the derived index: a rebuild keeps it
+    assert {i.id: i.status for i in engine.intents.listing(all=True)} == statuses
     assert ("intents.sqlite" in _state_files(engine)) == (name == "sqlite")
 
 
