@@ -10,7 +10,12 @@ cooldown 0 and an endless budget, so that every hit runs the write transaction: 
 worst case), a third hold one term of a trigger only (prefilter candidates that fail
 the match), a third none.
 
-    python bench/intents.py [--intents 256] [--messages 600] [--out JSON]
+    python bench/intents.py [--intents 256] [--messages 600] [--backend sqlite|postgres]
+        [--dsn DSN] [--out JSON]
+
+``--backend postgres``: both engines on PostgreSQL (their own tenants; the intents
+table, the index and the requests are rows there), on ``--dsn`` or an embedded server
+started for the run.
 
 Goal: the intent step adds p95 <= 1 ms to a turn context; printed beside the baseline
 turn's p95 and as the ratio (turn with intents) / (turn without) at p50 and p95.
@@ -69,19 +74,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--intents", type=int, default=256)
     ap.add_argument("--messages", type=int, default=600)
+    ap.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    ap.add_argument("--dsn", help="PostgreSQL DSN (default: an embedded server for the run)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     rng = random.Random(SEED)
     vocab = words(rng, 4000)
     base = Path(tempfile.mkdtemp(prefix="reverie-bench-intents-"))
     env = {"REVERIE_CONFIG": str(base / "none.toml")}
+    if args.backend == "postgres":
+        dsn = args.dsn
+        if dsn is None:
+            from reverie.storage.index.pg_embedded import start
+
+            dsn, _server = start(base / "pgdata", cleanup="delete")
+        env.update(REVERIE_INDEX_BACKEND="postgres", REVERIE_INDEX_DSN=dsn)
     flags = {"intent_cooldown_hours": "0", "intent_budget": "100000000", "intent_timezone": "UTC"}
     clock = Clock()
     ws = base / "ws"
     engines = {}
     for name in ("without", "with"):
+        own = {**env, "REVERIE_INDEX_TENANT": f"bench-{name}-{os.getpid()}"}
         e = Reverie.open(
-            ws, base / f"state-{name}", environ=env, clock=clock, use_embedder=None, **flags
+            ws, base / f"state-{name}", environ=own, clock=clock, use_embedder=None, **flags
         )
         e.init()
         engines[name] = e
@@ -132,7 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     added_cpu_p95 = round(1000 * percentile(paired, 95), 3)
     ok = s_step["p95"] <= 1.0
     load = os.getloadavg()
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {args.intents} armed intents")
+    print(
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {args.intents} armed intents "
+        f"({args.backend})"
+    )
     for label, st in (("without", s_without), ("with", s_with)):
         print(
             f"turn context {label:<7} intents: p50 {st['p50']} ms  p95 {st['p95']} ms  "
@@ -149,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"goal: the intent step adds p95 <= 1 ms: {'MET' if ok else 'NOT MET'}")
     result = {
         "intents": args.intents,
+        "backend": args.backend,
         "messages": len(msgs),
         "fired": fired,
         "without": s_without,

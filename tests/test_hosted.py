@@ -115,13 +115,14 @@ def _client(url: str, tenant: str) -> AbstractAsyncContextManager[Any]:
     return Client(transport(), read_timeout_seconds=30)
 
 
-def _rows(dsn: str) -> dict[str, int]:
+def _rows(dsn: str, table: str = "chunks") -> dict[str, int]:
     import psycopg
 
     with psycopg.connect(dsn) as conn:
-        if conn.execute("SELECT to_regclass('chunks')").fetchone()[0] is None:
+        if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is None:
             return {}  # no tenant was ever opened
-        return dict(conn.execute("SELECT tenant_id, count(*) FROM chunks GROUP BY 1").fetchall())
+        got = conn.execute(f"SELECT tenant_id, count(*) FROM {table} GROUP BY 1").fetchall()
+        return dict(got)
 
 
 def _snippets(result: Any) -> list[str]:
@@ -227,6 +228,11 @@ def test_every_tool_of_one_tenant_never_sees_changes_or_counts_the_other(hosted:
     for tenant, n in (("a", 3), ("b", 0)):  # forget, correct, the intent
         with owner(root, dsn, tenant) as engine:
             assert len(engine.curation.pending.requests()) == n, tenant
+    # the intents and requests are the tenant's rows in the database, not state files
+    assert _rows(dsn, "requests") == {"a": 2} and _rows(dsn, "intents") == {"a": 1}
+    for tenant in ("a", "b"):
+        state = {p.name for p in (root / tenant / "state").rglob("*")}
+        assert not {"intents.sqlite", "pending.json"} & state, tenant
     with owner(root, dsn, "a") as engine:  # A's owner confirms the forget: B keeps its copy
         (forget,) = [r for r in engine.curation.pending.requests() if r.kind == "forget"]
         engine.curation.pending.confirm(forget.id)

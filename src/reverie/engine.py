@@ -35,7 +35,6 @@ from .wiring import (
     SyncDoor,
     Unset,
     UserDoor,
-    may_exist,
     sealed,
 )
 
@@ -164,9 +163,7 @@ class Reverie:
     def intents(self) -> Intents:
         """The standing intents (R-INTENT-1..3)."""
         if self._intents is None:
-            from .intents.service import Intents
-
-            self._intents = Intents(self.workspace, self._intents_settings, lambda: self.clock)
+            self._intents = self._a.intents(self._intents_settings, lambda: self.clock)
         return self._intents
 
     # -- the index ------------------------------------------------------------------------
@@ -271,7 +268,7 @@ class Reverie:
         self.workspace.require()
         ctx = TurnContext(message, self.bootstrap())  # (finishes a killed forget first)
         self._a.add_triggers(ctx, self._triggers, frozenset(active_projects))  # never raises
-        if self._intents is not None or may_exist(self.workspace.intents_db_path):
+        if self._intents is not None or self._a.intents_may_exist():
             from .intents.turn import add_intents  # (no table: no intent was ever added)
 
             add_intents(ctx, self.intents)  # never raises (P5): a failure lands in ctx.degraded

@@ -249,8 +249,10 @@ class Forgetter:
         n = sum(forget_stores.transcripts(ws, blocked, dry_run=dry_run).values())
         return {
             "transcripts": n,
-            "pending_requests": forget_stores.pending(ws, blocked, at, dry_run=dry_run),
-            "intents": forget_stores.intents(ws, blocked, dry_run=dry_run),
+            "pending_requests": forget_stores.pending(
+                self.p.requests, blocked, at, dry_run=dry_run
+            ),
+            "intents": forget_stores.intents(self.p.intents(), ws, blocked, dry_run=dry_run),
         }
 
     def _writer_lock(self, rel: str) -> contextlib.AbstractContextManager[object]:

@@ -9,10 +9,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..intents.port import IntentStore
 from ..recall.log import RecallLog
 from ..storage.index.port import IndexPort
 from ..storage.tombstones import Tombstones, contains, tokens
 from ..storage.workspace import Workspace
+from .requests import RequestStore
 
 
 @dataclass
@@ -49,6 +51,8 @@ class ForgetPorts:
     recall_log: Callable[[], RecallLog | None]  # None: there is none (dry run: not created)
     index: Callable[[], IndexPort]  # the derived index, behind its port
     reindex: Callable[[], object]
+    requests: RequestStore  # the pending requests (state dir, or the tenant's rows)
+    intents: Callable[[], IntentStore | None] = lambda: None  # None: there is no table
 
 
 def read_text(path: Path) -> str:

@@ -35,7 +35,7 @@ from ..intents.model import Status
 from ..storage.workspace import Workspace
 from .correct import planner
 from .forget import ForgetReport, Forgetter
-from .requests import MAX_PENDING, MAX_TEXT, Request, Requests
+from .requests import MAX_PENDING, MAX_TEXT, Request, RequestStore
 from .select import Selector
 
 
@@ -48,21 +48,30 @@ class Pending:
         self,
         ws: Workspace,
         forgetter: Forgetter,
+        store: RequestStore,
         *,
         now: Callable[[], datetime],
         preimages_kept: int,
-        max_pending: int = MAX_PENDING,
         intents: Callable[[], Intents | None] = lambda: None,
     ) -> None:
         self.ws, self.forgetter, self.now = ws, forgetter, now
-        self.store = Requests(ws, now=now, max_pending=max_pending)
+        self.store = store
         self.preimages_kept = preimages_kept
         self.intents = intents
-        self.path = self.store.path
 
-    def request(self, kind: str, text: str, new_text: str | None = None, *, by: str) -> Request:
-        """Record a request; nothing else changes."""
-        return self.store.add(kind, text, new_text, by=by)
+    def request(
+        self,
+        kind: str,
+        text: str,
+        new_text: str | None = None,
+        *,
+        by: str,
+        key: str | None = None,
+        reason: str | None = None,
+    ) -> Request:
+        """Record a request; nothing else changes (``key``: a directive's USER.md key;
+        ``reason``: why it was not done on the asker's word)."""
+        return self.store.add(kind, text, new_text, by=by, key=key, reason=reason)
 
     def _intents(self) -> list[Request]:
         intents = self.intents()

@@ -4,7 +4,9 @@ An agent's forget or correction (MCP ``memory_forget`` / ``memory_correct``) and
 session's directive that its cited owner message does not hold all of
 (:func:`reverie.provenance.grounding.faithful`) are kept here, with their text and the
 reason, until the owner confirms or rejects them (:class:`.pending.Pending`). Recording
-a request changes nothing else. The file lives in the state dir, never the workspace.
+a request changes nothing else. The file lives in the state dir, never the workspace;
+with ``index_backend = "postgres"`` the requests are one tenant's rows of a shared
+table instead (:mod:`.pg_requests`), behind the same port (:class:`RequestStore`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
+from typing import Protocol
 
 from filelock import FileLock
 
@@ -24,6 +28,7 @@ from ..storage.workspace import Workspace, lock_beside
 from .correct import clean_new_text
 from .select import Selector
 
+FORGOTTEN = "(forgotten by the owner)"
 MAX_PENDING = 200  # an agent looping on requests cannot grow the file without bound
 MAX_TEXT = 4000
 KINDS = ("forget", "correct", "directive")
@@ -51,8 +56,75 @@ class Request:
         return cls(**{k: v for k, v in raw.items() if k in known})  # type: ignore[arg-type]
 
 
+class RequestStore(Protocol):
+    """What :class:`.pending.Pending`, a session and a forget call on the requests."""
+
+    def load(self) -> list[Request]: ...
+
+    def lock(self) -> AbstractContextManager[object]:
+        """Held while a request is taken, carried out and decided."""
+
+    def add(
+        self,
+        kind: str,
+        text: str,
+        new_text: str | None = None,
+        *,
+        by: str,
+        key: str | None = None,
+        reason: str | None = None,
+    ) -> Request: ...
+
+    def take(self, rid: str) -> Request | None: ...
+
+    def decide(self, rid: str, status: str) -> None: ...
+
+    def forget(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> int:
+        """Requests whose text was forgotten: the text goes; a waiting forget is done
+        (the owner forgot it), a waiting correction is dropped (how many)."""
+
+
+def checked(kind: str, text: str, new_text: str | None) -> None:
+    """The rules every request meets before it is recorded."""
+    if kind not in KINDS:
+        raise ReverieError(f"unknown request kind {kind!r}")
+    if kind != "directive":
+        Selector.of(text)  # the same rules as the owner's forget TEXT
+    elif not text.strip():
+        raise ReverieError("a directive needs its text")
+    if kind == "correct" and not clean_new_text(new_text or ""):
+        raise ReverieError("a correction needs the new text")
+    if kind == "correct" and tokens(clean_new_text(new_text or "")) == tokens(text):
+        raise ReverieError("a correction must change at least one word")
+    if len(text) > MAX_TEXT or len(new_text or "") > MAX_TEXT:
+        raise ReverieError(f"a request holds at most {MAX_TEXT} characters per text")
+
+
+def forgotten(r: Request, blocked: Callable[[str], bool], at: str) -> bool:
+    """``r`` scrubbed in place if its text holds forgotten text (True)."""
+    if r.text == FORGOTTEN or not any(blocked(ln) for ln in r.text.split("\n")):
+        return False
+    r.text = FORGOTTEN
+    if r.status == "pending":
+        r.status = "confirmed" if r.kind == "forget" else "rejected"
+        r.decided = at
+    return True
+
+
+def new_request(kind: str, text: str, new_text: str | None, at: str, **more: str | None) -> Request:
+    return Request(
+        id=secrets.token_hex(4),
+        kind=kind,
+        text=text.strip(),
+        new_text=new_text.strip() if new_text else None,
+        at=at,
+        **more,  # type: ignore[arg-type]
+    )
+
+
 class Requests:
-    """Load, add and decide requests; every change under one file lock."""
+    """Load, add and decide requests; every change under one file lock
+    (:class:`RequestStore` in the state dir)."""
 
     def __init__(
         self, ws: Workspace, *, now: Callable[[], datetime], max_pending: int = MAX_PENDING
@@ -90,34 +162,15 @@ class Requests:
         reason: str | None = None,
     ) -> Request:
         """Record a request; nothing else changes."""
-        if kind not in KINDS:
-            raise ReverieError(f"unknown request kind {kind!r}")
-        if kind != "directive":
-            Selector.of(text)  # the same rules as the owner's forget TEXT
-        elif not text.strip():
-            raise ReverieError("a directive needs its text")
-        if kind == "correct" and not clean_new_text(new_text or ""):
-            raise ReverieError("a correction needs the new text")
-        if kind == "correct" and tokens(clean_new_text(new_text or "")) == tokens(text):
-            raise ReverieError("a correction must change at least one word")
-        if len(text) > MAX_TEXT or len(new_text or "") > MAX_TEXT:
-            raise ReverieError(f"a request holds at most {MAX_TEXT} characters per text")
+        checked(kind, text, new_text)
         with self.lock():
             items = self.load()
             if sum(r.status == "pending" for r in items) >= self.max_pending:
                 raise ReverieError(
                     f"{self.max_pending} requests are already waiting for the owner (pending_max)"
                 )
-            req = Request(
-                id=secrets.token_hex(4),
-                kind=kind,
-                text=text.strip(),
-                new_text=new_text.strip() if new_text else None,
-                at=self.now().isoformat(timespec="seconds"),
-                by=by,
-                key=key,
-                reason=reason,
-            )
+            at = self.now().isoformat(timespec="seconds")
+            req = new_request(kind, text, new_text, at, by=by, key=key, reason=reason)
             self.save([*items, req])
         return req
 
@@ -137,5 +190,40 @@ class Requests:
                 r.status, r.decided = status, self.now().isoformat(timespec="seconds")
         self.save(items)
 
+    def forget(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> int:
+        """``pending confirm`` holds the request lock while it forgets, so the lock is
+        not taken again here (the write is atomic); a record that is not a request
+        stays as it is."""
+        try:
+            items = json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return 0
+        n = 0
+        for raw in items if isinstance(items, list) else []:
+            if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+                continue
+            blank: dict[str, object] = {"id": "", "kind": "", "new_text": None, "at": ""}
+            blank |= {"by": "", "status": None}
+            r = Request.of(blank | raw)
+            if forgotten(r, blocked, at):
+                n += 1
+                raw["text"] = r.text
+                if raw.get("status") == "pending":
+                    raw["status"], raw["decided"] = r.status, r.decided
+        if n and not dry_run:
+            atomic_write(self.path, json.dumps(items, ensure_ascii=False, indent=1))
+        return n
 
-__all__ = ["KINDS", "MAX_PENDING", "MAX_TEXT", "Request", "Requests"]
+
+__all__ = [
+    "FORGOTTEN",
+    "KINDS",
+    "MAX_PENDING",
+    "MAX_TEXT",
+    "Request",
+    "RequestStore",
+    "Requests",
+    "checked",
+    "forgotten",
+    "new_request",
+]

@@ -7,11 +7,13 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ..intents import Intents
+from ..intents.port import IntentStore
 from ..recall.log import RecallLog
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
 from .pending import Pending
+from .requests import Requests, RequestStore
 from .select import Selector
 from .trust import TrustedFolders
 
@@ -30,17 +32,27 @@ class Curation:
         reindex: Callable[[], object],
         max_pending: int,
         intents: Callable[[], Intents | None] = lambda: None,
+        requests: RequestStore | None = None,
     ) -> None:
+        """``requests``: where the pending requests are (default: the state dir's file)."""
         self.ws = workspace
         self._index, self._reindex = index, reindex
-        ports = ForgetPorts(workspace, preimages_kept, now, recall_log, index, reindex)
+        store = requests or Requests(workspace, now=now, max_pending=max_pending)
+
+        def table() -> IntentStore | None:
+            service = intents()
+            return None if service is None else service.existing()
+
+        ports = ForgetPorts(
+            workspace, preimages_kept, now, recall_log, index, reindex, store, table
+        )
         self.forgetter = Forgetter(ports)
         self.pending = Pending(
             workspace,
             self.forgetter,
+            store,
             now=now,
             preimages_kept=preimages_kept,
-            max_pending=max_pending,
             intents=intents,
         )
         self.trusted = TrustedFolders(workspace)

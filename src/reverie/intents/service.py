@@ -7,10 +7,10 @@ proposes: the intent is *pending*, never fires, and waits for the owner (``rever
 intent confirm ID`` or ``reverie pending confirm ID``). Nothing else creates intents.
 
 Firing (:meth:`Intents.fire_turn`) is zero-model: an in-memory keyword prefilter over
-the armed event intents (at most ``intent_max_armed``), then one ``BEGIN IMMEDIATE``
-transaction that re-reads the candidates and due time intents, re-checks status,
-scope, expiry, cooldown and budget, and records each firing, at most
-``intent_per_turn`` of them.
+the armed event intents (at most ``intent_max_armed``), then one transaction holding
+the table's write lock (:mod:`.port`) that re-reads the candidates and due time
+intents, re-checks status, scope, expiry, cooldown and budget, and records each
+firing, at most ``intent_per_turn`` of them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, tzinfo
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,6 +30,7 @@ from ..settings import Settings
 from ..storage.workspace import Workspace
 from .armed import Armed
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
+from .port import IntentStore, IntentTable, IntentTx
 from .store import Store
 from .store import local as _local
 from .store import stamp as _u
@@ -50,16 +50,24 @@ def _compile() -> ModuleType:
 
 
 class Intents:
-    """The standing intents of one agent (table in the state dir, view in the workspace)."""
+    """The standing intents of one agent (table in the state dir or the tenant's rows on
+    PostgreSQL, :mod:`.port`; view in the workspace)."""
 
     def __init__(
-        self, workspace: Workspace, settings: Settings, clock: Clock | Callable[[], Clock]
+        self,
+        workspace: Workspace,
+        settings: Settings,
+        clock: Clock | Callable[[], Clock],
+        table: IntentTable | None = None,
     ) -> None:
         """``clock``: the clock, or how to get the host's current one (the facade's
-        ``clock`` may be replaced, e.g. by a test moving time on)."""
+        ``clock`` may be replaced, e.g. by a test moving time on); ``table``: where the
+        intents table is (default: SQLite in the state dir)."""
         self.workspace, self.settings = workspace, settings
+        path = workspace.intents_db_path
+        self.table = table or IntentTable(lambda: Store(path), path.exists)
         self._clock = clock if callable(clock) and not isinstance(clock, Clock) else lambda: clock
-        self._store: Store | None = None
+        self._store: IntentStore | None = None
         self._armed: Armed | None = None
         self._version = -1
         self._swept = -float("inf")
@@ -82,20 +90,20 @@ class Intents:
             self._view = ViewWriter(self.workspace)
         return self._view
 
-    @property
-    def db_path(self) -> Path:
-        return self.workspace.intents_db_path
-
     def _absent(self) -> bool:
         """No intent was ever added (no table): nothing to fire, and nothing is created
         (a daemon must never re-create a state dir deleted under it)."""
-        return self._store is None and not self.db_path.exists()
+        return self._store is None and not self.table.may_exist()
 
     @property
-    def store(self) -> Store:
+    def store(self) -> IntentStore:
         if self._store is None:
-            self._store = Store(self.db_path)
+            self._store = self.table.open()
         return self._store
+
+    def existing(self) -> IntentStore | None:
+        """The table if there is one (a forget reaches it; none is created)."""
+        return None if self._absent() else self.store
 
     def close(self) -> None:
         if self._store is not None:
@@ -167,28 +175,26 @@ class Intents:
             cooldown_s=float(s.intent_cooldown_hours) * 3600,
             budget=int(s.intent_budget),
         )
-        with self.store.transaction() as conn:
+        with self.store.transaction() as tx:
             same = self._same(intent)  # said twice, kept once
             if same is not None and (same.status is Status.ARMED or proposer != "owner"):
                 return same
             if same is not None:  # the owner saying what the agent proposed arms it
-                intent = self._arm(conn, replace(same, origin="owner"), now)
-                Store.update(conn, intent)
+                intent = self._arm(tx, replace(same, origin="owner"), now)
+                tx.update(intent)
             else:
-                live = conn.execute(
-                    "SELECT COUNT(*) FROM intents WHERE status IN ('pending', 'armed')"
-                ).fetchone()[0]
+                live = tx.count(("pending", "armed"))
                 if live >= 2 * int(s.intent_max_armed):
                     raise ReverieError(f"{live} live intents: cancel some before adding more")
                 if proposer == "owner":
-                    intent = self._arm(conn, intent, now)
-                Store.insert(conn, intent)
+                    intent = self._arm(tx, intent, now)
+                tx.insert(intent)
         self._changed()
         return intent
 
     def _same(self, new: Intent) -> Intent | None:
         """A live intent that says exactly what ``new`` says, the same way."""
-        for old in self.store.select("status IN ('pending', 'armed') AND text = ?", (new.text,)):
+        for old in self.store.select(statuses=("pending", "armed"), text=new.text):
             how = (old.kind, old.at, old.cron, old.triggers, old.review_by)
             if how == (new.kind, new.at, new.cron, new.triggers, new.review_by):
                 return old
@@ -212,10 +218,8 @@ class Intents:
             return Accepted(intent)
         return Pending(intent.id, outcome.code, outcome.reason, intent)
 
-    def _arm(self, conn: Any, intent: Intent, now: datetime) -> Intent:
-        armed = conn.execute(
-            "SELECT COUNT(*) FROM intents WHERE status = 'armed' AND kind = 'event'"
-        ).fetchone()[0]
+    def _arm(self, tx: IntentTx, intent: Intent, now: datetime) -> Intent:
+        armed = tx.count(("armed",), "event")
         cap = int(self.settings.intent_max_armed)
         if intent.kind is Kind.EVENT and armed >= cap:
             raise ReverieError(f"{cap} event intents are armed already: cancel one first")
@@ -237,7 +241,7 @@ class Intents:
         )
 
     def get(self, intent_id: str) -> Intent:
-        found = self.store.select("id = ?", (intent_id.strip(),))
+        found = self.store.select(ids=[intent_id.strip()])
         if not found:
             raise ReverieError(f"no intent {intent_id!r} (see `reverie intent list --all`)")
         return found[0]
@@ -245,25 +249,25 @@ class Intents:
     def confirm(self, intent_id: str) -> Intent:
         """The owner arms a pending intent (``reverie intent confirm ID``)."""
         now = self.now()
-        with self.store.transaction() as conn:
+        with self.store.transaction() as tx:
             intent = self.get(intent_id)
             if intent.status is not Status.PENDING:
                 raise ReverieError(f"intent {intent.id} is {intent.status.value}, not pending")
-            intent = self._arm(conn, replace(intent, origin="owner"), now)
-            Store.update(conn, intent)
+            intent = self._arm(tx, replace(intent, origin="owner"), now)
+            tx.update(intent)
         self._changed()
         return intent
 
     def cancel(self, intent_id: str) -> Intent:
         """Cancel an intent: only ever on an explicit request (R-INTENT-3)."""
-        with self.store.transaction() as conn:
+        with self.store.transaction() as tx:
             intent = self.get(intent_id)
             if intent.status not in LIVE:
                 raise ReverieError(f"intent {intent.id} is {intent.status.value} already")
             intent = replace(
                 intent, status=Status.CANCELLED, ended=self.now(), next_turn=None, next_notify=None
             )
-            Store.update(conn, intent)
+            tx.update(intent)
         self._changed()
         return intent
 
@@ -273,19 +277,15 @@ class Intents:
         self.expire()
         if all:
             return self.store.select()
-        return self.store.select("status IN ('pending', 'armed')")
+        return self.store.select(statuses=("pending", "armed"))
 
     def expire(self) -> int:
         """Mark armed event intents past their expiry as expired, and proposals left
         unconfirmed for as long."""
         now = self.now()
         stale = now - timedelta(days=float(self.settings.intent_expiry_days))
-        with self.store.transaction() as conn:
-            n = conn.execute(
-                "UPDATE intents SET status = 'expired', ended = ? WHERE (status = 'armed' "
-                "AND expires IS NOT NULL AND expires <= ?) OR (status = 'pending' AND created <= ?)",
-                (_u(now), _u(now), _u(stale)),
-            ).rowcount
+        with self.store.transaction() as tx:
+            n = tx.expire(_u(now), _u(stale))
         if n:
             self._changed()
         return n
@@ -301,7 +301,7 @@ class Intents:
     def _index(self) -> Armed:
         version = self.store.version()
         if self._armed is None or version != self._version:
-            self._armed = Armed.of(self.store.select("status = 'armed'"))
+            self._armed = Armed.of(self.store.select(statuses=("armed",)))
             self._version = version
         return self._armed
 
@@ -318,10 +318,9 @@ class Intents:
         limit = int(self.settings.intent_per_turn)
         fired: list[Fired] = []
         ended = False
-        with self.store.transaction() as conn:
+        with self.store.transaction() as tx:
             ids = [*due, *(i.id for i, _ in events)]
-            marks = ", ".join("?" for _ in ids)
-            rows = {i.id: i for i in self.store.select(f"id IN ({marks})", ids)}
+            rows = {i.id: i for i in self.store.select(ids=ids)}
             for iid in due:
                 i = rows.get(iid)
                 if len(fired) >= limit or i is None or i.status is not Status.ARMED:
@@ -335,15 +334,15 @@ class Intents:
                     status, ended = Status.DONE, True  # still goes out, see below)
                 i = replace(i, next_turn=nxt, fired=i.fired + 1, last_fired=now, status=status)
                 reason = "review" if i.kind is Kind.WISH else f"due {_local(slot, self.zone)}"
-                Store.update(conn, i)
-                Store.fired(conn, i.id, now, "turn", reason)
+                tx.update(i)
+                tx.fired(i.id, now, "turn", reason)
                 fired.append(Fired(i, reason))
             for cand, trig in sorted(events, key=lambda e: (-len(e[1]), e[0].created)):
                 i = rows.get(cand.id)
                 if len(fired) >= limit or i is None or i.status is not Status.ARMED:
                     continue
                 if i.expires is not None and i.expires <= now:
-                    Store.update(conn, replace(i, status=Status.EXPIRED, ended=now))
+                    tx.update(replace(i, status=Status.EXPIRED, ended=now))
                     ended = True
                     continue
                 if i.fired >= i.budget:
@@ -362,8 +361,8 @@ class Intents:
                 )
                 ended = ended or spent
                 reason = "matched " + ", ".join(trig)
-                Store.update(conn, i)
-                Store.fired(conn, i.id, now, "turn", reason)
+                tx.update(i)
+                tx.fired(i.id, now, "turn", reason)
                 fired.append(Fired(i, reason))
         for f in fired:  # our own commit does not change data_version: update in place
             armed.refresh(f.intent)
@@ -378,17 +377,13 @@ class Intents:
             return []
         now = self.now()
         out: list[Intent] = []
-        where = (
-            "status IN ('armed', 'done') AND kind = 'time' AND next_notify IS NOT NULL "
-            "AND next_notify <= ?"
-        )
-        if not self.store.select(where, (_u(now),)):  # a cheap read first: the daemon ticks
+        if not self.store.select(notify_by=_u(now)):  # a cheap read first: the daemon ticks
             return []
-        with self.store.transaction() as conn:
-            for i in self.store.select(where, (_u(now),)):
+        with self.store.transaction() as tx:
+            for i in self.store.select(notify_by=_u(now)):
                 nxt = _compile().next_slot(i.cron, now, self.zone) if i.cron else None
-                Store.update(conn, replace(i, next_notify=nxt))
-                Store.fired(conn, i.id, now, "notify", f"slot {_local(i.next_notify, self.zone)}")
+                tx.update(replace(i, next_notify=nxt))
+                tx.fired(i.id, now, "notify", f"slot {_local(i.next_notify, self.zone)}")
                 out.append(i)
         if out:
             self._armed = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 import sqlean as sqlite3
 
 from .model import Intent, Kind, Status
+from .port import Blocked, conditions, to_forget
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS intents (
@@ -122,8 +123,55 @@ def from_row(row: sqlite3.Row | tuple[Any, ...]) -> Intent:
     return Intent(**d)
 
 
+class _Tx:
+    """The writes of one SQLite transaction (:class:`~.port.IntentTx`)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def insert(self, intent: Intent) -> None:
+        row = to_row(intent)
+        marks = ", ".join("?" for _ in COLUMNS)
+        self.conn.execute(
+            f"INSERT INTO intents ({', '.join(COLUMNS)}) VALUES ({marks})", tuple(row.values())
+        )
+
+    def update(self, intent: Intent) -> None:
+        row = to_row(intent)
+        sets = ", ".join(f"{c} = ?" for c in COLUMNS[1:])
+        self.conn.execute(
+            f"UPDATE intents SET {sets} WHERE id = ?", (*list(row.values())[1:], intent.id)
+        )
+
+    def fired(self, intent_id: str, at: datetime, channel: str, detail: str) -> None:
+        self.conn.execute(
+            "INSERT INTO firings (intent_id, at, channel, detail) VALUES (?, ?, ?, ?)",
+            (intent_id, utc(at), channel, detail),
+        )
+
+    def count(self, statuses: Sequence[str], kind: str | None = None) -> int:
+        terms, args = conditions("?", statuses=statuses)
+        if kind is not None:
+            terms.append("kind = ?")
+            args.append(kind)
+        sql = f"SELECT COUNT(*) FROM intents WHERE {' AND '.join(terms)}"
+        return int(self.conn.execute(sql, args).fetchone()[0])
+
+    def expire(self, now: str, stale: str) -> int:
+        return int(
+            self.conn.execute(
+                "UPDATE intents SET status = 'expired', ended = ? WHERE (status = 'armed' "
+                "AND expires IS NOT NULL AND expires <= ?) OR (status = 'pending' AND created <= ?)",
+                (now, now, stale),
+            ).rowcount
+        )
+
+
 class Store:
-    """One connection, shared by a process's threads behind a lock."""
+    """One connection, shared by a process's threads behind a lock
+    (:class:`~.port.IntentStore` in the state dir)."""
+
+    backend = "sqlite"
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,12 +192,12 @@ class Store:
             self.conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[_Tx]:
         """One ``BEGIN IMMEDIATE`` transaction: all of it commits, or none."""
         with self.lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.conn
+                yield _Tx(self.conn)
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
@@ -160,35 +208,12 @@ class Store:
         with self.lock:
             return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def select(self, where: str = "1", args: Iterable[Any] = ()) -> list[Intent]:
-        sql = f"SELECT {', '.join(COLUMNS)} FROM intents WHERE {where} ORDER BY created, id"
+    def select(self, **where: Any) -> list[Intent]:
+        terms, args = conditions("?", **where)
+        cond = " AND ".join(terms) or "1"
+        sql = f"SELECT {', '.join(COLUMNS)} FROM intents WHERE {cond} ORDER BY created, id"
         with self.lock:
-            return [from_row(r) for r in self.conn.execute(sql, tuple(args)).fetchall()]
-
-    @staticmethod
-    def insert(conn: sqlite3.Connection, intent: Intent) -> None:
-        row = to_row(intent)
-        marks = ", ".join("?" for _ in COLUMNS)
-        conn.execute(
-            f"INSERT INTO intents ({', '.join(COLUMNS)}) VALUES ({marks})", tuple(row.values())
-        )
-
-    @staticmethod
-    def update(conn: sqlite3.Connection, intent: Intent) -> None:
-        row = to_row(intent)
-        sets = ", ".join(f"{c} = ?" for c in COLUMNS[1:])
-        conn.execute(
-            f"UPDATE intents SET {sets} WHERE id = ?", (*list(row.values())[1:], intent.id)
-        )
-
-    @staticmethod
-    def fired(
-        conn: sqlite3.Connection, intent_id: str, at: datetime, channel: str, detail: str
-    ) -> None:
-        conn.execute(
-            "INSERT INTO firings (intent_id, at, channel, detail) VALUES (?, ?, ?, ?)",
-            (intent_id, utc(at), channel, detail),
-        )
+            return [from_row(r) for r in self.conn.execute(sql, args).fetchall()]
 
     def firings(self, intent_id: str) -> list[tuple[str, str, str]]:
         with self.lock:
@@ -197,6 +222,20 @@ class Store:
                 (intent_id,),
             ).fetchall()
         return [tuple(r) for r in rows]
+
+    def forget(self, blocked: Blocked, *, dry_run: bool) -> int:
+        with self.lock:
+            rows = self.conn.execute("SELECT id, text, triggers FROM intents").fetchall()
+            details = self.conn.execute("SELECT id, detail FROM firings").fetchall()
+            gone, fired = to_forget(rows, details, blocked)
+            if (gone or fired) and not dry_run:
+                with self.transaction():
+                    for i in gone:
+                        self.conn.execute("DELETE FROM firings WHERE intent_id = ?", (i,))
+                        self.conn.execute("DELETE FROM intents WHERE id = ?", (i,))
+                    for f in fired:
+                        self.conn.execute("UPDATE firings SET detail = '' WHERE id = ?", (f,))
+        return len(gone)
 
 
 __all__ = ["COLUMNS", "Store", "from_row", "local", "stamp", "to_row", "utc"]

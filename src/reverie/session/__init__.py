@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..curation.requests import Request, Requests
+from ..curation.requests import Request
 from ..dreaming.directives import from_session
 from ..errors import ParseError, ProviderError, ReverieError
 from ..intents import Intent
@@ -271,9 +271,7 @@ class Session:
         out = from_session(self.host, self.path, self.kind.value, text, cites=cites, key=key)
         if isinstance(out, Accepted) or out.code != "grounding":
             return out
-        s = self.host.settings
-        store = Requests(self.host.workspace, now=self.host.clock.now, max_pending=s.pending_max)
-        req = store.add(
+        req = self.host.curation.pending.request(
             "directive", text, by=f"session:{self.id}#{cites}", key=key, reason=out.reason
         )
         return Pending(req.id, out.code, out.reason, req)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..dreaming.directives import DirectiveHost
 from ..intents import Intents
@@ -16,6 +16,9 @@ from ..recall.context import TurnContext
 from ..recall.escalation import Target
 from ..write.ingest import IngestResult
 from ..write.journal import Appended
+
+if TYPE_CHECKING:  # (built on first use: a session's directive that waits for the owner)
+    from ..curation.service import Curation
 
 ROLE = {
     Source.OWNER: "user",
@@ -49,6 +52,9 @@ class SessionHost(DirectiveHost, Protocol):
 
     @property
     def intents(self) -> Intents: ...
+
+    @property
+    def curation(self) -> Curation: ...
 
     def context(
         self, message: str, *, active_projects: tuple[str, ...] = (), target: Target | None = None

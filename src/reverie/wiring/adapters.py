@@ -26,6 +26,7 @@ from ..storage.index.db import Connection, connect, ensure_schema
 from ..storage.index.port import IndexPort, PortTriggers
 from ..storage.index.query import TriggerRows
 from ..storage.workspace import Workspace
+from .tenant_stores import intent_table, on_postgres, request_store, tenant
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
@@ -141,8 +142,8 @@ class Adapters:
                 from ..storage.index.pg_schema import shared
 
                 s = self.settings
-                tenant = s.index_tenant or s.agent
-                self._port = PgIndex(shared(s.index_dsn), tenant, cache_rows=s.embed_cache_rows)
+                db = shared(s.index_dsn)
+                self._port = PgIndex(db, tenant(s), cache_rows=s.embed_cache_rows)
             if self._port is None:  # (the searcher's lanes if it is built: one warm state)
                 from ..storage.index.sqlite_port import SqliteIndex
 
@@ -263,7 +264,19 @@ class Adapters:
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
             intents=intents,
+            requests=request_store(self.settings, ws, lambda: self.clock.now()),
         )
+
+    def intents(self, settings: Settings, clock: Callable[[], Clock]) -> Intents:
+        """The intents service on this backend's table (``settings``: the facade's
+        first ones, which a lane's time limit never changes)."""
+        from ..intents.service import Intents
+
+        return Intents(self.workspace, settings, clock, intent_table(settings, self.workspace))
+
+    def intents_may_exist(self) -> bool:
+        """False only when there surely is no intent (no SQLite table): one stat."""
+        return on_postgres(self.settings) or may_exist(self.workspace.intents_db_path)
 
     def close(self) -> None:
         with self.lock:

@@ -95,6 +95,50 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX embed_cache_used ON embed_cache (tenant_id, used);
     """,
+    # the standing intents with their firings, and the requests waiting for the owner
+    # (reverie.intents.pg_store, reverie.curation.pg_requests); tenant_locks: one row per
+    # tenant and store, locked (FOR UPDATE) by each change as SQLite's BEGIN IMMEDIATE
+    # locks its file, its version bumped by each change that wrote
+    """
+    CREATE TABLE tenant_locks (
+        tenant_id TEXT NOT NULL, store TEXT NOT NULL, version BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, store)
+    );
+    CREATE TABLE intents (
+        tenant_id TEXT NOT NULL, id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('time', 'event', 'wish')),
+        status TEXT NOT NULL
+            CHECK (status IN ('pending', 'armed', 'done', 'expired', 'cancelled')),
+        text TEXT NOT NULL,
+        origin TEXT NOT NULL CHECK (origin IN ('owner', 'agent')),
+        proposed_by TEXT NOT NULL, created TEXT NOT NULL, confirmed TEXT, ended TEXT,
+        at TEXT, cron TEXT, tz TEXT NOT NULL DEFAULT '', triggers TEXT NOT NULL DEFAULT '[]',
+        review_by TEXT, expires TEXT, cooldown_s DOUBLE PRECISION NOT NULL,
+        budget INTEGER NOT NULL, fired INTEGER NOT NULL DEFAULT 0, last_fired TEXT,
+        next_turn TEXT, next_notify TEXT,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE INDEX intents_status ON intents (tenant_id, status, kind);
+    CREATE TABLE firings (
+        tenant_id TEXT NOT NULL, id BIGINT GENERATED ALWAYS AS IDENTITY,
+        intent_id TEXT NOT NULL, at TEXT NOT NULL,
+        channel TEXT NOT NULL CHECK (channel IN ('turn', 'notify')),
+        detail TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (tenant_id, id),
+        FOREIGN KEY (tenant_id, intent_id) REFERENCES intents (tenant_id, id)
+    );
+    CREATE INDEX firings_intent ON firings (tenant_id, intent_id);
+    CREATE TABLE requests (
+        tenant_id TEXT NOT NULL, id TEXT NOT NULL, seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        kind TEXT NOT NULL CHECK (kind IN ('forget', 'correct', 'directive')),
+        text TEXT NOT NULL, new_text TEXT, at TEXT NOT NULL, requested_by TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending'
+            CHECK (status IN ('pending', 'confirmed', 'rejected')),
+        decided TEXT, key TEXT, reason TEXT,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE INDEX requests_order ON requests (tenant_id, seq);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
