@@ -179,17 +179,24 @@ def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> Non
 
     for start in range(SCHEMA_VERSION):
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
-            for table in ("chunk_vectors", "embed_cache", "provenance", "notes", "chunks"):
+            tables = conn.execute(  # every table of the test's schema: an empty database
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchall()
+            for (table,) in tables:
                 conn.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
-            conn.execute("DROP TABLE IF EXISTS sources, meta, reverie_migrations")
             assert migrate(conn, to=start) == list(range(1, start + 1))
             if start >= 1:  # a row written at the earlier version survives
                 conn.execute("INSERT INTO meta VALUES ('t', 'k', 'v')")
+            if start >= 3:
+                conn.execute("INSERT INTO recall_counts VALUES ('t', 7)")
             assert migrate(conn) == list(range(start + 1, SCHEMA_VERSION + 1))
             assert applied(conn) == SCHEMA_VERSION
             assert migrate(conn) == []  # forward-only, idempotent
             if start >= 1:
                 assert conn.execute("SELECT value FROM meta").fetchone() == ("v",)
+            if start >= 3:
+                assert conn.execute("SELECT events FROM recall_counts").fetchone() == (7,)
+    assert SCHEMA_VERSION >= 3  # the recall log's tables (migration 3) are among them
 
 
 def test_forget_on_postgres_leaves_no_row_vector_or_cached_embedding(

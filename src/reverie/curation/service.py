@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from ..intents import Intents
-from ..recall.log import RecallLog
+from ..recall.log_port import RecallLogPort
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
@@ -25,7 +25,7 @@ class Curation:
         workspace: Workspace,
         preimages_kept: int,
         now: Callable[[], datetime],
-        recall_log: Callable[[], RecallLog | None],
+        recall_log: Callable[[], RecallLogPort | None],
         index: Callable[[], IndexPort],
         reindex: Callable[[], object],
         max_pending: int,

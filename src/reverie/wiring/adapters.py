@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
     from ..intents import Intents
     from ..recall.context import TriggerIndex, TriggerSource, TurnContext
-    from ..recall.log import RecallLog
+    from ..recall.log_port import RecallLogPort
     from ..recall.search import Searcher, SearchResponse
     from ..storage.embedders.base import Embedder
     from ..storage.index.sync import Progress, SyncStats
@@ -106,7 +106,7 @@ class Adapters:
         self._port: IndexPort | None = None
         self.lock = threading.RLock()  # one connection shared by a server's threads
         self._searcher: Searcher | None = None
-        self._recall_log: RecallLog | None = None
+        self._recall_log: RecallLogPort | None = None
         self._llms: dict[str, LLM | None] = {}
 
     # -- adapters --------------------------------------------------------------------
@@ -175,13 +175,19 @@ class Adapters:
         return self._searcher
 
     @property
-    def recall_log(self) -> RecallLog:
+    def recall_log(self) -> RecallLogPort:
         with self.lock:
             if self._recall_log is None:
-                from ..recall.log import RecallLog
+                from .stores import open_recall_log
 
-                self._recall_log = RecallLog(self.workspace.recall_log_path)
+                self._recall_log = open_recall_log(self.settings, self.workspace)
             return self._recall_log
+
+    def existing_recall_log(self) -> RecallLogPort | None:
+        """The recall log if there is one (a dry run never creates ``recall.sqlite``)."""
+        from .stores import has_recall_log
+
+        return self.recall_log if has_recall_log(self.settings, self.workspace) else None
 
     def open_recall_log(self) -> None:
         self.recall_log  # noqa: B018  (opens and caches it)
@@ -229,8 +235,12 @@ class Adapters:
         with self.lock:
             counts = self.port.counts(embedder=current)
         ws = self.workspace
-        where = str(ws.index_path) if counts["backend"] == "sqlite" else "postgres"
-        paths = {"workspace": str(ws.root), "index": where}
+        lite = counts["backend"] == "sqlite"
+        where = {"index": ws.index_path, "recall_log": ws.recall_log_path}
+        paths = {
+            "workspace": str(ws.root),
+            **{k: str(v) if lite else "postgres" for k, v in where.items()},
+        }
         from ..sync.run import open_conflicts  # a sync conflict shows until the owner picks
 
         conflicts = open_conflicts(ws.root)
@@ -258,7 +268,7 @@ class Adapters:
             workspace=ws,
             preimages_kept=self.settings.preimages_kept,
             now=lambda: self.clock.now(),
-            recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
+            recall_log=self.existing_recall_log,
             index=lambda: self.port,
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
