@@ -38,17 +38,17 @@ def hit(line: int, score: float = 0.5, snippet: str = "", **kw: Any) -> RecallHi
     return RecallHit(JOURNAL, line, line, score, text, **fields)
 
 
-def _pg_log(request: pytest.FixtureRequest, tenant: str = "alice") -> RecallLogPort:
+def _pg_log(dsn: str, tenant: str = "alice") -> RecallLogPort:
     from reverie.recall.log_pg import PgRecallLog
     from reverie.storage.index.pg_schema import shared
 
-    return PgRecallLog(shared(request.getfixturevalue("pg_dsn")), tenant)
+    return PgRecallLog(shared(dsn), tenant)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecallLogPort]:
     made = RecallLog(tmp_path / "recall.sqlite") if request.param == "sqlite" else None
-    made = made or _pg_log(request)
+    made = made or _pg_log(request.getfixturevalue("pg_dsn"))
     assert made.backend == request.param
     yield made
     made.close()
@@ -71,10 +71,8 @@ def script(log: RecallLogPort) -> None:
     )
 
 
-def test_both_backends_aggregate_the_same_searches_alike(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    lite, pg = RecallLog(tmp_path / "recall.sqlite"), _pg_log(request)
+def test_both_backends_aggregate_the_same_searches_alike(tmp_path: Path, pg_dsn: str) -> None:
+    lite, pg = RecallLog(tmp_path / "recall.sqlite"), _pg_log(pg_dsn)
     for each in (lite, pg):
         script(each)
     assert pg.stats() == lite.stats()  # every field, in the same (first recalled) order
@@ -149,9 +147,9 @@ def test_concurrent_searches_never_lose_an_event(log: RecallLogPort) -> None:
 
 
 def test_two_tenants_with_the_same_text_count_and_forget_apart(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a, b = _pg_log(request, "a"), _pg_log(request, "b")
+    a, b = _pg_log(pg_dsn, "a"), _pg_log(pg_dsn, "b")
     monkeypatch.setattr(recall_log, "MAX_EVENTS", 4)
     for i in range(3):
         a.record(f"kafka {i}", [hit(3)], now=NOW)

@@ -97,6 +97,9 @@ class PgRecallLog:
         qh, day, ts = stamps(query, now)
         t = self.tenant
         with self.db.transaction() as conn, conn.cursor() as cur:
+            # no wait for the WAL flush (as SQLite's synchronous = NORMAL: a crash may
+            # lose the last few recall events, never corrupt the log)
+            cur.execute("SET LOCAL synchronous_commit = off")
             events = [(t, h.key, qh, h.score, day, ts) for h in rows]
             cur.executemany(EVENT_SQL, events, returning=True)
             ids = [int(row[0]) for _ in cur.results() for row in cur.fetchall()]
