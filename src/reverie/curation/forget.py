@@ -332,7 +332,7 @@ class Forgetter:
             if not self.p.index().scrub():
                 busy.append(self.ws.index_path.name)
             log = self.p.recall_log()  # (SQLite: one of the files above; else its tables)
-            ok = log is None or log.scrub()
+            ok = (log is None or log.scrub()) and ok
         except Exception:  # locked past the timeout: the next open tries it all again
             ok = False
         return busy, ok
