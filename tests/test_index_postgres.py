@@ -253,14 +253,23 @@ def test_cli_status_names_backend_server_and_pgvector_and_settings_hide_the_dsn(
 
     cli("init")
     paths.write("MEMORY.md", "- The gateway stays on loopback.\n")
+    paths.write("memory/2026-04-30.md", "- 12:00 Moved the gateway to loopback port 8080.\n")
     cli("index")
     status = cli("status")
     assert status["backend"] == "postgres" and status["index"] == "postgres"
+    assert status["recall_log"] == "postgres"
     assert status["server_version"].startswith("18") and status["pgvector_version"]
     assert status["tenant"] == "erin" and status["chunks"] >= 1
     shown = {row["name"]: row["value"] for row in cli("settings")}
     assert shown["index_backend"] == "postgres" and shown["index_dsn"] == "***"
+    assert cli("search", "--record", "gateway loopback port")["hits"]  # the journal's: recorded
     assert not (paths.state / "main" / "index.sqlite").exists()  # nothing went to SQLite
+    assert not (paths.state / "main" / "recall.sqlite").exists()
+    import psycopg
+
+    with psycopg.connect(pg_dsn) as conn:
+        events = conn.execute("SELECT count(*) FROM recall_events WHERE tenant_id = 'erin'")
+        assert events.fetchone() == (1,)
 
 
 def test_the_exact_vector_lane_breaks_ties_at_the_kth_row_as_sqlite_does(
