@@ -55,8 +55,8 @@ def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecallLogPor
 
 
 def script(log: RecallLogPort) -> None:
-    """Searches over six days: a key recalled by many queries, one by two, a curated
-    hit (never recorded), an untrusted one, and a session transcript's."""
+    """Searches over six days: two keys recalled by six queries, a curated hit (never
+    recorded), an untrusted one, a session transcript's, one with no concept tag."""
     for day in range(6):
         now = NOW + timedelta(days=day, hours=day)
         log.record(f"kafka broker port {day}", [hit(3, 0.25 + day / 20), hit(5, 0.7)], now=now)
@@ -66,6 +66,7 @@ def script(log: RecallLogPort) -> None:
             hit(9, 0.6, "- The espresso grinder is set to 14.", origin=Origin.UNTRUSTED),
             hit(1, 0.9, kind=SourceKind.CURATED),
             hit(7, 0.4, session_kind=SessionKind.INTERACTIVE, kind=SourceKind.TRANSCRIPT),
+            hit(8, 0.3, "- 12:00 ok", observed=(NOW - timedelta(days=3)).date()),  # no tags
         ],
         now=NOW,
     )
@@ -76,10 +77,11 @@ def test_both_backends_aggregate_the_same_searches_alike(tmp_path: Path, pg_dsn:
     for each in (lite, pg):
         script(each)
     assert pg.stats() == lite.stats()  # every field, in the same (first recalled) order
-    assert [s.key for s in lite.stats()] == [f"{JOURNAL}:{n}:{n}" for n in (3, 5, 9, 7)]
+    assert [s.key for s in lite.stats()] == [f"{JOURNAL}:{n}:{n}" for n in (3, 5, 9, 7, 8)]
+    assert lite.stats()[-1].concept_tags == () and lite.stats()[-1].observed
     wanted = [f"{JOURNAL}:9:9", f"{JOURNAL}:404:404"]
     assert pg.stats(wanted) == lite.stats(wanted) != []
-    assert pg.count_events() == lite.count_events() == 14
+    assert pg.count_events() == lite.count_events() == 15
     lite.close()
 
 
@@ -121,10 +123,10 @@ def test_drop_removes_the_matching_rows_and_their_events_only(log: RecallLogPort
     before = log.stats()
     grinder = lambda _key, snippet: "grinder" in snippet  # noqa: E731
     assert log.drop(grinder, dry_run=True) == [f"{JOURNAL}:9:9"]
-    assert log.stats() == before and log.count_events() == 14
+    assert log.stats() == before and log.count_events() == 15
     assert log.drop(grinder) == [f"{JOURNAL}:9:9"]
-    assert [s.key for s in log.stats()] == [f"{JOURNAL}:{n}:{n}" for n in (3, 5, 7)]
-    assert log.count_events() == 13
+    assert [s.key for s in log.stats()] == [f"{JOURNAL}:{n}:{n}" for n in (3, 5, 7, 8)]
+    assert log.count_events() == 14
     assert all("grinder" not in s.snippet for s in log.stats())
     assert log.drop(grinder) == []
     assert log.scrub()
