@@ -145,7 +145,41 @@ def test_concurrent_searches_never_lose_an_event(log: RecallLogPort) -> None:
     counts = {s.key: s.recall_count for s in log.stats()}
     assert counts == {f"{JOURNAL}:3:3": 36, f"{JOURNAL}:4:4": 18, f"{JOURNAL}:5:5": 18}
     assert log.count_events() == 72
-    assert len(log.stats()[0].query_hashes) == 32  # bounded while written concurrently
+    (three,) = log.stats([f"{JOURNAL}:3:3"])
+    assert len(three.query_hashes) == 32  # bounded while written concurrently
+
+
+@pytest.mark.parametrize("bound", [None, 12])  # 12: every search also drops old events
+def test_a_forget_while_searches_record_never_deadlocks_or_leaves_a_stray_event(
+    log: RecallLogPort, monkeypatch: pytest.MonkeyPatch, bound: int | None
+) -> None:
+    if bound:
+        monkeypatch.setattr(recall_log, "MAX_EVENTS", bound)
+    log.record("first", [hit(9), hit(5), hit(3)], now=NOW)  # first recalled: 9, 5, 3
+    errors: list[BaseException] = []
+
+    def searches(n: int) -> None:
+        try:
+            for i in range(8):
+                log.record(f"thread {n} query {i}", [hit(9), hit(5), hit(3)], now=NOW)
+        except BaseException as exc:  # a deadlock aborts one transaction: recorded here
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searches, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    dropped = 0
+    for _ in range(6):
+        dropped += len(log.drop(lambda key, _s: key == f"{JOURNAL}:5:5"))
+    for t in threads:
+        t.join()
+    assert errors == [] and dropped >= 1
+    if bound:
+        assert log.count_events() == bound
+        return
+    counts = {s.key: s.recall_count for s in log.stats()}
+    assert counts[f"{JOURNAL}:9:9"] == counts[f"{JOURNAL}:3:3"] == 33
+    assert log.count_events() == sum(counts.values())  # every event has its row, and back
 
 
 def test_two_tenants_with_the_same_text_count_and_forget_apart(

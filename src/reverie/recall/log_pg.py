@@ -167,16 +167,23 @@ class PgRecallLog:
     def drop(self, match: Callable[[str, str], bool], *, dry_run: bool = False) -> list[str]:
         """Forget the signals of every row of this tenant ``match(key, snippet)``
         selects: its aggregate and every event of its key, in one transaction (the
-        rows locked while they are matched). Returns the keys."""
+        rows locked while they are matched, in the key order a search locks them in, so
+        a search meanwhile waits and never deadlocks). Returns the keys (first
+        recalled first)."""
         lock = "" if dry_run else " FOR UPDATE"
         t = self.tenant
         with self.db.transaction() as conn:
-            rows = conn.execute(
-                f"SELECT key, snippet FROM recall_store WHERE tenant_id = %s ORDER BY seq{lock}",
+            rows = conn.execute(  # (C: code point order, as Python sorts the search's keys)
+                "SELECT key, snippet, seq FROM recall_store WHERE tenant_id = %s "
+                f'ORDER BY key COLLATE "C"{lock}',
                 (t,),
             ).fetchall()
-            keys = [str(k) for k, snip in rows if match(str(k), str(snip))]
+            rows.sort(key=lambda r: int(r[2]))
+            keys = [str(k) for k, snip, _seq in rows if match(str(k), str(snip))]
             if keys and not dry_run:
+                conn.execute(  # the count row before the events, as a search's trim takes them
+                    "SELECT events FROM recall_counts WHERE tenant_id = %s FOR UPDATE", (t,)
+                )
                 conn.execute(
                     "DELETE FROM recall_store WHERE tenant_id = %s AND key = ANY(%s)", (t, keys)
                 )
