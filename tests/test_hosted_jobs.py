@@ -70,17 +70,21 @@ def _files(*roots: Path) -> dict[str, str]:
 
 
 def _pg_rows(dsn: str, tenant: str) -> tuple[object, ...]:
+    """The tenant's index rows and recall log rows (both in the database), digested."""
     import psycopg
 
     with psycopg.connect(dsn) as conn:
-        return tuple(
-            conn.execute(
-                "SELECT count(*), md5(string_agg(path || ':' || start_line || text, '|' "
-                "ORDER BY path, start_line, part)) FROM chunks WHERE tenant_id = %s",
-                (tenant,),
-            ).fetchone()
-            or ()
-        )
+        chunks = conn.execute(
+            "SELECT count(*), md5(string_agg(path || ':' || start_line || text, '|' "
+            "ORDER BY path, start_line, part)) FROM chunks WHERE tenant_id = %s",
+            (tenant,),
+        ).fetchone()
+        recalls = conn.execute(
+            "SELECT count(*), md5(string_agg(key || ':' || recall_count || last_recalled, '|' "
+            "ORDER BY key)) FROM recall_store WHERE tenant_id = %s",
+            (tenant,),
+        ).fetchone()
+    return (*(chunks or ()), *(recalls or ()))
 
 
 def test_a_tenants_dream_promotes_into_its_own_memory_only_and_never_counts_the_other(
@@ -105,8 +109,8 @@ def test_a_tenants_dream_promotes_into_its_own_memory_only_and_never_counts_the_
     jobs.drain()
     assert "orca-db-2" in (tmp_path / "a" / "ws" / "MEMORY.md").read_text(encoding="utf-8")
     assert jobs.runs == {"a": 2, "b": 0} and jobs.failures == {"a": 0, "b": 0}
-    assert _files(tmp_path / "b") == b_files  # B's workspace, recall log, state untouched
-    assert _pg_rows(pg_dsn, "b") == b_rows
+    assert _files(tmp_path / "b") == b_files  # B's workspace and state untouched
+    assert _pg_rows(pg_dsn, "b") == b_rows and b_rows[2]  # B's index and recall log too
     assert "orca-db-2" not in (tmp_path / "b" / "ws" / "MEMORY.md").read_text(encoding="utf-8")
     with open_at("a") as a:  # A's promoted entry is in A's index, and not B's
         assert any(h.path == "MEMORY.md" for h in a.search("staging database host").hits)

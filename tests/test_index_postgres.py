@@ -175,8 +175,10 @@ def test_two_tenants_with_the_same_text_never_see_each_other(tmp_path: Path, pg_
 def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> None:
     import psycopg
 
-    from reverie.storage.index.pg_schema import SCHEMA_VERSION, applied, migrate
+    from reverie.storage.index.pg_schema import MIGRATIONS, SCHEMA_VERSION, applied, migrate
 
+    # the recall log's tables (whichever number their migration has)
+    recall = next(v for v, sql in enumerate(MIGRATIONS, 1) if "recall_counts" in sql)
     for start in range(SCHEMA_VERSION):
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             tables = conn.execute(  # every table a migration made: an empty database
@@ -190,6 +192,8 @@ def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> Non
             locks = conn.execute("SELECT to_regclass('tenant_locks')").fetchone()[0]
             if locks:  # (the intents' and requests' tables are there)
                 conn.execute("INSERT INTO tenant_locks VALUES ('t', 'intents', 7)")
+            if start >= recall:  # (once a later migration exists)
+                conn.execute("INSERT INTO recall_counts VALUES ('t', 7)")
             assert migrate(conn) == list(range(start + 1, SCHEMA_VERSION + 1))
             assert applied(conn) == SCHEMA_VERSION
             assert migrate(conn) == []  # forward-only, idempotent
@@ -197,6 +201,9 @@ def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> Non
                 assert conn.execute("SELECT value FROM meta").fetchone() == ("v",)
             if locks:
                 assert conn.execute("SELECT version FROM tenant_locks").fetchone() == (7,)
+            if start >= recall:
+                assert conn.execute("SELECT events FROM recall_counts").fetchone() == (7,)
+            assert conn.execute("SELECT count(*) FROM recall_store").fetchone() == (0,)  # made
 
 
 def test_forget_on_postgres_leaves_no_row_vector_or_cached_embedding(
@@ -253,14 +260,23 @@ def test_cli_status_names_backend_server_and_pgvector_and_settings_hide_the_dsn(
 
     cli("init")
     paths.write("MEMORY.md", "- The gateway stays on loopback.\n")
+    paths.write("memory/2026-04-30.md", "- 12:00 Moved the gateway to loopback port 8080.\n")
     cli("index")
     status = cli("status")
     assert status["backend"] == "postgres" and status["index"] == "postgres"
+    assert status["recall_log"] == "postgres"
     assert status["server_version"].startswith("18") and status["pgvector_version"]
     assert status["tenant"] == "erin" and status["chunks"] >= 1
     shown = {row["name"]: row["value"] for row in cli("settings")}
     assert shown["index_backend"] == "postgres" and shown["index_dsn"] == "***"
+    assert cli("search", "--record", "gateway loopback port")["hits"]  # the journal's: recorded
     assert not (paths.state / "main" / "index.sqlite").exists()  # nothing went to SQLite
+    assert not (paths.state / "main" / "recall.sqlite").exists()
+    import psycopg
+
+    with psycopg.connect(pg_dsn) as conn:
+        events = conn.execute("SELECT count(*) FROM recall_events WHERE tenant_id = 'erin'")
+        assert events.fetchone() == (1,)
 
 
 def test_the_exact_vector_lane_breaks_ties_at_the_kth_row_as_sqlite_does(

@@ -333,6 +333,8 @@ class Forgetter:
         try:  # the index through its own port (SQLite: its connection, sqlite-vec loaded)
             if not self.p.index().scrub():
                 busy.append(self.ws.index_path.name)
+            log = self.p.recall_log()  # (SQLite: one of the files above; else its tables)
+            ok = (log is None or log.scrub()) and ok
         except Exception:  # locked past the timeout: the next open tries it all again
             ok = False
         return busy, ok

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..intents.port import IntentStore
-from ..recall.log import RecallLog
+from ..recall.log_port import RecallLogPort
 from ..storage.index.port import IndexPort
 from ..storage.tombstones import Tombstones, contains, tokens
 from ..storage.workspace import Workspace
@@ -48,7 +48,7 @@ class ForgetPorts:
     workspace: Workspace
     preimages_kept: int
     now: Callable[[], datetime]
-    recall_log: Callable[[], RecallLog | None]  # None: there is none (dry run: not created)
+    recall_log: Callable[[], RecallLogPort | None]  # None: there is none (dry run: not created)
     index: Callable[[], IndexPort]  # the derived index, behind its port
     reindex: Callable[[], object]
     requests: RequestStore  # the pending requests (state dir, or the tenant's rows)

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ..intents import Intents
 from ..intents.port import IntentStore
-from ..recall.log import RecallLog
+from ..recall.log_port import RecallLogPort
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
@@ -27,7 +27,7 @@ class Curation:
         workspace: Workspace,
         preimages_kept: int,
         now: Callable[[], datetime],
-        recall_log: Callable[[], RecallLog | None],
+        recall_log: Callable[[], RecallLogPort | None],
         index: Callable[[], IndexPort],
         reindex: Callable[[], object],
         max_pending: int,

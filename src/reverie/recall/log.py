@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import sqlean as sqlite3
 from filelock import FileLock
@@ -67,6 +68,14 @@ CREATE TABLE IF NOT EXISTS recall_store (
     observed TEXT
 );
 """
+
+
+# the columns dreaming reads, in the order :func:`as_stats` takes them
+COLUMNS = (
+    "key, path, start_line, end_line, snippet, recall_count, total_score, max_score, "
+    "query_hashes, recall_days, concept_tags, first_recalled, last_recalled, origin, "
+    "session_kind, observed"
+)
 
 
 def focus_line(text: str, start_line: int, query: str) -> tuple[int, str]:
@@ -124,8 +133,21 @@ class RecallHit:
         return f"{self.path}:{self.start_line}:{self.end_line}"
 
 
+def episodic(hits: Iterable[RecallHit]) -> list[RecallHit]:
+    """The hits a recall log records: those on journals and transcripts."""
+    return [h for h in hits if h.kind in EPISODIC]
+
+
+def stamps(query: str, now: datetime) -> tuple[str, str, str]:
+    """The query hash, day and timestamp one search's rows are recorded with."""
+    return query_hash(query), now.date().isoformat(), now.isoformat(timespec="seconds")
+
+
 class RecallLog:
-    """The short-term recall store in the state dir (SQLite, WAL, one transaction per search)."""
+    """:class:`~reverie.recall.log_port.RecallLogPort` in the state dir (SQLite, WAL, one
+    transaction per search)."""
+
+    backend = "sqlite"
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,14 +177,12 @@ class RecallLog:
 
     def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
         """Record the episodic hits of one search. Returns how many were recorded."""
-        episodic = [h for h in hits if h.kind in EPISODIC]
-        if not episodic:
+        rows = episodic(hits)
+        if not rows:
             return 0
-        qh = query_hash(query)
-        day = now.date().isoformat()
-        ts = now.isoformat(timespec="seconds")
+        qh, day, ts = stamps(query, now)
         with self._lock, transaction(self.conn):
-            for h in episodic:
+            for h in rows:
                 self.conn.execute(
                     "INSERT INTO recall_events(key, query_hash, score, day, ts) VALUES (?, ?, ?, ?, ?)",
                     (h.key, qh, h.score, day, ts),
@@ -174,7 +194,7 @@ class RecallLog:
                     "DELETE FROM recall_events WHERE id IN (SELECT id FROM recall_events ORDER BY id LIMIT ?)",
                     (count - MAX_EVENTS,),
                 )
-        return len(episodic)
+        return len(rows)
 
     def _aggregate(self, h: RecallHit, qh: str, day: str, ts: str) -> None:
         row = self.conn.execute(
@@ -226,41 +246,16 @@ class RecallLog:
 
     def stats(self, keys: Sequence[str] | None = None) -> list[RecallStats]:
         """The aggregated store as dreaming reads it."""
-        sql = (
-            "SELECT key, path, start_line, end_line, snippet, recall_count, total_score, max_score, "
-            "query_hashes, recall_days, concept_tags, first_recalled, last_recalled, origin, "
-            "session_kind, observed FROM recall_store"
-        )
         with self._lock:
-            rows = self.conn.execute(sql).fetchall()
-        out = []
+            rows = self.conn.execute(
+                f"SELECT {COLUMNS} FROM recall_store ORDER BY rowid"
+            ).fetchall()
         wanted = set(keys) if keys is not None else None
-        for r in rows:
-            if wanted is not None and r[0] not in wanted:
-                continue
-            out.append(
-                RecallStats(
-                    key=r[0],
-                    path=r[1],
-                    start_line=r[2],
-                    end_line=r[3],
-                    snippet=r[4],
-                    recall_count=r[5],
-                    daily_count=0,
-                    grounded_count=0,
-                    total_score=r[6],
-                    max_score=r[7],
-                    query_hashes=frozenset(json.loads(r[8])),
-                    recall_days=frozenset(date.fromisoformat(d) for d in json.loads(r[9])),
-                    concept_tags=tuple(json.loads(r[10])),
-                    first_recalled=datetime.fromisoformat(r[11]),
-                    last_recalled=datetime.fromisoformat(r[12]),
-                    origin=Origin.parse(r[13]),
-                    session_kind=SessionKind.parse(r[14]),
-                    observed=date.fromisoformat(r[15]) if r[15] else None,
-                )
-            )
-        return out
+        return [
+            as_stats((*r[:8], *(json.loads(v) for v in r[8:11]), *r[11:]))
+            for r in rows
+            if wanted is None or r[0] in wanted
+        ]
 
     def drop(self, match: Callable[[str, str], bool], *, dry_run: bool = False) -> list[str]:
         """Forget the signals of every row ``match(key, snippet)`` selects: its aggregate
@@ -276,7 +271,38 @@ class RecallLog:
         return keys
 
     def count_events(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])
+        with self._lock:
+            return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])
+
+    def scrub(self) -> bool:
+        """Nothing of its own: a forget rewrites every SQLite file of the state dir, this
+        one included (:func:`reverie.curation.forget_stores.scrub_files`)."""
+        return True
+
+
+def as_stats(r: Sequence[Any]) -> RecallStats:
+    """One ``recall_store`` row (its three lists decoded, the columns in :data:`COLUMNS`
+    order) as dreaming reads it."""
+    return RecallStats(
+        key=r[0],
+        path=r[1],
+        start_line=r[2],
+        end_line=r[3],
+        snippet=r[4],
+        recall_count=r[5],
+        daily_count=0,
+        grounded_count=0,
+        total_score=r[6],
+        max_score=r[7],
+        query_hashes=frozenset(r[8]),
+        recall_days=frozenset(date.fromisoformat(d) for d in r[9]),
+        concept_tags=tuple(r[10]),
+        first_recalled=datetime.fromisoformat(r[11]),
+        last_recalled=datetime.fromisoformat(r[12]),
+        origin=Origin.parse(r[13]),
+        session_kind=SessionKind.parse(r[14]),
+        observed=date.fromisoformat(r[15]) if r[15] else None,
+    )
 
 
 def _bounded(items: list[str], new: str, cap: int) -> list[str]:
@@ -286,4 +312,16 @@ def _bounded(items: list[str], new: str, cap: int) -> list[str]:
     return items[-cap:]
 
 
-__all__ = ["RecallHit", "RecallLog", "evidence", "focus_line", "query_hash"]
+__all__ = [
+    "COLUMNS",
+    "EPISODIC",
+    "MAX_EVENTS",
+    "RecallHit",
+    "RecallLog",
+    "as_stats",
+    "episodic",
+    "evidence",
+    "focus_line",
+    "query_hash",
+    "stamps",
+]

@@ -1,7 +1,6 @@
-"""The adapters under the facade: settings, clock, workspace, index connection,
-embedder, searcher, recall log and LLM providers, built lazily and closed together,
-plus the index's own upkeep (init, sync, refresh, dirty marks) and the one wait policy
-of every lock a door waits on (:class:`Waits`).
+"""The adapters under the facade (settings, clock, workspace, index, embedder, searcher,
+recall log, LLMs), built lazily and closed together, plus the index's own upkeep (init,
+sync, refresh, dirty marks) and the wait policy of every lock a door waits on (Waits).
 
 :class:`reverie.engine.Reverie` *holds* one :class:`Adapters` (composition, not
 inheritance); nothing but the facade imports this module, so the connection, the
@@ -26,13 +25,13 @@ from ..storage.index.db import Connection, connect, ensure_schema
 from ..storage.index.port import IndexPort, PortTriggers
 from ..storage.index.query import TriggerRows
 from ..storage.workspace import Workspace
-from .tenant_stores import intent_table, on_postgres, request_store, tenant
+from . import tenant_stores as stores
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
     from ..intents import Intents
     from ..recall.context import TriggerIndex, TriggerSource, TurnContext
-    from ..recall.log import RecallLog
+    from ..recall.log_port import RecallLogPort
     from ..recall.search import Searcher, SearchResponse
     from ..storage.embedders.base import Embedder
     from ..storage.index.sync import Progress, SyncStats
@@ -107,7 +106,7 @@ class Adapters:
         self._port: IndexPort | None = None
         self.lock = threading.RLock()  # one connection shared by a server's threads
         self._searcher: Searcher | None = None
-        self._recall_log: RecallLog | None = None
+        self._recall_log: RecallLogPort | None = None
         self._llms: dict[str, LLM | None] = {}
 
     # -- adapters --------------------------------------------------------------------
@@ -143,7 +142,7 @@ class Adapters:
 
                 s = self.settings
                 db = shared(s.index_dsn)
-                self._port = PgIndex(db, tenant(s), cache_rows=s.embed_cache_rows)
+                self._port = PgIndex(db, stores.tenant(s), cache_rows=s.embed_cache_rows)
             if self._port is None:  # (the searcher's lanes if it is built: one warm state)
                 from ..storage.index.sqlite_port import SqliteIndex
 
@@ -176,13 +175,15 @@ class Adapters:
         return self._searcher
 
     @property
-    def recall_log(self) -> RecallLog:
+    def recall_log(self) -> RecallLogPort:
         with self.lock:
             if self._recall_log is None:
-                from ..recall.log import RecallLog
-
-                self._recall_log = RecallLog(self.workspace.recall_log_path)
+                self._recall_log = stores.open_recall_log(self.settings, self.workspace)
             return self._recall_log
+
+    def existing_recall_log(self) -> RecallLogPort | None:
+        """The recall log if there is one (a dry run never creates ``recall.sqlite``)."""
+        return self.recall_log if stores.has_recall_log(self.settings, self.workspace) else None
 
     def open_recall_log(self) -> None:
         self.recall_log  # noqa: B018  (opens and caches it)
@@ -230,8 +231,12 @@ class Adapters:
         with self.lock:
             counts = self.port.counts(embedder=current)
         ws = self.workspace
-        where = str(ws.index_path) if counts["backend"] == "sqlite" else "postgres"
-        paths = {"workspace": str(ws.root), "index": where}
+        lite = counts["backend"] == "sqlite"
+        where = {"index": ws.index_path, "recall_log": ws.recall_log_path}
+        paths = {
+            "workspace": str(ws.root),
+            **{k: str(v) if lite else "postgres" for k, v in where.items()},
+        }
         from ..sync.run import open_conflicts  # a sync conflict shows until the owner picks
 
         conflicts = open_conflicts(ws.root)
@@ -259,12 +264,12 @@ class Adapters:
             workspace=ws,
             preimages_kept=self.settings.preimages_kept,
             now=lambda: self.clock.now(),
-            recall_log=lambda: self.recall_log if ws.recall_log_path.exists() else None,
+            recall_log=self.existing_recall_log,
             index=lambda: self.port,
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
             intents=intents,
-            requests=request_store(self.settings, ws, lambda: self.clock.now()),
+            requests=stores.request_store(self.settings, ws, lambda: self.clock.now()),
         )
 
     def intents(self, settings: Settings, clock: Callable[[], Clock]) -> Intents:
@@ -272,11 +277,13 @@ class Adapters:
         first ones, which a lane's time limit never changes)."""
         from ..intents.service import Intents
 
-        return Intents(self.workspace, settings, clock, intent_table(settings, self.workspace))
+        return Intents(
+            self.workspace, settings, clock, stores.intent_table(settings, self.workspace)
+        )
 
     def intents_may_exist(self) -> bool:
         """False only when there surely is no intent (no SQLite table): one stat."""
-        return on_postgres(self.settings) or may_exist(self.workspace.intents_db_path)
+        return stores.on_postgres(self.settings) or may_exist(self.workspace.intents_db_path)
 
     def close(self) -> None:
         with self.lock:

@@ -1,7 +1,8 @@
-"""Where the small derived stores of one agent live: the intents table and the pending
-requests in its state dir (SQLite, JSON), or with ``index_backend = "postgres"`` the
-tenant's rows of shared tables in the index's database (issue 23), so a hosted
-server's state dir holds neither ``intents.sqlite`` nor ``curation/pending.json``."""
+"""Where the small stores of one agent live besides the index: the recall log, the
+intents table and the pending requests in its state dir (SQLite, JSON), or with
+``index_backend = "postgres"`` the tenant's rows of shared tables in the index's
+database (issue 23), so a hosted server's state dir holds no ``recall.sqlite``,
+``intents.sqlite`` or ``curation/pending.json``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..storage.workspace import Workspace
 if TYPE_CHECKING:  # the PostgreSQL modules load only on that backend
     from ..curation.requests import RequestStore
     from ..intents.port import IntentTable
+    from ..recall.log_port import RecallLogPort
 
 
 def tenant(settings: Settings) -> str:
@@ -53,4 +55,29 @@ def request_store(settings: Settings, ws: Workspace, now: Callable[[], datetime]
     return Requests(ws, now=now, max_pending=settings.pending_max)
 
 
-__all__ = ["intent_table", "on_postgres", "request_store", "tenant"]
+def open_recall_log(settings: Settings, workspace: Workspace) -> RecallLogPort:
+    """The recall log: the tenant's rows on PostgreSQL, else ``recall.sqlite``."""
+    if on_postgres(settings):
+        from ..recall.log_pg import PgRecallLog
+        from ..storage.index.pg_schema import shared
+
+        return PgRecallLog(shared(settings.index_dsn), tenant(settings))
+    from ..recall.log import RecallLog
+
+    return RecallLog(workspace.recall_log_path)
+
+
+def has_recall_log(settings: Settings, workspace: Workspace) -> bool:
+    """False only while the SQLite file was never created (a dry run does not create
+    it); the PostgreSQL tables exist once the database is migrated."""
+    return on_postgres(settings) or workspace.recall_log_path.exists()
+
+
+__all__ = [
+    "has_recall_log",
+    "intent_table",
+    "on_postgres",
+    "open_recall_log",
+    "request_store",
+    "tenant",
+]

@@ -139,6 +139,34 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX requests_order ON requests (tenant_id, seq);
     """,
+    # 4: the recall log (reverie.recall.log_pg): SQLite's two tables per tenant, the
+    # store's lists as arrays, its rows in first-recalled order (seq: the id of the
+    # event that made it), and each tenant's event count (the MAX_EVENTS bound without
+    # counting the events on every search)
+    """
+    CREATE TABLE recall_events (
+        tenant_id TEXT NOT NULL, id BIGINT GENERATED ALWAYS AS IDENTITY,
+        key TEXT NOT NULL, query_hash TEXT NOT NULL, score DOUBLE PRECISION NOT NULL,
+        day TEXT NOT NULL, ts TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE INDEX recall_events_key ON recall_events (tenant_id, key);
+    CREATE TABLE recall_store (
+        tenant_id TEXT NOT NULL, key TEXT NOT NULL, seq BIGINT NOT NULL,
+        path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+        recall_count INTEGER NOT NULL, total_score DOUBLE PRECISION NOT NULL,
+        max_score DOUBLE PRECISION NOT NULL,
+        first_recalled TEXT NOT NULL, last_recalled TEXT NOT NULL,
+        query_hashes TEXT[] NOT NULL, recall_days TEXT[] NOT NULL,
+        concept_tags TEXT[] NOT NULL, snippet TEXT NOT NULL, origin TEXT NOT NULL,
+        session_kind TEXT, observed TEXT,
+        PRIMARY KEY (tenant_id, key)
+    );
+    CREATE INDEX recall_store_seq ON recall_store (tenant_id, seq);
+    CREATE TABLE recall_counts (
+        tenant_id TEXT PRIMARY KEY, events BIGINT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,56 @@
+"""The recall log's port (R-RECALL-5): what the engine (recording a search), dreaming
+(its evidence rows) and forget (dropping a line's signals) use of the short-term recall
+store, whichever backend holds it.
+
+Two adapters: :class:`reverie.recall.log.RecallLog` (SQLite, ``recall.sqlite`` in the
+state dir, one person) and :class:`reverie.recall.log_pg.PgRecallLog` (PostgreSQL, the
+rows of one tenant in the shared database, issue 23). Both keep the bounds of SPEC
+section 8 and record each search in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .evidence import RecallStats
+    from .log import RecallHit
+    from .search import SearchResponse
+
+
+class RecallLogPort(Protocol):
+    """The recall log of one agent (SQLite) or one tenant (PostgreSQL)."""
+
+    backend: str  # "sqlite" or "postgres"
+
+    def record_search(self, response: SearchResponse, *, min_score: float, now: datetime) -> int:
+        """Record what one search retrieved; returns how many rows were recorded."""
+        ...
+
+    def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
+        """Record the episodic hits of one search, in one transaction."""
+        ...
+
+    def stats(self, keys: Sequence[str] | None = None) -> list[RecallStats]:
+        """The aggregated store as dreaming reads it (first recalled first)."""
+        ...
+
+    def drop(self, match: Callable[[str, str], bool], *, dry_run: bool = False) -> list[str]:
+        """Forget the aggregate and events of every row ``match(key, snippet)`` selects."""
+        ...
+
+    def count_events(self) -> int:
+        """How many recall events are kept (at most ``MAX_EVENTS``)."""
+        ...
+
+    def scrub(self) -> bool:
+        """After a forget: no deleted row's bytes left where this backend can reach them
+        (False: not done, the next open of the forget tries again)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+__all__ = ["RecallLogPort"]
