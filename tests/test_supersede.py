@@ -284,7 +284,7 @@ def test_explain_shows_the_group_and_why(tmp_path: Path) -> None:
     """End to end (CLI, fake embedder): the text output says which line is earlier and
     where it changed, JSON carries ``superseded_by``, ``--explain`` the group and why."""
     paths = Paths(tmp_path / "ws", tmp_path / "state")
-    env = {**base_env(tmp_path), "REVERIE_SEARCH_SUPERSEDE": "true"}  # off by default
+    env = base_env(tmp_path)  # supersession is on by default
 
     def cli(*args: str) -> str:
         proc = subprocess.run(

@@ -43,6 +43,7 @@ class Searcher:
         self.vectors = VectorLane()
         self.keywords = KeywordIndex()
         self.paths = PathLane()
+        self._slots: Any = None  # the slot likeness (:mod:`.slot_likeness`), made on first use
         self.reranker = (
             Reranker(
                 settings.rerank_url,
@@ -227,7 +228,16 @@ class Searcher:
         pool = ranked[:SUPERSEDE_POOL]
         dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
         vectors = ix.vectors(dated) if len(dated) > 1 else {}
-        return supersede(ranked, query, ask, vectors=vectors, window=SUPERSEDE_POOL)
+        slots: tuple[dict[int, float], frozenset[int]] = ({}, frozenset())
+        if self.embedder is not None and vectors:  # the slot, read without its owner
+            if self._slots is None:
+                from .slot_likeness import SlotLikeness
+
+                words = bool(self.settings.search_embed_content_words)
+                self._slots = SlotLikeness(self.embedder, content_words=words)
+            asked = query.replace(ask.words, " ") if ask.words else query
+            slots = self._slots(asked, pool)
+        return supersede(ranked, query, ask, vectors=vectors, window=SUPERSEDE_POOL, slots=slots)
 
     def _with_neighbours(
         self,

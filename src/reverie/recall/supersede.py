@@ -40,6 +40,7 @@ from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
 from .asof import TimeAsk, asks_event
 from .change import change_words, recalls_past
 from .ranking import Scored
+from .slots import slot_group
 from .values import differ, values
 
 # what two hits share of the subject, topical, change words, likeness, how, value kind
@@ -242,6 +243,7 @@ def supersede(
     vectors: Mapping[int, Any] | None = None,
     window: int = 24,
     near_top: float | None = None,
+    slots: tuple[Mapping[int, float], frozenset[int]] | None = None,
 ) -> tuple[list[Scored], dict[int, Mark]]:
     """``ranked`` with each group's members together, at the place of its best-placed
     member, in the order the question wants; every other hit keeps its order, and every
@@ -294,6 +296,13 @@ def supersede(
     why: dict[int, str] = {}
     free = list(idx)
     seeds = [i for i, s in enumerate(items[:window]) if s.tier == 0][:SEEDS]
+    spoken, said, strong = slot_group(items[:window], *(slots or ({}, frozenset())), subject.terms)
+    if spoken:  # the hits that speak of the question's slot of its owner: one group
+        free = []
+        groups.append(spoken)
+        why.update(said)
+        for both, evident in strong.items():
+            edges.setdefault(both, _Link("the same slot", evident))
     while free:
         seed = free.pop(0)
         if seed not in seeds:

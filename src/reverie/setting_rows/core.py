@@ -96,12 +96,12 @@ CORE: tuple[Setting, ...] = (
         minimum=0,
         maximum=1,
     ),
-    # issue 21: among a search's hits, the newest version of a changed fact first. Off by
-    # default: on, it reads bench/updates.py newer-first 16/88 -> 50/88 but LoCoMo dev's
-    # agent's view 0.854 -> 0.836 and session recall@5 0.921 -> 0.895 (bench/README.md)
+    # issue 21: among a search's hits, the newest version of a changed fact first. On by
+    # default since the slot likeness: bench/updates.py newer-first 16/88 -> 68/88 and
+    # as-of 67/88 -> 76/88, LoCoMo dev's agent's view 0.880 either way (bench/README.md)
     S(
         "search_supersede",
-        False,
+        True,
         "Order hits that state the same thing about one subject by their days (newest first).",
         bool,
     ),

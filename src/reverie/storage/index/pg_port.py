@@ -38,6 +38,11 @@ else:
 EXACT_MAX = 20_000  # below this many vectors an exact scan beats the HNSW index
 
 
+def _plain(v: Any) -> Any:
+    """A pgvector ``Vector`` / ``HalfVector`` as numbers (a list stays a list)."""
+    return v.to_numpy() if hasattr(v, "to_numpy") else v
+
+
 class PgIndex:
     """:class:`reverie.storage.index.port.IndexPort` of tenant ``tenant`` in ``db``."""
 
@@ -152,7 +157,8 @@ class PgIndex:
             "AND chunk_id = ANY(%s)",
             want,
         )
-        return {int(r[0]): np.asarray(r[1], np.float32) for r in rows}
+        # pgvector hands back its own Vector / HalfVector objects
+        return {int(r[0]): np.asarray(_plain(r[1]), np.float32) for r in rows}
 
     def path_chunks(self, query: str, k: int) -> dict[int, int]:
         def paths() -> list[str]:

@@ -1,0 +1,175 @@
+"""The slot a question asks of its owner (pure): which hits speak of it.
+
+"Where does Aisha live?" asks one slot (where she lives) of one owner (Aisha). Every
+line about Aisha shares her name with the question, so a line's likeness to the
+question says as much about Aisha as about where she lives: "Aisha moved to Grenoble
+last weekend" can look no more like it than "Aisha wears size 31 shoes" does. The
+likeness of the *slot* is read with the owner taken out of both texts
+(:func:`masked`), embedded again by the caller: what is left of the question ("Where
+does live?") and of each line ("moved to Grenoble last weekend") compares what is
+said, not who it is said of.
+
+The owner is what the question names: a capitalised name inside it or a possessor
+("the billing team's"), as :func:`reverie.recall.supersede.subject_terms` reads them
+(an all-capitals word such as "CI" or "AWS" names a thing, not an owner), or, in
+Chinese, the words before a leading 的 ("周婷的牙医是谁") or the question's first two
+or three characters when that many hits hold them ("阿美住在哪里").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from ..tokens import is_cjk, stem
+from .change import change_words
+from .ranking import Scored
+from .values import differ, values
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_ZH_POSSESSOR = re.compile(r"^\s*([\u4e00-\u9fff]{2,6}?)的")
+_ACRONYM = re.compile(r"^[A-Z0-9]{2,5}$")
+# "Where does Aisha live?", "What does the payments team use for CI?": the subject of
+# a question with do-support stands between the auxiliary and the main verb
+_DO_SUBJECT = re.compile(
+    r"\b(?:do|does|did)\s+((?:[^\W_]+[\s-]+){1,4}?)[^\W_]+"
+    r"(?=\s+(?:for|to|in|on|at|with|about|from|by|of|the|a|an|his|her|their|its|my|our)\b"
+    r"|\s*[?？.]|\s*$)",
+    re.I,
+)
+# the possessor: "the billing team's" (after an article, up to three words) or "Yuki's"
+_POSSESSOR = re.compile(
+    r"\b(?:(?:the|my|our|your|his|her|their)\s+((?:[^\W_]+[\s-]+){0,2}[^\W_]+)|([^\W_]+))['’]s\b",
+    re.I,
+)
+_ARTICLES = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
+SLOT_SHARE = 0.4  # a hit speaks of the slot: its likeness is this share of the best's
+SLOT_MIN = 0.1  # ... and at least this
+SLOT_MAX = 5  # more hits than this alike: the owner's topic, not one slot
+ZH_PREFIX_MIN_HITS = 2  # a Chinese question's first characters name its owner when held this often
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whom a question asks about: English word stems, or a Chinese string."""
+
+    stems: frozenset[str] = frozenset()
+    zh: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.stems or self.zh)
+
+    def named_in(self, text: str) -> bool:
+        """``text`` names all of the owner."""
+        if self.zh:
+            return self.zh in text
+        held = {stem(_bare(w)) for w in _WORD.findall(text.lower())}
+        return self.stems <= held
+
+    def holds(self, term: str) -> bool:
+        """``term`` (a stem, or a Chinese pair) is the owner's."""
+        return term in self.stems or bool(self.zh and term in self.zh)
+
+    def label(self) -> str:
+        return self.zh or " ".join(sorted(self.stems))
+
+
+def _bare(word: str) -> str:
+    return re.sub(r"['’]s$", "", word)
+
+
+def owner_of(query: str, owners: frozenset[str], texts: Iterable[str] = ()) -> Owner:
+    """The owner ``query`` asks about: ``owners`` (the stems of the names and
+    possessor it spells, less acronyms), or a Chinese possessor or first characters
+    (held by at least :data:`ZH_PREFIX_MIN_HITS` of ``texts``); empty when none."""
+    acronyms = {stem(w.lower()) for w in _WORD.findall(query) if _ACRONYM.match(w)}
+    whose = _POSSESSOR.search(query)
+    if whose:
+        words = _WORD.findall((whose.group(1) or whose.group(2)).lower())
+        return Owner(stems=frozenset(stem(w) for w in words))
+    said = _DO_SUBJECT.search(query)
+    if said:
+        words = [w for w in _WORD.findall(said.group(1).lower()) if w not in _ARTICLES]
+        if words:
+            return Owner(stems=frozenset(stem(w) for w in words))
+    kept = frozenset(owners - acronyms)
+    if kept:
+        return Owner(stems=kept)
+    m = _ZH_POSSESSOR.match(query)
+    if m:
+        return Owner(zh=m.group(1))
+    head = query.strip()
+    if head and is_cjk(head[0]):
+        pool = list(texts)
+        for n in (3, 2):
+            prefix = head[:n]
+            whole = len(prefix) == n and all(is_cjk(ch) for ch in prefix)
+            if whole and sum(prefix in t for t in pool) >= ZH_PREFIX_MIN_HITS:
+                return Owner(zh=prefix)
+    return Owner()
+
+
+def masked(text: str, owner: Owner) -> str:
+    """``text`` without the owner's words (a possessive "'s" goes with them)."""
+    if owner.zh:
+        out = text.replace(owner.zh, " ")
+    else:
+
+        def drop(m: re.Match[str]) -> str:
+            return " " if stem(_bare(m.group(0).lower())) in owner.stems else m.group(0)
+
+        out = _WORD.sub(drop, text)
+    return " ".join(out.replace("- ", " ", 1).split()) if out.strip() else out
+
+
+def slot_members(likeness: Mapping[int, float], topical: Iterable[int] = ()) -> list[int]:
+    """The hits (keys of ``likeness``: the slot likeness of each hit naming the owner)
+    that speak of the question's slot, best first: alike enough, or ``topical`` (they
+    share a word of the question besides the owner's: "standup", "dentist"). Empty
+    when fewer than two do, or more than :data:`SLOT_MAX` (a topic the owner comes back
+    to)."""
+    if len(likeness) < 2:
+        return []
+    top = max(likeness.values())
+    bar = max(SLOT_MIN, SLOT_SHARE * top)
+    shares = set(topical)
+    members = sorted(
+        (k for k, v in likeness.items() if v >= bar or (k in shares and v >= SLOT_MIN)),
+        key=lambda k: -likeness[k],
+    )
+    return members if 2 <= len(members) <= SLOT_MAX else []
+
+
+def slot_group(
+    items: Sequence[Scored],
+    likeness: Mapping[int, float],
+    topical: frozenset[int],
+    question: frozenset[str],
+) -> tuple[list[int], dict[int, str], dict[tuple[int, int], bool]]:
+    """The places in ``items`` of the hits that speak of the slot (:func:`slot_members`),
+    why each is there, and for each pair whether the evidence says one changed: the
+    newer carries a change word, or the two state other values of one kind."""
+    at = {s.candidate.chunk_id: n for n, s in enumerate(items)}
+    spoken = sorted(at[k] for k in slot_members(likeness, topical) if k in at)
+    if not spoken:
+        return [], {}, {}
+    best = max(likeness.values())
+    why = {
+        i: f"speaks of the question's slot (likeness "
+        f"{likeness[items[i].candidate.chunk_id]:.2f} without the owner, best {best:.2f})"
+        for i in spoken
+    }
+    strong: dict[tuple[int, int], bool] = {}
+    for i in spoken:
+        for j in spoken:
+            if i != j:
+                a, b = items[i].candidate, items[j].candidate
+                newer = b if (b.day or date.min) > (a.day or date.min) else a
+                kind = differ(values(a.text, question), values(b.text, question))
+                strong[(i, j)] = bool(change_words(newer.text)) or kind is not None
+    return spoken, why, strong
+
+
+__all__ = ["Owner", "masked", "owner_of", "slot_group", "slot_members"]

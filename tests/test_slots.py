@@ -1,0 +1,159 @@
+"""The slot a question asks of its owner (issue 21): which hits speak of it.
+
+What a user notices: "Where does Aisha live?" finds "Aisha moved to Grenoble" first
+even when that line shares only her name with the question and ranks below her other
+facts; a line about another owner never joins; an untrusted line never goes first;
+an owner with many alike lines (a topic the chat keeps coming back to) is left alone.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reverie.provenance.origin import Origin
+from reverie.recall.asof import time_ask
+from reverie.recall.slot_likeness import SlotLikeness
+from reverie.recall.slots import SLOT_MAX, Owner, masked, owner_of, slot_members
+from reverie.recall.supersede import subject_terms, supersede
+from reverie.storage.embedders.fake import FakeEmbedder
+from test_supersede import TODAY, hit
+
+# owner_of ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "stems"),
+    [
+        ("Where does Aisha live?", {"aisha"}),
+        ("What does the payments team use for CI?", {"payment", "team"}),  # not "CI"
+        ("Which Slack channel does the mobile team use for incidents?", {"mobil", "team"}),
+        ("Who is Yuki's manager?", {"yuki"}),
+        ("When does the support team's backup job run?", {"support", "team"}),
+        ("What motivates John's team to get better?", {"john"}),
+        ("Which train does Kwame take to work?", {"kwame"}),
+    ],
+)
+def test_the_owner_of_an_english_question(question: str, stems: set[str]) -> None:
+    assert owner_of(question, subject_terms(question).owners).stems == stems
+
+
+def test_the_owner_of_a_chinese_question() -> None:
+    assert owner_of("周婷的牙医是谁？", frozenset()).zh == "周婷"
+    # no 的: the first characters, when enough hits hold them
+    lines = ["阿美住在海淀。", "阿美已经搬到朝阳了。", "张伟开一辆车。"]
+    assert owner_of("阿美住在哪里？", frozenset(), lines).zh == "阿美"
+    assert not owner_of("阿美住在哪里？", frozenset(), lines[:1])
+    assert not owner_of("What is the weather like?", frozenset())
+
+
+names = st.sampled_from(["Aisha", "Priya", "Tomás", "Kwame"])
+words = st.lists(st.sampled_from(["moved", "to", "Lyon", "the", "bakery", "lives", "in"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(names, words, words)
+def test_a_masked_line_never_holds_the_owner(
+    name: str, before: list[str], after: list[str]
+) -> None:
+    owner = owner_of(f"Where does {name} live?", frozenset())
+    for form in (name, f"{name}'s", name.upper()):
+        text = " ".join([*before, form, *after])
+        assert name.lower() not in masked(text, owner).lower()
+        assert owner.named_in(text)
+    zh = Owner(zh="阿美")
+    assert "阿美" not in masked("- 阿美已经搬到朝阳了，阿美很开心。", zh)
+
+
+def test_slot_members_need_two_and_at_most_a_few() -> None:
+    assert slot_members({1: 0.9}) == []
+    assert slot_members({1: 0.9, 2: 0.1}) == []  # the other is not alike enough
+    assert slot_members({1: 0.9, 2: 0.1}, topical=[2]) == [1, 2]  # ... but shares a word
+    alike = {i: 0.8 for i in range(SLOT_MAX + 1)}
+    assert slot_members(alike) == []  # the owner's topic, not one slot
+
+
+# the group in supersede --------------------------------------------------------------
+
+
+def _aisha(origin_new: Origin = Origin.OWNER) -> list:  # type: ignore[type-arg]
+    """Aisha's lines, best first; the move is worded with nothing of the question but
+    her name, and its vector is far from the old line's (no likeness to group by)."""
+    return [
+        hit(1, "Aisha lives in Lyon, in a flat above a bakery.", date(2026, 3, 1), 0.9,
+            vec=[1.0, 0.0, 0.0]),
+        hit(2, "Aisha wears size 31 shoes.", date(2026, 5, 1), 0.7, vec=[0.0, 1.0, 0.0]),
+        hit(3, "Aisha has a membership at Iron Works.", date(2026, 6, 1), 0.65,
+            vec=[0.0, 0.9, 0.4]),
+        hit(4, "Aisha moved to Grenoble last weekend; the boxes are everywhere.",
+            date(2026, 9, 1), 0.5, origin_new, vec=[0.1, 0.0, 1.0]),
+    ]  # fmt: skip
+
+
+# the slot likeness as the search computes it (without the owner): the move and the
+# old line speak of where she lives, the shoes and the gym do not
+SLOTS = ({1: 0.30, 2: 0.05, 3: 0.02, 4: 0.20}, frozenset({1}))
+
+
+def _run(items: list, question: str, slots=SLOTS):  # type: ignore[no-untyped-def, type-arg]
+    vectors = {s.candidate.chunk_id: v for s, v in items}
+    ranked = [s for s, _ in items]
+    return supersede(ranked, question, time_ask(question, TODAY), vectors=vectors, slots=slots)
+
+
+def test_a_move_worded_apart_from_the_question_comes_first() -> None:
+    out, marks = _run(_aisha(), "Where does Aisha live?")
+    assert [s.candidate.chunk_id for s in out] == [4, 1, 2, 3]
+    assert marks[1].superseded_by == "memory/2026-09-01.md#L7"  # a change word: "moved"
+    assert "speaks of the question's slot" in marks[4].why
+    assert 2 not in marks and 3 not in marks
+    # without the slot likeness the old line would stay first
+    out, _ = _run(_aisha(), "Where does Aisha live?", slots=None)
+    assert out[0].candidate.chunk_id == 1
+
+
+def test_a_question_about_the_past_wants_the_older_slot_value() -> None:
+    out, _ = _run(_aisha(), "Where did Aisha live before?")
+    assert out[0].candidate.chunk_id == 1
+
+
+def test_an_untrusted_move_never_goes_first_or_supersedes() -> None:
+    out, marks = _run(_aisha(Origin.UNTRUSTED), "Where does Aisha live?")
+    assert out[0].candidate.chunk_id == 1
+    assert marks[1].superseded_by is None
+
+
+def test_too_many_alike_lines_are_the_owners_topic_and_stay_put() -> None:
+    like = {i: 0.5 for i in range(1, 5)}
+    out, marks = _run(_aisha(), "Where does Aisha live?", slots=(like, frozenset()))
+    if SLOT_MAX < 4:
+        assert [s.candidate.chunk_id for s in out] == [1, 2, 3, 4] and not marks
+
+
+# the likeness the search computes ----------------------------------------------------
+
+
+def test_only_lines_naming_the_owner_get_a_likeness_and_a_failure_gives_none() -> None:
+    items = [
+        hit(1, "Aisha lives in Lyon above a bakery.", date(2026, 3, 1), 0.9)[0],
+        hit(2, "Ravi lives in Leeds above a bakery.", date(2026, 4, 1), 0.8)[0],
+        hit(3, "Aisha moved to Grenoble last weekend.", date(2026, 9, 1), 0.5)[0],
+    ]
+    likeness = SlotLikeness(FakeEmbedder(dims=64), content_words=True)
+    like, topical = likeness("Where does Aisha live?", items)
+    assert set(like) == {1, 3}  # Ravi's line is another owner's
+    assert topical == {1}  # "lives": a word of the question besides the owner
+    # the owner is gone from both: a line sharing only her name is not alike at all
+    # (with the name, the hashing embedder would give it a positive cosine)
+    assert like[3] == pytest.approx(0.0, abs=1e-9)
+    fake = FakeEmbedder(dims=64)
+    whole = fake.embed_documents([items[2].candidate.text])[0] @ fake.embed_query("Aisha live")
+    assert whole > 0.1
+
+    down = SlotLikeness(FakeEmbedder(dims=64, down=True), content_words=True)
+    assert down("Where does Aisha live?", items) == ({}, frozenset())
+    assert np.isfinite(list(like.values())).all()
