@@ -608,3 +608,35 @@ def test_one_search_makes_few_round_trips_to_the_database(
     seen = _round_trips(monkeypatch)
     assert _hits(pg, "kafka broker port MEMORY.md")
     assert 0 < len(seen) <= ROUND_TRIPS_MAX, seen
+
+
+UPDATES = {
+    "memory/2026-02-01.md": "# 2026-02-01\n\n- Aisha lives in the city of Lyon, above a bakery.\n",
+    "memory/2026-03-01.md": "# 2026-03-01\n\n- Aisha wears size 31 shoes.\n",
+    "memory/2026-06-01.md": "# 2026-06-01\n\n- Aisha moved to the city of Grenoble last weekend.\n",
+    **{
+        f"memory/2026-04-{d:02d}.md": f"# 2026-04-{d:02d}\n\n- Walked to the market, bought {d} figs.\n"
+        for d in range(1, 8)
+    },
+}
+
+
+def test_supersession_reads_alike_on_both_backends(tmp_path: Path, pg_dsn: str) -> None:
+    """Supersession reads the hits' own vectors: PostgreSQL hands them back as pgvector
+    objects, and the order and the marks are SQLite's."""
+    lite = _space(tmp_path / "lite", UPDATES)
+    pg = _space(tmp_path / "pg", UPDATES, **_pg(pg_dsn, "updates"))
+    try:
+        for q in ("Which city does Aisha live in?", "Which city did Aisha live in before?"):
+            seen = [(h.path, h.superseded_by) for h in lite.search(q, record=False).hits]
+            assert [(h.path, h.superseded_by) for h in pg.search(q, record=False).hits] == seen
+        before = pg.search("Which city did Aisha live in before?", record=False).hits
+        assert before[0].path == "memory/2026-02-01.md"
+        now = lite.search("Which city does Aisha live in?", record=False).hits
+        assert now[0].path == "memory/2026-06-01.md"
+        assert dict((h.path, h.superseded_by) for h in now)["memory/2026-02-01.md"] == (
+            "memory/2026-06-01.md#L3"
+        )
+    finally:
+        lite.close()
+        pg.close()
