@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from reverie.provenance.origin import Origin
 from reverie.recall.asof import time_ask
 from reverie.recall.slot_likeness import SlotLikeness
-from reverie.recall.slots import SLOT_MAX, Owner, masked, owner_of, slot_members
+from reverie.recall.slots import SLOT_MAX, Owner, SlotView, masked, owner_of, slot_members
 from reverie.recall.supersede import subject_terms, supersede
 from reverie.storage.embedders.fake import FakeEmbedder
 from test_supersede import TODAY, hit
@@ -70,11 +70,18 @@ def test_a_masked_line_never_holds_the_owner(
 
 
 def test_slot_members_need_two_and_at_most_a_few() -> None:
-    assert slot_members({1: 0.9}) == []
-    assert slot_members({1: 0.9, 2: 0.1}) == []  # the other is not alike enough
-    assert slot_members({1: 0.9, 2: 0.1}, topical=[2]) == [1, 2]  # ... but shares a word
+    assert slot_members(SlotView({1: 0.9})) == []
+    assert slot_members(SlotView({1: 0.9, 2: 0.1})) == []  # the other is not alike enough
+    assert slot_members(SlotView({1: 0.9, 2: 0.1}, frozenset({2}))) == [1, 2]  # shares a word
     alike = {i: 0.8 for i in range(SLOT_MAX + 1)}
-    assert slot_members(alike) == []  # the owner's topic, not one slot
+    assert slot_members(SlotView(alike)) == []  # the owner's topic, not one slot
+    # another value most like the best line's joins it, and only one such line
+    kin = SlotView({1: 0.9, 2: 0.1}, kin={2: (0.6, "num"), 3: (0.5, "num")}, seed=1)
+    assert slot_members(kin) == [1, 2]
+    faint = SlotView({1: 0.9, 2: 0.1}, kin={2: (0.1, "num")}, seed=1)
+    assert slot_members(faint) == []  # not alike
+    # names of any kind look alike: a name must be nearer than a number
+    assert slot_members(SlotView({1: 0.9, 2: 0.1}, kin={2: (0.4, "name")}, seed=1)) == []
 
 
 # the group in supersede --------------------------------------------------------------
@@ -96,7 +103,7 @@ def _aisha(origin_new: Origin = Origin.OWNER) -> list:  # type: ignore[type-arg]
 
 # the slot likeness as the search computes it (without the owner): the move and the
 # old line speak of where she lives, the shoes and the gym do not
-SLOTS = ({1: 0.30, 2: 0.05, 3: 0.02, 4: 0.20}, frozenset({1}))
+SLOTS = SlotView({1: 0.30, 2: 0.05, 3: 0.02, 4: 0.20}, frozenset({1}))
 
 
 def _run(items: list, question: str, slots=SLOTS):  # type: ignore[no-untyped-def, type-arg]
@@ -129,7 +136,7 @@ def test_an_untrusted_move_never_goes_first_or_supersedes() -> None:
 
 def test_too_many_alike_lines_are_the_owners_topic_and_stay_put() -> None:
     like = {i: 0.5 for i in range(1, 5)}
-    out, marks = _run(_aisha(), "Where does Aisha live?", slots=(like, frozenset()))
+    out, marks = _run(_aisha(), "Where does Aisha live?", slots=SlotView(like))
     if SLOT_MAX < 4:
         assert [s.candidate.chunk_id for s in out] == [1, 2, 3, 4] and not marks
 
@@ -144,9 +151,10 @@ def test_only_lines_naming_the_owner_get_a_likeness_and_a_failure_gives_none() -
         hit(3, "Aisha moved to Grenoble last weekend.", date(2026, 9, 1), 0.5)[0],
     ]
     likeness = SlotLikeness(FakeEmbedder(dims=64), content_words=True)
-    like, topical = likeness("Where does Aisha live?", items)
+    view = likeness("Where does Aisha live?", items)
+    like = view.likeness
     assert set(like) == {1, 3}  # Ravi's line is another owner's
-    assert topical == {1}  # "lives": a word of the question besides the owner
+    assert view.topical == {1}  # "lives": a word of the question besides the owner
     # the owner is gone from both: a line sharing only her name is not alike at all
     # (with the name, the hashing embedder would give it a positive cosine)
     assert like[3] == pytest.approx(0.0, abs=1e-9)
@@ -155,5 +163,36 @@ def test_only_lines_naming_the_owner_get_a_likeness_and_a_failure_gives_none() -
     assert whole > 0.1
 
     down = SlotLikeness(FakeEmbedder(dims=64, down=True), content_words=True)
-    assert down("Where does Aisha live?", items) == ({}, frozenset())
+    assert down("Where does Aisha live?", items) == SlotView()
     assert np.isfinite(list(like.values())).all()
+
+
+def test_a_passing_mention_past_the_pool_joins_by_its_value_and_nothing_else_shows() -> None:
+    """ "Texted Dmitri on 555-0198 about the tickets" shares nothing with "What is
+    Dmitri's phone number?" but the name, and ranks past the pool: the owner's lines
+    found by his name join the slot's group when they state another value most like
+    the slot's ("555-0141"); the others found that way are never shown."""
+    items = [
+        hit(1, "Dmitri's phone number is 555-0141.", date(2026, 3, 1), 0.9, vec=[1.0, 0, 0]),
+        hit(2, "Dmitri never picks up the phone before noon.", date(2026, 4, 1), 0.6,
+            vec=[0.0, 1.0, 0.0]),
+        hit(3, "Lunch at the noodle bar.", date(2026, 5, 1), 0.5, vec=[0.0, 0.0, 1.0]),
+    ]  # fmt: skip
+    passing, _ = hit(7, "Texted Dmitri on 555-0198 about the concert tickets.",
+                     date(2026, 9, 1), 0.1)  # fmt: skip
+    stray, _ = hit(8, "Dmitri brought cake on Friday.", date(2026, 10, 1), 0.1)
+    view = SlotView(
+        {1: 0.6, 2: 0.3}, kin={7: (0.95, "num"), 8: (0.1, "name")}, extras=(passing, stray), seed=1
+    )
+    out, marks = _run(items, "What is Dmitri's phone number?", slots=view)
+    ids = [s.candidate.chunk_id for s in out]
+    assert ids[0] == 7 and 8 not in ids and len(ids) == 4
+    assert marks[1].superseded_by == "memory/2026-09-01.md#L10"  # another number
+    assert "another number than the slot's" in marks[7].why
+    assert [s.final for s in out][:3] == [0.9, 0.6, 0.5]  # the places keep their scores
+
+
+def test_an_owner_of_several_words_is_named_only_in_a_row() -> None:
+    owner = owner_of("What prefix do the billing team's invoices use?", frozenset())
+    assert owner.named_in("The billing team's invoices are numbered BX-.")
+    assert not owner.named_in("The payments team's cloud bill is charged to the Amex card.")

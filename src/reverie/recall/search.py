@@ -6,6 +6,7 @@ Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ran
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from typing import Any, Literal
@@ -26,12 +27,14 @@ from .hops import context_speaker, lift_speakers, sessions_together
 from .neighbours import neighbour_scores
 from .ranking import RankConfig, Scored, rank_scored, score
 from .rerank import Reranker, reorder
+from .slots import OwnerLines, SlotView
 from .snippets import focus, pack_grouped
 from .supersede import Mark, supersede
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
 SUPERSEDE_POOL = 24  # the ranked hits supersession looks at (a newer one may move up)
+OWNER_LINES = 48  # the owner's lines past the pool a slot may find another value in
 
 
 class Searcher:
@@ -191,7 +194,11 @@ class Searcher:
         ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Mark] = {}
         if supersedes and len(ranked) > 1:
-            ranked, marks = self._supersede(ix, ranked, query, ask)
+            more = self._owner_lines(
+                ix, qvec, drop, lambda found: score(found, cfg, today=today, query=query,
+                                                    active_projects=active_projects)
+            )  # fmt: skip
+            ranked, marks = self._supersede(ix, ranked, query, ask, more)
         ranked = ranked[:want]
         if budget_tokens:  # a session that keeps to the topic is read together
             bonus = s.search_session_bonus
@@ -220,15 +227,34 @@ class Searcher:
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
 
+    @staticmethod
+    def _owner_lines(
+        ix: IndexReader, qvec: Any, drop: frozenset[str], rank: Callable[[list[Any]], list[Scored]]
+    ) -> OwnerLines:
+        """The owner's lines a keyword query of the owner's words finds (their vector
+        lane scores against the question's, no keyword score): where a slot may find
+        another value past the pool (:mod:`.slot_likeness`)."""
+
+        def more(words: str, seen: set[int]) -> list[Scored]:
+            ids = [i for i in ix.keyword_top(words, OWNER_LINES, drop) if i not in seen]
+            vecs = ix.vectors(ids) if ids and qvec is not None else {}
+            qn = float(qvec @ qvec) ** 0.5 if qvec is not None else 1.0
+            cos = {i: float(v @ qvec) / ((float(v @ v) ** 0.5 or 1.0) * (qn or 1.0))
+                   for i, v in vecs.items()}  # fmt: skip
+            found = ix.candidates(ids, LaneScores(cos, {}, {})) if ids else []
+            return rank([c for c in found if not in_group_corpus(c.path)])
+
+        return more
+
     def _supersede(
-        self, ix: IndexReader, ranked: list[Scored], query: str, ask: TimeAsk
+        self, ix: IndexReader, ranked: list[Scored], query: str, ask: TimeAsk, more: OwnerLines
     ) -> tuple[list[Scored], dict[int, Mark]]:
         """Each group of hits stating one fact in the order the question's time wants
         (:mod:`reverie.recall.supersede`), with the hits' own vectors."""
         pool = ranked[:SUPERSEDE_POOL]
         dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
         vectors = ix.vectors(dated) if len(dated) > 1 else {}
-        slots: tuple[dict[int, float], frozenset[int]] = ({}, frozenset())
+        slots = SlotView()
         if self.embedder is not None and vectors:  # the slot, read without its owner
             if self._slots is None:
                 from .slot_likeness import SlotLikeness
@@ -236,7 +262,7 @@ class Searcher:
                 words = bool(self.settings.search_embed_content_words)
                 self._slots = SlotLikeness(self.embedder, content_words=words)
             asked = query.replace(ask.words, " ") if ask.words else query
-            slots = self._slots(asked, pool)
+            slots = self._slots(asked, pool, more)
         return supersede(ranked, query, ask, vectors=vectors, window=SUPERSEDE_POOL, slots=slots)
 
     def _with_neighbours(

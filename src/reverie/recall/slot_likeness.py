@@ -15,23 +15,28 @@ from ..errors import ProviderError
 from ..storage.embedders.base import Embedder
 from ..tokens import QUERY_STOP_WORDS, query_terms, stem_set
 from .ranking import Scored
-from .slots import masked, owner_of
+from .slots import Owner, OwnerLines, SlotView, masked, owner_of, owner_words
 from .supersede import subject_terms
+from .values import differ, values
 
 MEMO = 4096  # masked texts kept (a vector each)
 
 
 class SlotLikeness:
+    """Reads a search's pool for the question's slot (a :class:`SlotView`); one per
+    searcher, its memo of masked texts' and values' vectors shared by its searches."""
+
     def __init__(self, embedder: Embedder, *, content_words: bool) -> None:
         self.embedder, self.content_words = embedder, content_words
         self.memo: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
 
     def __call__(
-        self, query: str, pool: Sequence[Scored]
-    ) -> tuple[dict[int, float], frozenset[int]]:
-        """chunk id -> cosine of the hit without the owner to ``query`` without it,
-        for each dated journal or transcript hit naming the owner (``query``: the
-        question without its time words)."""
+        self, query: str, pool: Sequence[Scored], more: OwnerLines | None = None
+    ) -> SlotView:
+        """The :class:`SlotView` of ``pool``: for each dated journal or transcript hit
+        naming the owner, the cosine of the hit without the owner to ``query`` without
+        it (``query``: the question without its time words); with ``more``, the owner's
+        lines past the pool and how near their values are to the slot's."""
         dated = [
             s for s in pool
             if s.tier == 0 and s.candidate.day is not None
@@ -40,10 +45,10 @@ class SlotLikeness:
         subject = subject_terms(query)
         owner = owner_of(query, subject.owners, (s.candidate.text for s in dated))
         if not owner:
-            return {}, frozenset()
+            return SlotView()
         named = [s for s in dated if owner.named_in(s.candidate.text)]
-        if len(named) < 2:
-            return {}, frozenset()
+        if len(named) < 2 and more is None:
+            return SlotView()
         about = {t for t in subject.terms if not owner.holds(t)}
         topical = frozenset(
             s.candidate.chunk_id for s in named if about & stem_set(s.candidate.text)
@@ -55,9 +60,50 @@ class SlotLikeness:
             qv = self._vectors([q], query=True)[0]
             lv = self._vectors([masked(s.candidate.text, owner) for s in named], query=False)
         except ProviderError:
-            return {}, frozenset()
+            return SlotView()
         like = {s.candidate.chunk_id: float(v @ qv) for s, v in zip(named, lv, strict=True)}
-        return like, topical
+        view = SlotView(like, topical)
+        if more is None or not like:
+            return view
+        try:
+            return self._kin(view, named, owner, subject.terms, query, more)
+        except ProviderError:
+            return view
+
+    def _kin(
+        self,
+        view: SlotView,
+        named: list[Scored],
+        owner: Owner,
+        question: frozenset[str],
+        query: str,
+        more: OwnerLines,
+    ) -> SlotView:
+        """``view`` with the owner's lines past the pool (``more``) and, for each of
+        the owner's lines stating another value of the kind the slot's best line states
+        ("Dr. Okafor" beside "Dr. Moreau", "555-0198" beside "555-0141"), the likeness
+        of the two values, each embedded alone."""
+        seeds = [s for s in named if values(s.candidate.text, question)]
+        if not seeds:
+            return view
+        seed = max(seeds, key=lambda s: view.likeness[s.candidate.chunk_id])
+        mine = values(seed.candidate.text, question)
+        seen = {s.candidate.chunk_id for s in named}
+        extras = tuple(
+            s for s in more(owner_words(query, owner), seen)
+            if s.candidate.day is not None and s.candidate.kind in ("journal", "transcript")
+            and owner.named_in(s.candidate.text)
+        )  # fmt: skip
+        kin: dict[int, tuple[float, str]] = {}
+        for s in (*named, *extras):
+            theirs = values(s.candidate.text, question) - mine
+            pairs = [(ka, a, b) for ka, a in mine for kb, b in theirs if ka == kb]
+            if s is seed or not pairs or not differ(mine, values(s.candidate.text, question)):
+                continue
+            words = sorted({v for _, a, b in pairs for v in (a, b)})
+            at = dict(zip(words, self._vectors(words, query=False), strict=True))
+            kin[s.candidate.chunk_id] = max((float(at[a] @ at[b]), k) for k, a, b in pairs)
+        return SlotView(view.likeness, view.topical, kin, extras, seed.candidate.chunk_id)
 
     def _vectors(self, texts: list[str], *, query: bool) -> list[np.ndarray]:
         todo = [t for t in dict.fromkeys(texts) if (query, t) not in self.memo]

@@ -19,8 +19,8 @@ or three characters when that many hits hold them ("阿美住在哪里").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 
 from ..tokens import is_cjk, stem
@@ -48,6 +48,10 @@ _ARTICLES = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "the
 SLOT_SHARE = 0.4  # a hit speaks of the slot: its likeness is this share of the best's
 SLOT_MIN = 0.1  # ... and at least this
 SLOT_MAX = 5  # more hits than this alike: the owner's topic, not one slot
+# another value of the slot's kind at least this alike (the two values embedded alone):
+# numbers and addresses of one slot look alike ("555-0141", "555-0198"); names of any
+# kind do too ("Dr. Singh", "Japanese" at 0.43), so a name must be nearer
+KIN_MIN = {"num": 0.25, "ref": 0.25, "name": 0.5}
 ZH_PREFIX_MIN_HITS = 2  # a Chinese question's first characters name its owner when held this often
 
 
@@ -57,16 +61,21 @@ class Owner:
 
     stems: frozenset[str] = frozenset()
     zh: str = ""
+    phrase: tuple[str, ...] = ()  # the stems in the question's order ("billing team")
 
     def __bool__(self) -> bool:
         return bool(self.stems or self.zh)
 
     def named_in(self, text: str) -> bool:
-        """``text`` names all of the owner."""
+        """``text`` names the owner: the Chinese string, or the owner's words in a row
+        ("the billing team", "the billing team's"; not "the payments team's cloud bill")."""
         if self.zh:
             return self.zh in text
-        held = {stem(_bare(w)) for w in _WORD.findall(text.lower())}
-        return self.stems <= held
+        held = [stem(_bare(w)) for w in _WORD.findall(text.lower())]
+        want, n = self.phrase, len(self.phrase)
+        if n < 2:  # one word, or names the question spells apart: all of them
+            return self.stems <= set(held)
+        return any(tuple(held[i : i + n]) == want for i in range(len(held) - n + 1))
 
     def holds(self, term: str) -> bool:
         """``term`` (a stem, or a Chinese pair) is the owner's."""
@@ -74,6 +83,37 @@ class Owner:
 
     def label(self) -> str:
         return self.zh or " ".join(sorted(self.stems))
+
+
+# the owner's lines past the pool: (the owner's words, chunk ids to leave out) -> hits
+OwnerLines = Callable[[str, set[int]], Sequence[Scored]]
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """What a search read of the question's slot (:mod:`.slot_likeness`): the slot
+    likeness of each pool hit naming the owner, those sharing a word of the question
+    besides the owner's, and for each of the owner's lines stating another value of
+    the kind the slot's best line (``seed``) states, the likeness of the two values;
+    ``extras``: the owner's lines found past the pool, which join a group or nothing."""
+
+    likeness: Mapping[int, float] = field(default_factory=dict)
+    topical: frozenset[int] = frozenset()
+    kin: Mapping[int, tuple[float, str]] = field(default_factory=dict)  # likeness, kind
+    extras: tuple[Scored, ...] = ()
+    seed: int | None = None
+
+
+def owner_words(query: str, owner: Owner) -> str:
+    """The question's words that name its owner (a keyword query for the owner's lines)."""
+    if owner.zh:
+        return owner.zh
+    return " ".join(w for w in _WORD.findall(query) if stem(_bare(w.lower())) in owner.stems)
+
+
+def _phrase(words: list[str]) -> Owner:
+    stems = tuple(stem(_bare(w)) for w in words)
+    return Owner(stems=frozenset(stems), phrase=stems)
 
 
 def _bare(word: str) -> str:
@@ -88,12 +128,12 @@ def owner_of(query: str, owners: frozenset[str], texts: Iterable[str] = ()) -> O
     whose = _POSSESSOR.search(query)
     if whose:
         words = _WORD.findall((whose.group(1) or whose.group(2)).lower())
-        return Owner(stems=frozenset(stem(w) for w in words))
+        return _phrase(words)
     said = _DO_SUBJECT.search(query)
     if said:
         words = [w for w in _WORD.findall(said.group(1).lower()) if w not in _ARTICLES]
         if words:
-            return Owner(stems=frozenset(stem(w) for w in words))
+            return _phrase(words)
     kept = frozenset(owners - acronyms)
     if kept:
         return Owner(stems=kept)
@@ -124,42 +164,58 @@ def masked(text: str, owner: Owner) -> str:
     return " ".join(out.replace("- ", " ", 1).split()) if out.strip() else out
 
 
-def slot_members(likeness: Mapping[int, float], topical: Iterable[int] = ()) -> list[int]:
-    """The hits (keys of ``likeness``: the slot likeness of each hit naming the owner)
-    that speak of the question's slot, best first: alike enough, or ``topical`` (they
-    share a word of the question besides the owner's: "standup", "dentist"). Empty
-    when fewer than two do, or more than :data:`SLOT_MAX` (a topic the owner comes back
-    to)."""
-    if len(likeness) < 2:
-        return []
-    top = max(likeness.values())
-    bar = max(SLOT_MIN, SLOT_SHARE * top)
-    shares = set(topical)
-    members = sorted(
-        (k for k, v in likeness.items() if v >= bar or (k in shares and v >= SLOT_MIN)),
-        key=lambda k: -likeness[k],
-    )
-    return members if 2 <= len(members) <= SLOT_MAX else []
+def _alike(view: SlotView) -> set[int]:
+    """The pool hits alike enough, or sharing a word of the question besides the
+    owner's ("standup", "dentist")."""
+    if not view.likeness:
+        return set()
+    bar = max(SLOT_MIN, SLOT_SHARE * max(view.likeness.values()))
+    return {
+        k for k, v in view.likeness.items() if v >= bar or (k in view.topical and v >= SLOT_MIN)
+    }
+
+
+def _kin(view: SlotView) -> int | None:
+    """The one line stating another value most like the slot's best line's (at least
+    :data:`KIN_MIN`), when that line is of the slot."""
+    if not view.kin or view.seed not in _alike(view):
+        return None
+    over = {k: like - KIN_MIN[kind] for k, (like, kind) in view.kin.items()}
+    kin = max(over, key=lambda k: over[k])
+    return kin if over[kin] >= 0 else None
+
+
+def slot_members(view: SlotView) -> list[int]:
+    """The hits (chunk ids) that speak of the question's slot (alike, or another value
+    of it), best first. Empty when fewer than two do, or more than :data:`SLOT_MAX` (a
+    topic the owner comes back to)."""
+    kin = _kin(view)
+    members = _alike(view) | ({kin} if kin is not None else set())
+    ordered = sorted(members, key=lambda k: -view.likeness.get(k, -1.0))
+    return ordered if 2 <= len(ordered) <= SLOT_MAX else []
 
 
 def slot_group(
-    items: Sequence[Scored],
-    likeness: Mapping[int, float],
-    topical: frozenset[int],
-    question: frozenset[str],
+    items: Sequence[Scored], view: SlotView, question: frozenset[str]
 ) -> tuple[list[int], dict[int, str], dict[tuple[int, int], bool]]:
     """The places in ``items`` of the hits that speak of the slot (:func:`slot_members`),
     why each is there, and for each pair whether the evidence says one changed: the
     newer carries a change word, or the two state other values of one kind."""
     at = {s.candidate.chunk_id: n for n, s in enumerate(items)}
-    spoken = sorted(at[k] for k in slot_members(likeness, topical) if k in at)
+    spoken = sorted(at[k] for k in slot_members(view) if k in at)
     if not spoken:
         return [], {}, {}
-    best = max(likeness.values())
+    best, alike = max(view.likeness.values()), _alike(view)
+
+    def said(k: int) -> str:
+        if k in alike:
+            return f"likeness {view.likeness[k]:.2f} without the owner, best {best:.2f}"
+        like, kind = view.kin[k]
+        name = {"num": "number", "ref": "address"}.get(kind, kind)
+        return f"another {name} than the slot's, the two values' likeness {like:.2f}"
+
     why = {
-        i: f"speaks of the question's slot (likeness "
-        f"{likeness[items[i].candidate.chunk_id]:.2f} without the owner, best {best:.2f})"
-        for i in spoken
+        i: f"speaks of the question's slot ({said(items[i].candidate.chunk_id)})" for i in spoken
     }
     strong: dict[tuple[int, int], bool] = {}
     for i in spoken:
@@ -172,4 +228,13 @@ def slot_group(
     return spoken, why, strong
 
 
-__all__ = ["Owner", "masked", "owner_of", "slot_group", "slot_members"]
+__all__ = [
+    "Owner",
+    "OwnerLines",
+    "SlotView",
+    "masked",
+    "owner_of",
+    "owner_words",
+    "slot_group",
+    "slot_members",
+]

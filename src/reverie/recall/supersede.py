@@ -40,7 +40,7 @@ from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
 from .asof import TimeAsk, asks_event
 from .change import change_words, recalls_past
 from .ranking import Scored
-from .slots import slot_group
+from .slots import SlotView, slot_group
 from .values import differ, values
 
 # what two hits share of the subject, topical, change words, likeness, how, value kind
@@ -243,7 +243,7 @@ def supersede(
     vectors: Mapping[int, Any] | None = None,
     window: int = 24,
     near_top: float | None = None,
-    slots: tuple[Mapping[int, float], frozenset[int]] | None = None,
+    slots: SlotView | None = None,
 ) -> tuple[list[Scored], dict[int, Mark]]:
     """``ranked`` with each group's members together, at the place of its best-placed
     member, in the order the question wants; every other hit keeps its order, and every
@@ -296,9 +296,14 @@ def supersede(
     why: dict[int, str] = {}
     free = list(idx)
     seeds = [i for i, s in enumerate(items[:window]) if s.tier == 0][:SEEDS]
-    spoken, said, strong = slot_group(items[:window], *(slots or ({}, frozenset())), subject.terms)
+    view = slots or SlotView()
+    ranked_ids = {s.candidate.chunk_id for s in items}
+    extras = [e for e in view.extras if e.candidate.chunk_id not in ranked_ids]
+    look = [*items[:window], *extras]  # the owner's lines past the pool join a group or nothing
+    spoken, said, strong = slot_group(look, view, subject.terms)
+    base = items
     if spoken:  # the hits that speak of the question's slot of its owner: one group
-        free = []
+        items, free = [*items[:window], *extras, *items[window:]], []
         groups.append(spoken)
         why.update(said)
         for both, evident in strong.items():
@@ -320,9 +325,11 @@ def supersede(
     moved = list(items)
     for places in groups:
         moved = _promote(moved, _order([items[i] for i in places], ask, subject.terms))
-    out = [
-        replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
-    ]
+    grouped = {items[i].candidate.chunk_id for places in groups for i in places}
+    joined = [e for e in extras if e.candidate.chunk_id in grouped]  # the rest: not shown
+    moved = [s for s in moved if s.candidate.chunk_id in ranked_ids or s in joined]
+    at = [*base, *joined]  # every place keeps its score; a joined line's place is its own
+    out = [replace(s, final=at[n].final, mmr_rank=at[n].mmr_rank) for n, s in enumerate(moved)]
     place = {s.candidate.chunk_id: n for n, s in enumerate(items)}
     for number, places in enumerate(groups, start=1):
         members = [items[i] for i in places]

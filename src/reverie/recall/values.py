@@ -18,7 +18,7 @@ from functools import lru_cache
 from ..tokens import stem, terms
 
 _REF = re.compile(r"[\w.+-]*[@#][\w.-]*\w")
-_NUM = re.compile(r"\d[\w:.-]*\w|\d")
+_NUM = re.compile(r"\d[0-9A-Za-z:.-]*[0-9A-Za-z]|\d")  # not the Chinese after it
 # a capitalised word not opening a sentence, a clause after ":" or ";", or the line
 _NAME = re.compile(r"(?<![.?!:;]\s)(?<![\w'’-])(?<!^)(?<!^- )[A-Z][\w'’-]*[\w]")
 _TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St)\.")
