@@ -306,8 +306,11 @@ def supersede(
         items, free = [*items[:window], *extras, *items[window:]], []
         groups.append(spoken)
         why.update(said)
-        for both, evident in strong.items():
-            edges.setdefault(both, _Link("the same slot", evident))
+        for both, evident in strong.items():  # the slot's evidence of a change counts too
+            had = edges.get(both)
+            edges[both] = _Link(
+                had.why if had else "the same slot", evident or bool(had and had.strong)
+            )
     while free:
         seed = free.pop(0)
         if seed not in seeds:
