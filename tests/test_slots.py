@@ -80,8 +80,10 @@ def test_slot_members_need_two_and_at_most_a_few() -> None:
     assert slot_members(kin) == [1, 2]
     faint = SlotView({1: 0.9, 2: 0.1}, kin={2: (0.1, "num")}, seed=1)
     assert slot_members(faint) == []  # not alike
-    # names of any kind look alike: a name must be nearer than a number
-    assert slot_members(SlotView({1: 0.9, 2: 0.1}, kin={2: (0.4, "name")}, seed=1)) == []
+    # a name's likeness is how it fills the slot's line, against no name there at all:
+    # one that fills it worse than nothing is of another slot
+    assert slot_members(SlotView({1: 0.9, 2: 0.1}, kin={2: (-0.05, "name")}, seed=1)) == []
+    assert slot_members(SlotView({1: 0.9, 2: 0.1}, kin={2: (0.02, "name")}, seed=1)) == [1, 2]
 
 
 # the group in supersede --------------------------------------------------------------
@@ -196,3 +198,36 @@ def test_an_owner_of_several_words_is_named_only_in_a_row() -> None:
     owner = owner_of("What prefix do the billing team's invoices use?", frozenset())
     assert owner.named_in("The billing team's invoices are numbered BX-.")
     assert not owner.named_in("The payments team's cloud bill is charged to the Amex card.")
+
+
+_KINDS = {"leeds": "PLACE", "bristol": "PLACE", "chloe": "PERSON", "lives": "live"}
+
+
+class _Kinds(FakeEmbedder):
+    """The hashing embedder, with a word's kind standing in for the word: the places
+    are one word to it, the people another (a model knows Bristol is a city), and a
+    word's forms are one ("lives", "live")."""
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        def kind(text: str) -> str:
+            return " ".join(_KINDS.get(w.lower().strip(".,"), w) for w in text.split())
+
+        return super().embed_documents([kind(t) for t in texts])
+
+
+def test_a_name_joins_the_slot_when_it_fills_the_slots_line_as_well_as_its_value() -> None:
+    """ "Ravi's new address is in Bristol" and "After the reorg Ravi's manager is Chloe"
+    both state a name the slot's line ("Ravi lives in Leeds above a bakery") does not;
+    names of any kind look alike alone, so each is put in the slot's line in place of
+    "Leeds": the city fills it, the manager does not, and only the city joins."""
+    items = [
+        hit(1, "Ravi lives in Leeds above a bakery.", date(2026, 3, 1), 0.9)[0],
+        hit(2, "Ravi said the rent keeps going up everywhere.", date(2026, 10, 1), 0.8)[0],
+    ]
+    moved, _ = hit(7, "Ravi's new address is in Bristol, by the river.", date(2026, 6, 1), 0.1)
+    boss, _ = hit(8, "After the reorg Ravi's manager is Chloe.", date(2026, 8, 1), 0.1)
+    likeness = SlotLikeness(_Kinds(dims=256), content_words=True)
+    view = likeness("Where does Ravi live?", items, lambda _words, _seen: [moved, boss])
+    assert view.seed == 1 and set(view.kin) == {7, 8}
+    assert view.kin[7][0] > 0 > view.kin[8][0]  # fills the slot better than no name at all
+    assert 7 in slot_members(view) and 8 not in slot_members(view)

@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +25,7 @@ from reverie.provenance.origin import Origin
 from reverie.provenance.paths import SourceKind
 from reverie.recall.asof import TimeAsk, time_ask
 from reverie.recall.ranking import Scored
-from reverie.recall.supersede import change_words, subject_terms, supersede
+from reverie.recall.supersede import change_words, recalls_past, subject_terms, supersede
 from reverie.recall.values import differ, values
 from reverie.storage.index.rows import Candidate
 from reverie.tokens import stem, terms
@@ -449,3 +450,54 @@ def test_values_are_words_of_the_line_and_never_of_the_question(line: str, q: st
         assert value and value in line.lower()
         assert not {stem(t) for t in terms(value)} & subject or kind != "name"
     assert differ(values(line, subject), values(line, subject)) is None  # one value: same
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "value"),
+    [
+        ("设计组用Travis做持续集成。", "name", "travis"),  # a Latin name inside Chinese
+        ("数据组的项目截止日期是六月一号。", "num", "六月一号"),
+        ("开了一下午会，数据组确认七月十号交付。", "num", "七月十号"),
+        ("吴磊的车位在地下二层B区。", "num", "二层"),
+    ],
+)
+def test_a_chinese_line_states_latin_names_and_chinese_numbers(
+    line: str, kind: str, value: str
+) -> None:
+    assert (kind, value) in values(line, frozenset())
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["周末一起去看电影。", "移动组按每两周排班。", "离江边走路十分钟。", "护照还有三年到期。"],
+)
+def test_a_bare_one_or_a_span_of_time_is_no_value(line: str) -> None:
+    assert values(line, frozenset()) == frozenset()  # "一起", "两周", "十分钟", "三年"
+
+
+def test_a_line_naming_the_old_value_on_its_way_to_the_new_one_states_the_new_one() -> None:
+    """ "老李不再学原来的乐器了，改学长笛" names the old instrument (原来) but says it
+    changed: it is the current version, first for "now", never left after the old."""
+    assert recalls_past("Aisha used to live in Lyon, back when she worked at the bookshop.")
+    assert not recalls_past("老李不再学原来的乐器了，改学长笛。")
+    items = [
+        hit(1, "老李每天晚上练吉他。", date(2026, 3, 1), 0.9, vec=[1.0, 0.0, 0.0]),
+        hit(2, "老李不再学原来的乐器了，改学长笛。", date(2026, 8, 1), 0.6, vec=_cos(0.8)),
+    ]
+    out, marks = run(items, "老李在学什么乐器？")
+    assert [s.candidate.chunk_id for s in out] == [2, 1]
+    assert marks[1].superseded_by == "memory/2026-08-01.md#L5"
+
+
+def test_one_value_read_is_not_the_only_version_of_a_past_question() -> None:
+    """ "运维组的服务迁到AWS东京了" states a value the reader can read (a Latin name);
+    "运维组的服务器部署在自建机房" states one it cannot (a Chinese name): asked for the
+    first one, the days decide, not which value happened to be readable."""
+    items = [
+        hit(1, "运维组的服务迁到AWS东京了，老机房下个月退租。", date(2026, 5, 17), 0.9,
+            vec=[1.0, 0.0, 0.0]),
+        hit(2, "运维组的服务器部署在自建机房。", date(2026, 3, 18), 0.8, vec=_cos(0.5)),
+    ]  # fmt: skip
+    question = "运维组最初的服务器部署在哪里？"
+    out, _ = run(items, question, time_ask(question, TODAY))
+    assert [s.candidate.chunk_id for s in out] == [2, 1]

@@ -29,8 +29,11 @@ def change_words(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def recalls_past(text: str) -> bool:
-    """``text`` recalls a value as a thing of the past ("used to", "以前")."""
-    return bool(_RECALL_EN.search(text) or _RECALL_ZH.search(text))
+    """``text`` recalls a value as a thing of the past ("used to", "以前") and says
+    nothing changed: a line that names the old value on its way to the new one ("不再学
+    原来的乐器了，改学长笛", "no longer the one she used to see") states the new one."""
+    said = bool(_RECALL_EN.search(text) or _RECALL_ZH.search(text))
+    return said and not change_words(text)
 
 
 __all__ = ["change_words", "recalls_past"]

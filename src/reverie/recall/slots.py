@@ -48,10 +48,11 @@ _ARTICLES = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "the
 SLOT_SHARE = 0.4  # a hit speaks of the slot: its likeness is this share of the best's
 SLOT_MIN = 0.1  # ... and at least this
 SLOT_MAX = 5  # more hits than this alike: the owner's topic, not one slot
-# another value of the slot's kind at least this alike (the two values embedded alone):
-# numbers and addresses of one slot look alike ("555-0141", "555-0198"); names of any
-# kind do too ("Dr. Singh", "Japanese" at 0.43), so a name must be nearer
-KIN_MIN = {"num": 0.25, "ref": 0.25, "name": 0.5}
+# another value of the slot's kind at least this alike: numbers and addresses embedded
+# alone (those of one slot look alike: "555-0141", "555-0198"); a name by how much nearer
+# the slot's best line reads with it in place of the line's value than with no name there
+# (names of any kind look alike alone: "Victor" beside "Leeds" more than "Bristol" does)
+KIN_MIN = {"num": 0.25, "ref": 0.25, "name": 0.0}
 ZH_PREFIX_MIN_HITS = 2  # a Chinese question's first characters name its owner when held this often
 
 

@@ -203,7 +203,7 @@ def _order(
 ) -> list[Scored]:
     """The group's members in the order the question wants (see the module doc). The
     versions, for a question about an earlier value, are the members that state a value
-    of the slot (:mod:`.values`: "lives in Leeds", "moved to Bristol"), when some do: a
+    of the slot (:mod:`.values`: "lives in Leeds", "moved to Bristol"), when two do: a
     member that only mentions the subject ("Ravi said the rent keeps going up") is no
     version, however new."""
 
@@ -212,8 +212,10 @@ def _order(
 
     said = [s for s in members if not recalls_past(s.candidate.text)]
     statements = said
-    if ask.past:  # asked for an earlier value: the versions are what states one
-        statements = [s for s in said if values(s.candidate.text, question)] or said
+    if ask.past:  # asked for an earlier value: the versions are what states one, when
+        # two do (one may be the only value read: "迁到AWS东京" beside "部署在自建机房")
+        valued = [s for s in said if values(s.candidate.text, question)]
+        statements = valued if len(valued) > 1 else said
     trusted = [s for s in statements if _trust(s.candidate.origin) == 0]
     newest = max(trusted or statements or members, key=day)
     answer: Scored | None = None

@@ -5,9 +5,10 @@ A line that changes a fact states another value of the same kind ("Dr. Patel" ->
 that only mentions the subject ("the dentist's waiting room had no magazines") states
 none. Three kinds, by shape, never by a list of examples: ``num`` (a token holding a
 digit: times, phone numbers, ports, sizes), ``ref`` (an address: ``@`` or ``#`` in
-it) and ``name`` (a capitalised word inside a sentence, in English). Words of the
-question (its subject: the owner, the attribute) and titles ("Dr.", "Mr.") are not
-values. Chinese lines give digits only (no capitals to read a name by).
+it) and ``name`` (a capitalised word inside a sentence). Words of the question (its
+subject: the owner, the attribute) and titles ("Dr.", "Mr.") are not values. A Chinese
+line gives digits, Chinese numbers with their unit ("七月十号", "三点半") and the Latin
+names it holds ("GitLab"); its Chinese names have no capital to be read by.
 """
 
 from __future__ import annotations
@@ -19,8 +20,15 @@ from ..tokens import stem, terms
 
 _REF = re.compile(r"[\w.+-]*[@#][\w.-]*\w")
 _NUM = re.compile(r"\d[0-9A-Za-z:.-]*[0-9A-Za-z]|\d")  # not the Chinese after it
-# a capitalised word not opening a sentence, a clause after ":" or ";", or the line
-_NAME = re.compile(r"(?<![.?!:;]\s)(?<![\w'’-])(?<!^)(?<!^- )[A-Z][\w'’-]*[\w]")
+# a capitalised word not opening a sentence, a clause after ":" or ";", or the line;
+# in a Chinese line too ("设计组用Travis做持续集成": the Chinese beside it is no part of it)
+_L = "[^\\W\u3040-\u30ff\u3400-\u9fff]"  # a word character of no CJK script
+_NAME = re.compile(rf"(?<![.?!:;]\s)(?<!{_L})(?<!['’-])(?<!^)(?<!^- )[A-Z](?:{_L}|['’-])*{_L}")
+# a Chinese number with the unit of a value: 六月一号, 三点半, 地下二层, 十五岁 (not a
+# bare 一, a word's; not a span of time or a frequency, 两周, 三年, 十分钟: those say how long)
+_ZH_DIGIT = "[零〇一二两三四五六七八九十百千万]"
+_ZH_UNIT = "[月号日点时岁层楼块元]"
+_ZH_NUM = re.compile(rf"{_ZH_DIGIT}+{_ZH_UNIT}(?:(?:{_ZH_DIGIT}|半)+{_ZH_UNIT}?)*")
 _TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St)\.")
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "i", "im", "ive", "ill", "id"})
 
@@ -35,6 +43,10 @@ def values(text: str, question: frozenset[str]) -> frozenset[tuple[str, str]]:
     bare = _TITLE_DOT.sub(r"\1", _REF.sub(" ", text))  # "Dr. Okafor": one sentence
     for m in _NUM.finditer(bare):
         out.add(("num", m.group(0).lower().rstrip(".:")))
+    for m in _ZH_NUM.finditer(bare):
+        held = m.group(0)
+        if not any(held[i : i + 2] in question for i in range(len(held) - 1)):
+            out.add(("num", held))
     for m in _NAME.finditer(bare):
         word = re.sub(r"['’]s$", "", m.group(0)).lower()
         stems = {stem(t) for t in terms(word)}
