@@ -501,3 +501,18 @@ def test_one_value_read_is_not_the_only_version_of_a_past_question() -> None:
     question = "运维组最初的服务器部署在哪里？"
     out, _ = run(items, question, time_ask(question, TODAY))
     assert [s.candidate.chunk_id for s in out] == [2, 1]
+
+
+def test_before_counts_back_from_the_line_that_says_it_changed_not_a_later_mention() -> None:
+    """Three lines about where 刘洋 lives, none with a value the reader can read (Chinese
+    places have no capital): the move (已经搬到) is the newest version, the later remark
+    about rent is none, so "before" answers with the flat before the move."""
+    items = [
+        hit(1, "刘洋已经搬到朝阳了，箱子还没拆完。", date(2026, 7, 7), 0.9, vec=[1.0, 0.0, 0.0]),
+        hit(2, "刘洋住在海淀，楼下有一家面包店。", date(2026, 4, 28), 0.7, vec=_cos(0.9)),
+        hit(3, "刘洋说房租每年都在涨。", date(2026, 8, 17), 0.6, vec=_cos(0.9)),
+    ]
+    question = "刘洋之前住在哪里？"
+    out, _ = run(items, question, time_ask(question, TODAY))
+    ids = [s.candidate.chunk_id for s in out]
+    assert ids.index(2) < ids.index(1)

@@ -201,23 +201,23 @@ def _link(pair: _PairT, nearest: bool) -> _Link | None:
 def _order(
     members: list[Scored], ask: TimeAsk, question: frozenset[str] = frozenset()
 ) -> list[Scored]:
-    """The group's members in the order the question wants (see the module doc). The
-    versions, for a question about an earlier value, are the members that state a value
-    of the slot (:mod:`.values`: "lives in Leeds", "moved to Bristol"), when two do: a
-    member that only mentions the subject ("Ravi said the rent keeps going up") is no
-    version, however new."""
+    """The group's members in the order the question wants (see the module doc). For a
+    question about an earlier value the versions are the members stating a value of the
+    slot (:mod:`.values`: "lives in Leeds", "moved to Bristol") when two do, else those
+    saying it changed: a mere mention ("Ravi said the rent keeps going up") is none."""
 
     def day(s: Scored) -> int:
         return s.candidate.day.toordinal() if s.candidate.day else 0
 
-    said = [s for s in members if not recalls_past(s.candidate.text)]
-    statements = said
-    if ask.past:  # asked for an earlier value: the versions are what states one, when
-        # two do (one may be the only value read: "迁到AWS东京" beside "部署在自建机房")
+    statements = said = [s for s in members if not recalls_past(s.candidate.text)]
+    if ask.past:  # two valued (one may be the only value read: "迁到AWS东京", "自建机房")
         valued = [s for s in said if values(s.candidate.text, question)]
         statements = valued if len(valued) > 1 else said
     trusted = [s for s in statements if _trust(s.candidate.origin) == 0]
-    newest = max(trusted or statements or members, key=day)
+    versions = trusted or statements
+    if statements is said:  # no values to tell them by: those saying it changed, if any
+        versions = [s for s in versions if change_words(s.candidate.text)] or versions
+    newest = max(versions or members, key=day)  # what "before" counts back from
     answer: Scored | None = None
     if ask.when == "window" and ask.end is not None:
         end = ask.end.toordinal()
