@@ -5,6 +5,7 @@ loopback HTTP.
     nice -n 10 python bench/tenants.py [--backend postgres|sqlite] [--dsn DSN]
         [--tenants 20] [--chunks 500] [--clients 50] [--load-tenants 20] [--seconds 60]
         [--queries 20] [--outage-at S --outage-for S] [--keep DIR] [--out r.json]
+    python bench/tenants.py --locomo sqlite.json pg.json   # bench/locomo.py on each backend
 
 1. Build: every tenant gets the same synthetic journal text (``bench/search.py``'s
    vocabulary and chunks, so two tenants hold the same text) plus a marker word of its
@@ -45,6 +46,7 @@ from typing import Any
 import numpy as np
 import profile_stacks
 import psutil
+from _backends import compare
 from _common import percentile
 from search import SEED, chunk_texts, vocabulary
 
@@ -374,7 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", type=Path, help="py-spy the server during the searches into this file"
     )
     ap.add_argument("--tenant-jobs", type=int, default=2, help="the server's tenant_jobs")
+    ap.add_argument("--locomo", nargs=2, type=Path, metavar=("SQLITE_JSON", "PG_JSON"),
+                    help="print bench/locomo.py --out of both backends side by side, then stop")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.locomo:
+        lines, ok = compare(*args.locomo)
+        print("\n".join(lines))
+        return 0 if ok else 1
     root = args.keep or Path(tempfile.mkdtemp(prefix="reverie-tenants-"))
     root.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
