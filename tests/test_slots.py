@@ -231,3 +231,35 @@ def test_a_name_joins_the_slot_when_it_fills_the_slots_line_as_well_as_its_value
     assert view.seed == 1 and set(view.kin) == {7, 8}
     assert view.kin[7][0] > 0 > view.kin[8][0]  # fills the slot better than no name at all
     assert 7 in slot_members(view) and 8 not in slot_members(view)
+
+
+def test_too_many_alike_lines_leave_those_naming_the_slots_word() -> None:
+    """Chinese lines without their owner read alike more often than English ones: past
+    SLOT_MAX alike lines, the slot is those sharing a word of the question besides the
+    owner's (截止日期), when few enough."""
+    alike = {i: 0.8 for i in range(1, SLOT_MAX + 3)}
+    assert slot_members(SlotView(alike)) == []
+    assert slot_members(SlotView(alike, frozenset({2, 3}))) == [2, 3]
+
+
+def test_a_name_on_a_line_sharing_a_word_of_the_slots_line_fits_nearer() -> None:
+    """ "The infra team pays salaries through HSBC" and "Closed the month for the infra
+    team: the Starling transfer for salaries cleared" share "salaries" besides the
+    owner: Starling's fit gains KIN_SHARED over a name on a line sharing nothing."""
+    from reverie.recall.slot_likeness import KIN_SHARED
+
+    items = [
+        hit(1, "The infra team pays salaries through HSBC.", date(2026, 3, 1), 0.9)[0],
+        hit(2, "The infra team hired two people, so payroll is bigger.", date(2026, 8, 1),
+            0.8)[0],
+    ]  # fmt: skip
+    starling, _ = hit(7, "Closed the month for the infra team: the Starling transfer for "
+                      "salaries cleared.", date(2026, 9, 1), 0.1)  # fmt: skip
+    jonas, _ = hit(8, "Handover notes for the infra team: the on-call swap with Jonas.",
+                   date(2026, 9, 2), 0.1)  # fmt: skip
+    likeness = SlotLikeness(FakeEmbedder(dims=256), content_words=True)
+    view = likeness(
+        "Which bank does the infra team use for payroll?", items, lambda _w, _s: [starling, jonas]
+    )
+    assert view.seed == 1 and set(view.kin) == {7, 8}
+    assert view.kin[7][0] == pytest.approx(view.kin[8][0] + KIN_SHARED)

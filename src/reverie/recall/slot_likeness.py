@@ -14,13 +14,14 @@ import numpy as np
 
 from ..errors import ProviderError
 from ..storage.embedders.base import Embedder
-from ..tokens import QUERY_STOP_WORDS, query_terms, stem_set
+from ..tokens import QUERY_STOP_WORDS, is_cjk, query_terms, stem, stem_set, token_set
 from .ranking import Scored
 from .slots import Owner, OwnerLines, SlotView, masked, owner_of, owner_words
 from .supersede import subject_terms
 from .values import differ, values
 
 MEMO = 4096  # masked texts kept (a vector each)
+KIN_SHARED = 0.1  # a name's fit gains this when its line shares a word of the slot's line
 
 
 class SlotLikeness:
@@ -97,13 +98,18 @@ class SlotLikeness:
         )  # fmt: skip
         kin: dict[int, tuple[float, str]] = {}
         said = masked(seed.candidate.text, owner)
+        slot_words = _words(said) - question - {v for _, v in mine}
         for s in (*named, *extras):
             theirs = values(s.candidate.text, question) - mine
             pairs = [(ka, a, b) for ka, a in mine for kb, b in theirs if ka == kb]
             if s is seed or not pairs or not differ(mine, values(s.candidate.text, question)):
                 continue
+            # a word of the slot's line besides the question's ("salaries", "Dr.") says
+            # as much as a nearer fit of the name
+            near = KIN_SHARED if slot_words & _words(masked(s.candidate.text, owner)) else 0.0
             kin[s.candidate.chunk_id] = max(
-                (self._fit(said, a, _spelt(b, s.candidate.text), k), k) for k, a, b in pairs
+                (self._fit(said, a, _spelt(b, s.candidate.text), k) + near * (k == "name"), k)
+                for k, a, b in pairs
             )
         return SlotView(view.likeness, view.topical, kin, extras, seed.candidate.chunk_id)
 
@@ -146,3 +152,11 @@ def _spelt(value: str, text: str) -> str:
     """``value`` (lowercased by :func:`.values.values`) as ``text`` spells it."""
     m = re.search(re.escape(value), text, flags=re.I)
     return m.group(0) if m else value
+
+
+def _words(text: str) -> frozenset[str]:
+    """The content words of ``text`` as stems (no stop words) and its Chinese pairs."""
+    return frozenset(
+        stem(t) for t in token_set(text)
+        if t not in QUERY_STOP_WORDS and (len(t) == 2 or not is_cjk(t[0]))
+    )  # fmt: skip

@@ -191,7 +191,10 @@ def slot_members(view: SlotView) -> list[int]:
     of it), best first. Empty when fewer than two do, or more than :data:`SLOT_MAX` (a
     topic the owner comes back to)."""
     kin = _kin(view)
-    members = _alike(view) | ({kin} if kin is not None else set())
+    alike = _alike(view)
+    if len(alike) > SLOT_MAX:  # too many alike: those naming the slot's word, if few
+        alike &= view.topical
+    members = alike | ({kin} if kin is not None else set())
     ordered = sorted(members, key=lambda k: -view.likeness.get(k, -1.0))
     return ordered if 2 <= len(ordered) <= SLOT_MAX else []
 
