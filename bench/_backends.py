@@ -7,7 +7,8 @@ reads two ``bench/locomo.py --out`` files (run once with each backend), prints t
 headline figures of each (the agent's view per category, hybrid session recall@5 and
 B2k overall, decay on) and the largest difference over every figure the two files
 hold (each lane's table with decay on and off, both agent's views, the question
-counts; run times left out), with MET or MISSED against ``TOLERANCE``.
+counts; run times and what each build indexed left out), with MET or MISSED against
+``TOLERANCE``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 TOLERANCE = 0.01
-_SKIP = ("seconds", "config", "data", "ms")  # run times and settings, not figures
+_SKIP = ("seconds", "config", "data", "ms", "conversations")  # runs and builds, not figures
 
 
 def _figures(node: Any, path: str = "") -> Iterator[tuple[str, float]]:
