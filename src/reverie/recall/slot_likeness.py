@@ -17,7 +17,7 @@ from ..storage.embedders.base import Embedder
 from ..tokens import QUERY_STOP_WORDS, is_cjk, query_terms, stem, stem_set, token_set
 from .ranking import Scored
 from .slots import Owner, OwnerLines, SlotView, masked, owner_of, owner_words
-from .supersede import subject_terms
+from .subject import subject_terms
 from .values import differ, values
 
 MEMO = 4096  # masked texts kept (a vector each)

@@ -10,7 +10,7 @@ does live?") and of each line ("moved to Grenoble last weekend") compares what i
 said, not who it is said of.
 
 The owner is what the question names: a capitalised name inside it or a possessor
-("the billing team's"), as :func:`reverie.recall.supersede.subject_terms` reads them
+("the billing team's"), as :func:`reverie.recall.subject.subject_terms` reads them
 (an all-capitals word such as "CI" or "AWS" names a thing, not an owner), or, in
 Chinese, the words before a leading 的 ("周婷的牙医是谁") or the question's first two
 or three characters when that many hits hold them ("阿美住在哪里").

@@ -26,21 +26,21 @@ no current value: it supersedes nothing and is not marked.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Any
 
 import numpy as np
 
 from ..provenance.origin import Origin
-from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
+from ..tokens import is_cjk, stem_set
 from .asof import TimeAsk, asks_event
 from .change import change_words, recalls_past
 from .ranking import Scored
 from .slots import SlotView, slot_group
+from .subject import Subject, subject_terms
 from .values import differ, values
 
 # what two hits share of the subject, topical, change words, likeness, how, value kind
@@ -61,47 +61,6 @@ LEXICAL_NEAREST_MIN = 0.12
 VERSIONS = 3  # a group of more lines than this is a recurring topic: left alone
 SEEDS = 1  # a group grows only around the best this many content hits
 
-# question words of Chinese: pairs that say what kind of question, not its subject
-_ZH_QUESTION = frozenset(
-    ["什么", "哪里", "哪儿", "哪个", "哪天", "是谁", "多少", "怎么", "几点", "为什么",
-     "么时", "时候", "是什", "么名", "名字", "在哪", "哪些", "如何", "是多", "少钱"]
-)  # fmt: skip
-
-
-_ZH_PARTICLES = frozenset("的是了在有和也都就把被吗呢吧啊")
-
-
-@dataclass(frozen=True)
-class Subject:
-    """The question's content terms (as :func:`reverie.tokens.stem_set` writes them),
-    and which of them are names (capitalised inside the question)."""
-
-    terms: frozenset[str]
-    names: frozenset[str]
-    owners: frozenset[str] = frozenset()  # the names the question itself spells
-
-
-_OWNER = re.compile(r"((?:\w+\s+){0,2}\w+)['’]s\b")
-_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'’]*")
-
-
-def subject_terms(query: str) -> Subject:
-    """The question's :class:`Subject`."""
-    out: set[str] = set()
-    for term in terms(query):
-        if is_cjk(term[0]):  # its character pairs, but not those holding a particle
-            pairs = (term[i : i + 2] for i in range(len(term) - 1))
-            out.update(p for p in pairs if not (set(p) & _ZH_PARTICLES))
-            if len(term) == 1:
-                out.add(term)
-        elif term not in QUERY_STOP_WORDS:
-            out.add(stem(term))
-    names = {stem(t) for m in _NAME.finditer(query.strip()) for t in terms(m.group(0))}
-    # the possessor names an owner too ("the billing team's invoices": the team's)
-    names |= {stem(t) for m in _OWNER.finditer(query) for t in terms(m.group(1))} & out
-    kept = frozenset(t for t in out if t not in _ZH_QUESTION)
-    return Subject(kept, frozenset(names), frozenset(names) & kept)
-
 
 @dataclass(frozen=True)
 class Mark:
@@ -114,13 +73,8 @@ class Mark:
     changed_on: date | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "order": self.order,
-            "why": self.why,
-            "superseded_by": self.superseded_by,
-            "changed_on": self.changed_on.isoformat() if self.changed_on else None,
-        }
+        on = self.changed_on.isoformat() if self.changed_on else None
+        return {**asdict(self), "changed_on": on}
 
 
 def _trust(origin: Origin) -> int:
@@ -150,9 +104,8 @@ class _Link:
 
 def _pair(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) -> _PairT | None:
     """What ``a`` and ``b`` share of the subject, whether a topic (not only an owner),
-    the newer one's change words, their likeness and how it was measured, the kind of
-    value each states another of (:mod:`reverie.recall.values`); None when they share
-    no subject term."""
+    the newer one's change words, their likeness and how measured, the kind of value
+    each states another of (:mod:`.values`); None when they share no subject term."""
     ca, cb = a.candidate, b.candidate
     assert ca.day is not None and cb.day is not None
     sa, sb = stem_set(ca.text), stem_set(cb.text)
@@ -162,15 +115,27 @@ def _pair(a: Scored, b: Scored, subject: Subject, vectors: Mapping[int, Any]) ->
     # sharing only a name ("Priya", or one Chinese pair: 陈静) is sharing an owner,
     # not a topic: that takes a change word or a closer likeness
     topical = bool(shared - subject.names) and (len(shared) > 1 or not is_cjk(min(shared)[0]))
-    newer = cb if cb.day > ca.day else ca
-    changed = change_words(newer.text)
-    kind = differ(values(ca.text, subject.terms), values(cb.text, subject.terms))
+    changed = change_words((cb if cb.day > ca.day else ca).text)  # the newer one's
     va, vb = vectors.get(ca.chunk_id), vectors.get(cb.chunk_id)
-    if va is not None and vb is not None:
-        return shared, topical, changed, float(va @ vb), "cosine", kind  # unit vectors
-    union = len(sa | sb)
-    sim = len(sa & sb) / union if union else 0.0
-    return shared, topical, changed, sim, "stem overlap", kind
+    if va is not None and vb is not None:  # unit vectors
+        sim, how, floor = float(va @ vb), "cosine", min(SIMILAR_CHANGED, NEAREST_MIN)
+    else:
+        sim, how = len(sa & sb) / (len(sa | sb) or 1), "stem overlap"
+        floor = min(LEXICAL_CHANGED, LEXICAL_NEAREST_MIN)
+    q = subject.terms  # below every bar no link forms: no values to read (most pairs)
+    kind = differ(values(ca.text, q), values(cb.text, q)) if sim >= floor else None
+    return shared, topical, changed, sim, how, kind
+
+
+def _linkable(idx: list[int], items: list[Scored], vectors: Mapping[int, Any]) -> bool:
+    """Some two hits at ``idx`` may link: one has no vector, or two pass the lowest bar."""
+    vs = [vectors.get(items[i].candidate.chunk_id) for i in idx]
+    if len(vs) < 2 or any(v is None for v in vs):
+        return len(vs) > 1
+    m = np.stack([v for v in vs if v is not None])
+    sims = m @ m.T
+    np.fill_diagonal(sims, -1.0)
+    return bool(sims.max() >= min(SIMILAR_CHANGED, NEAREST_MIN))
 
 
 def _link(pair: _PairT, nearest: bool) -> _Link | None:
@@ -272,11 +237,14 @@ def supersede(
     ]
     # a question term most of the pool holds names an owner ("Priya", "the billing
     # team", 数据组), not a topic: hits that share only such terms share an owner
-    counts = Counter(t for s in content for t in stem_set(s.candidate.text) & subject.terms)
+    linkable = _linkable(idx, items, vectors)  # else no pair could link: none is read
+    counts = Counter(
+        t for s in content if linkable for t in stem_set(s.candidate.text) & subject.terms
+    )
     common = {t for t, n in counts.items() if n >= max(COMMON_MIN, COMMON_SHARE * len(content))}
     subject = Subject(subject.terms, subject.names | common, subject.owners)
     pairs = {}
-    for n, i in enumerate(idx):
+    for n, i in enumerate(idx if linkable else []):
         for j in idx[n + 1 :]:
             if items[i].candidate.day != items[j].candidate.day:
                 pair = _pair(items[i], items[j], subject, vectors)
