@@ -8,6 +8,7 @@ an owner with many alike lines (a topic the chat keeps coming back to) is left a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 import numpy as np
@@ -208,7 +209,7 @@ class _Kinds(FakeEmbedder):
     are one word to it, the people another (a model knows Bristol is a city), and a
     word's forms are one ("lives", "live")."""
 
-    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         def kind(text: str) -> str:
             return " ".join(_KINDS.get(w.lower().strip(".,"), w) for w in text.split())
 

@@ -25,7 +25,7 @@ from reverie.provenance.origin import Origin
 from reverie.provenance.paths import SourceKind
 from reverie.recall.asof import TimeAsk, time_ask
 from reverie.recall.ranking import Scored
-from reverie.recall.supersede import change_words, recalls_past, subject_terms, supersede
+from reverie.recall.supersede import Mark, change_words, recalls_past, subject_terms, supersede
 from reverie.recall.values import differ, values
 from reverie.storage.index.rows import Candidate
 from reverie.tokens import stem, terms
@@ -60,7 +60,7 @@ def hit(
 
 def run(
     items: list[tuple[Scored, np.ndarray | None]], query: str, ask: TimeAsk = NOW
-) -> tuple[list[Scored], dict[int, object]]:
+) -> tuple[list[Scored], dict[int, Mark]]:
     vectors = {s.candidate.chunk_id: v for s, v in items if v is not None}
     out, marks = supersede([s for s, _ in items], query, ask, vectors=vectors)
     return out, dict(marks)
@@ -91,9 +91,9 @@ def test_a_differently_worded_update_ranks_newer_first_and_the_old_says_so() -> 
     # the group comes together at its best place, newest first; lunch is not of it
     assert [s.candidate.chunk_id for s in out] == [3, 1, 2]
     old = marks[1]
-    assert old.superseded_by == "memory/2026-11-10.md#L6"  # type: ignore[attr-defined]
-    assert old.changed_on == date(2026, 11, 10)  # type: ignore[attr-defined]
-    assert marks[3].superseded_by is None  # type: ignore[attr-defined]
+    assert old.superseded_by == "memory/2026-11-10.md#L6"
+    assert old.changed_on == date(2026, 11, 10)
+    assert marks[3].superseded_by is None
     assert 2 not in marks
     # members trade places and scores: the list still reads best score first
     assert [s.final for s in out] == [0.8, 0.6, 0.5]
@@ -111,7 +111,7 @@ def test_a_group_already_in_order_moves_nothing() -> None:
     ]  # fmt: skip
     out, marks = run(items, "When is the team standup?")
     assert [s.candidate.chunk_id for s in out] == [3, 2, 1]
-    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"  # type: ignore[attr-defined]
+    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"
 
 
 def test_without_supersession_the_old_line_would_win() -> None:
@@ -130,7 +130,7 @@ def test_an_as_of_question_puts_the_older_value_first() -> None:
         assert ask.past, question
         out, marks = run(standup(), question, ask)
         assert texts(out)[0].startswith("- The team standup is at 9:30"), question
-        assert marks[1].superseded_by  # type: ignore[attr-defined]  # still not current
+        assert marks[1].superseded_by  # still not current
 
 
 def test_a_newer_mention_that_states_no_value_does_not_count_as_the_newest_version() -> None:
@@ -157,8 +157,8 @@ def test_three_versions_of_one_fact_come_in_order() -> None:
     ]  # fmt: skip
     out, marks = run(items, "Who is Priya's dentist?")
     assert [s.candidate.chunk_id for s in out] == [3, 2, 1]
-    assert marks[1].superseded_by == "memory/2026-06-01.md#L5"  # type: ignore[attr-defined]
-    assert marks[2].superseded_by == "memory/2026-10-01.md#L6"  # type: ignore[attr-defined]
+    assert marks[1].superseded_by == "memory/2026-06-01.md#L5"
+    assert marks[2].superseded_by == "memory/2026-10-01.md#L6"
     # "before" wants the one before the current; "in March" the one that held then
     out, _ = run(items, "Who was Priya's dentist before?", time_ask("... before?", TODAY))
     assert out[0].candidate.chunk_id == 2
@@ -169,10 +169,10 @@ def test_three_versions_of_one_fact_come_in_order() -> None:
 def test_an_untrusted_update_never_demotes_or_supersedes_an_owner_line() -> None:
     out, marks = run(standup(Origin.UNTRUSTED), "When is the team standup?")
     assert texts(out)[0].startswith("- The team standup is at 9:30")
-    assert marks[1].superseded_by is None  # type: ignore[attr-defined]
+    assert marks[1].superseded_by is None
     out, marks = run(standup(Origin.SYSTEM), "When is the team standup?")
     assert texts(out)[0].startswith("- The team standup is at 9:30")
-    assert marks[1].superseded_by is None  # type: ignore[attr-defined]
+    assert marks[1].superseded_by is None
 
 
 def test_an_untrusted_line_shown_first_is_put_after_the_owner_line() -> None:
@@ -182,7 +182,7 @@ def test_an_untrusted_line_shown_first_is_put_after_the_owner_line() -> None:
     # the owner's newer line scores lower than the untrusted older one: it still leads
     out, marks = run(items, "When is the team standup?")
     assert out[0].candidate.origin is Origin.OWNER
-    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"  # type: ignore[attr-defined]
+    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"
 
 
 def test_sharing_only_a_name_is_not_one_fact() -> None:
@@ -205,8 +205,8 @@ def test_a_line_that_recalls_the_past_supersedes_nothing() -> None:
     ]  # fmt: skip
     out, marks = run(items, "When is the team standup?")
     assert texts(out)[0].startswith("- Standup moved to 10:15")
-    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"  # type: ignore[attr-defined]
-    assert marks[4].superseded_by is None  # type: ignore[attr-defined]
+    assert marks[1].superseded_by == "memory/2026-11-10.md#L6"
+    assert marks[4].superseded_by is None
 
 
 def test_chinese_change_words_and_time_words() -> None:
@@ -407,8 +407,8 @@ def test_another_value_of_the_slot_is_evidence_without_a_change_word() -> None:
     ]  # fmt: skip
     out, marks = run(items, "Who is Marco's dentist?")
     assert [s.candidate.chunk_id for s in out][:3] == [3, 1, 2]
-    assert marks[1].superseded_by == "memory/2026-08-01.md#L6"  # type: ignore[attr-defined]
-    assert "another name" in marks[1].why  # type: ignore[attr-defined]
+    assert marks[1].superseded_by == "memory/2026-08-01.md#L6"
+    assert "another name" in marks[1].why
     assert 2 not in marks
 
 
