@@ -354,7 +354,11 @@ def test_hnsw_with_a_tenant_filter_still_returns_k_and_matches_the_exact_scan(
             approx = port.vector_top(qvec, 24)
             monkeypatch.setattr(pg_port, "EXACT_MAX", 20_000)
             assert len(exact) == len(approx) == 24, q
-            assert len(set(exact) & set(approx)) >= 22, q  # HNSW is approximate, barely
+            # HNSW is approximate, barely: at least 22 of its rows are among the exact k
+            # nearest, a row tied with the exact k-th counting as one of them (the short
+            # synthetic lines tie often; which tied row comes back is the index's choice)
+            kth = min(exact.values())
+            assert sum(v >= kth - 1e-6 for v in approx.values()) >= 22, q
             for cid in set(exact) & set(approx):
                 assert abs(exact[cid] - approx[cid]) < 1e-6  # re-scored in full precision
         with port.db.transaction() as conn:  # and the plan is the HNSW index's
