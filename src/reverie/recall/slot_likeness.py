@@ -96,9 +96,9 @@ class SlotLikeness:
             if s.candidate.day is not None and s.candidate.kind in ("journal", "transcript")
             and owner.named_in(s.candidate.text)
         )  # fmt: skip
-        kin: dict[int, tuple[float, str]] = {}
         said = masked(seed.candidate.text, owner)
         slot_words = _words(said) - question - {v for _, v in mine}
+        jobs: list[tuple[int, str, tuple[str, ...], float]] = []  # id, kind, texts, gain
         for s in (*named, *extras):
             theirs = values(s.candidate.text, question) - mine
             pairs = [(ka, a, b) for ka, a in mine for kb, b in theirs if ka == kb]
@@ -107,29 +107,24 @@ class SlotLikeness:
             # a word of the slot's line besides the question's ("salaries", "Dr.") says
             # as much as a nearer fit of the name
             near = KIN_SHARED if slot_words & _words(masked(s.candidate.text, owner)) else 0.0
-            kin[s.candidate.chunk_id] = max(
-                (self._fit(said, a, _spelt(b, s.candidate.text), k) + near * (k == "name"), k)
-                for k, a, b in pairs
-            )
+            for k, a, b in pairs:
+                texts = _fit_texts(said, a, _spelt(b, s.candidate.text), k)
+                jobs.append((s.candidate.chunk_id, k, texts, near * (k == "name")))
+        # every text of every fit embedded in one call (the memo keeps them)
+        self._vectors([t for *_, texts, _ in jobs for t in texts], query=False)
+        kin: dict[int, tuple[float, str]] = {}
+        for cid, k, texts, gain in jobs:
+            kin[cid] = max(kin.get(cid, (-2.0, k)), (self._fit(texts) + gain, k))
         return SlotView(view.likeness, view.topical, kin, extras, seed.candidate.chunk_id)
 
-    def _fit(self, said: str, mine: str, theirs: str, kind: str) -> float:
-        """How well ``theirs`` fills the slot ``mine`` fills in ``said`` (the slot's best
-        line without its owner). Names of every kind look alike alone, so a name is put
-        in the line in place of the slot's value, and its likeness is how much nearer
-        the line that reads than the line with no name there at all ("lives in Bristol"
-        beside "lives in Leeds" gains; "lives in Chloe" loses); -1 when the value is not
-        in the line to be replaced. Numbers and addresses are compared alone: those of
-        one slot share their shape ("555-0141", "555-0198")."""
-        if kind == "name":
-            put = re.sub(re.escape(mine), lambda _m: theirs, said, flags=re.I)
-            if put == said:
-                return -1.0
-            gone = re.sub(re.escape(mine), " ", said, flags=re.I)
-            a, b, c = self._vectors([said, put, gone], query=False)
-            return float(a @ b) - float(a @ c)
-        a, b = self._vectors([mine, theirs.lower()], query=False)
-        return float(a @ b)
+    def _fit(self, texts: tuple[str, ...]) -> float:
+        """How well a value fills the slot (:func:`_fit_texts`): the likeness of the two
+        values, or the gain of the slot's line with the name put in over the line with
+        no name; -1 when the name could not be put in."""
+        if not texts:
+            return -1.0
+        vs = self._vectors(list(texts), query=False)
+        return float(vs[0] @ vs[1]) - (float(vs[0] @ vs[2]) if len(vs) == 3 else 0.0)
 
     def _vectors(self, texts: list[str], *, query: bool) -> list[np.ndarray]:
         todo = [t for t in dict.fromkeys(texts) if (query, t) not in self.memo]
@@ -160,3 +155,19 @@ def _words(text: str) -> frozenset[str]:
         stem(t) for t in token_set(text)
         if t not in QUERY_STOP_WORDS and (len(t) == 2 or not is_cjk(t[0]))
     )  # fmt: skip
+
+
+def _fit_texts(said: str, mine: str, theirs: str, kind: str) -> tuple[str, ...]:
+    """What to embed to read how well ``theirs`` fills the slot ``mine`` fills in
+    ``said`` (the slot's best line without its owner). Names of every kind look alike
+    alone, so a name is put in the line in place of the slot's value: the line, the
+    line with the name in ("lives in Bristol" beside "lives in Leeds" gains; "lives in
+    Chloe" loses) and the line with no name there at all; none when the value is not
+    in the line to be replaced. Numbers and addresses are compared alone: those of one
+    slot share their shape ("555-0141", "555-0198")."""
+    if kind != "name":
+        return mine, theirs.lower()
+    put = re.sub(re.escape(mine), lambda _m: theirs, said, flags=re.I)
+    if put == said:
+        return ()
+    return said, put, re.sub(re.escape(mine), " ", said, flags=re.I)
