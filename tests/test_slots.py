@@ -243,11 +243,17 @@ def test_too_many_alike_lines_leave_those_naming_the_slots_word() -> None:
     assert slot_members(SlotView(alike, frozenset({2, 3}))) == [2, 3]
 
 
-def test_a_name_on_a_line_sharing_a_word_of_the_slots_line_fits_nearer() -> None:
+def test_a_name_on_a_line_sharing_a_word_of_the_slots_line_fits_nearer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """ "The infra team pays salaries through HSBC" and "Closed the month for the infra
     team: the Starling transfer for salaries cleared" share "salaries" besides the
-    owner: Starling's fit gains KIN_SHARED over a name on a line sharing nothing."""
+    owner: Starling's fit gains KIN_SHARED over a name on a line sharing nothing (the
+    fit alone: no line reads like the slot's enough to fit by that)."""
+    from reverie.recall import slot_likeness
     from reverie.recall.slot_likeness import KIN_SHARED
+
+    monkeypatch.setattr(slot_likeness, "KIN_LINE_MIN", 2.0)
 
     items = [
         hit(1, "The infra team pays salaries through HSBC.", date(2026, 3, 1), 0.9)[0],
@@ -264,3 +270,50 @@ def test_a_name_on_a_line_sharing_a_word_of_the_slots_line_fits_nearer() -> None
     )
     assert view.seed == 1 and set(view.kin) == {7, 8}
     assert view.kin[7][0] == pytest.approx(view.kin[8][0] + KIN_SHARED)
+
+
+def test_a_name_whose_line_reads_like_the_slots_line_joins_though_its_fit_does_not() -> None:
+    """ "Maya moved to Grenoble, near the old station" puts a name in "used to live in
+    Lyon, near the old bookshop" no better than no name at all (a model reads the
+    two cities alike no more than Lyon and a gym), yet the two lines read alike
+    without their owner: the move joins by that, the gym ("has a membership at Iron
+    Works", nothing like the slot's line) does not, and the move comes first."""
+    from reverie.recall.slot_likeness import KIN_LINE_MIN
+
+    pool = [
+        hit(1, "Maya used to live in Lyon, near the old bookshop.", date(2026, 9, 1), 0.9,
+            vec=[1.0, 0.0]),
+        hit(2, "Maya said the rent keeps going up everywhere.", date(2026, 10, 1), 0.8,
+            vec=[0.0, 1.0]),
+    ]  # fmt: skip
+    items = [s for s, _ in pool]
+    moved, _ = hit(7, "Maya moved to Grenoble, near the old station.", date(2026, 6, 1), 0.1)
+    gym, _ = hit(8, "Maya has a membership at Iron Works.", date(2026, 7, 1), 0.1)
+    fake = FakeEmbedder(dims=256)
+    likeness = SlotLikeness(fake, content_words=True)
+    view = likeness("Where does Maya live?", items, lambda _w, _s: [moved, gym])
+    assert view.seed == 1 and set(view.kin) == {7, 8}
+    a, b = fake.embed_documents(
+        ["used to live in Lyon, near the old bookshop.", "moved to Grenoble, near the old station."]
+    )
+    line = float(a @ b) / float(np.linalg.norm(a) * np.linalg.norm(b))
+    assert view.kin[7][0] == pytest.approx(line - KIN_LINE_MIN) and view.kin[7][0] > 0
+    assert view.kin[8][0] < 0
+    assert 7 in slot_members(view) and 8 not in slot_members(view)
+    # the move joins the group and goes first, before the later line recalling Lyon
+    out, marks = _run(pool, "Where does Maya live?", slots=view)
+    assert [s.candidate.chunk_id for s in out][:2] == [7, 1] and 8 not in marks
+
+
+def test_another_value_joins_only_a_line_nearly_as_alike_as_the_slots_best() -> None:
+    """The slot's best line with a value stands for the slot only when it reads nearly
+    as alike as the slot's best line: "数据组的项目截止日期是六月一号" (a deadline) is no
+    line of a question about the rota when "数据组的值班已经改成每月了" reads twice as
+    alike, so another date ("七月十号交付") does not join the rota's lines."""
+    from reverie.recall.slots import KIN_SEED_SHARE
+
+    rota = {1: 0.44, 2: 0.43, 3: 0.21}  # 3: the deadline, a value; 1 and 2: none
+    kin = {9: (0.78, "num")}
+    assert 9 not in slot_members(SlotView(rota, kin=kin, seed=3))
+    near = {1: 0.44, 2: 0.43, 3: 0.44 * KIN_SEED_SHARE + 0.01}
+    assert 9 in slot_members(SlotView(near, kin=kin, seed=3))

@@ -459,6 +459,9 @@ def test_values_are_words_of_the_line_and_never_of_the_question(line: str, q: st
         ("数据组的项目截止日期是六月一号。", "num", "六月一号"),
         ("开了一下午会，数据组确认七月十号交付。", "num", "七月十号"),
         ("吴磊的车位在地下二层B区。", "num", "二层"),
+        ("例会改到下午一点了。", "num", "一点"),  # 一点 with a time word beside it
+        ("车位在地下一层。", "num", "一层"),
+        ("一点半开会。", "num", "一点半"),
     ],
 )
 def test_a_chinese_line_states_latin_names_and_chinese_numbers(
@@ -469,10 +472,14 @@ def test_a_chinese_line_states_latin_names_and_chinese_numbers(
 
 @pytest.mark.parametrize(
     "line",
-    ["周末一起去看电影。", "移动组按每两周排班。", "离江边走路十分钟。", "护照还有三年到期。"],
-)
+    [
+        "周末一起去看电影。", "移动组按每两周排班。", "离江边走路十分钟。", "护照还有三年到期。",
+        "数据组的周报格式改了一点。", "我们一块去吃饭", "桌上落了一层灰。",
+    ],
+)  # fmt: skip
 def test_a_bare_one_or_a_span_of_time_is_no_value(line: str) -> None:
-    assert values(line, frozenset()) == frozenset()  # "一起", "两周", "十分钟", "三年"
+    # "一起", "两周", "十分钟", "三年"; 一点 (a little), 一块 (together), 一层 (a layer)
+    assert values(line, frozenset()) == frozenset()
 
 
 def test_a_line_naming_the_old_value_on_its_way_to_the_new_one_states_the_new_one() -> None:

@@ -53,6 +53,10 @@ SLOT_MAX = 5  # more hits than this alike: the owner's topic, not one slot
 # the slot's best line reads with it in place of the line's value than with no name there
 # (names of any kind look alike alone: "Victor" beside "Leeds" more than "Bristol" does)
 KIN_MIN = {"num": 0.25, "ref": 0.25, "name": 0.0}
+# the slot's best line with a value stands for the slot only when it reads at least this
+# share as alike as the slot's best line: "数据组的项目截止日期是六月一号" (0.21) is no
+# line of "数据组八月份的值班表是怎么排的" when "数据组的值班已经改成每月了" reads 0.44
+KIN_SEED_SHARE = 0.6
 ZH_PREFIX_MIN_HITS = 2  # a Chinese question's first characters name its owner when held this often
 
 
@@ -178,8 +182,11 @@ def _alike(view: SlotView) -> set[int]:
 
 def _kin(view: SlotView) -> int | None:
     """The one line stating another value most like the slot's best line's (at least
-    :data:`KIN_MIN`), when that line is of the slot."""
+    :data:`KIN_MIN`), when that line is of the slot and nearly its most alike
+    (:data:`KIN_SEED_SHARE`)."""
     if not view.kin or view.seed not in _alike(view):
+        return None
+    if view.likeness[view.seed] < KIN_SEED_SHARE * max(view.likeness.values()):
         return None
     over = {k: like - KIN_MIN[kind] for k, (like, kind) in view.kin.items()}
     kin = max(over, key=lambda k: over[k])

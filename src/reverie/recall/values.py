@@ -29,6 +29,12 @@ _NAME = re.compile(rf"(?<![.?!:;]\s)(?<!{_L})(?<!['’-])(?<!^)(?<!^- )[A-Z](?:{
 _ZH_DIGIT = "[零〇一二两三四五六七八九十百千万]"
 _ZH_UNIT = "[月号日点时岁层楼块元]"
 _ZH_NUM = re.compile(rf"{_ZH_DIGIT}+{_ZH_UNIT}(?:(?:{_ZH_DIGIT}|半)+{_ZH_UNIT}?)*")
+# 一 with 点, 块 or 层 alone is a word more often than a value: 改了一点 (a little), 一块去
+# (together), 一层灰 (a layer); a value with a time or money word beside it (下午一点,
+# 一点半, 一块钱, 地下一层)
+_ZH_WORDISH = frozenset({"一点", "一块", "一层"})
+_ZH_BEFORE = re.compile(r"(?:上午|下午|早上|晚上|凌晨|中午|夜里|地下)$")
+_ZH_AFTER = frozenset("半钟刻钱")
 _TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St)\.")
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "i", "im", "ive", "ill", "id"})
 
@@ -45,6 +51,9 @@ def values(text: str, question: frozenset[str]) -> frozenset[tuple[str, str]]:
         out.add(("num", m.group(0).lower().rstrip(".:")))
     for m in _ZH_NUM.finditer(bare):
         held = m.group(0)
+        beside = bare[m.end() : m.end() + 1] in _ZH_AFTER or _ZH_BEFORE.search(bare[: m.start()])
+        if held in _ZH_WORDISH and not beside:
+            continue
         if not any(held[i : i + 2] in question for i in range(len(held) - 1)):
             out.add(("num", held))
     for m in _NAME.finditer(bare):
