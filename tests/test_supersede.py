@@ -330,6 +330,8 @@ def test_a_past_tense_question_about_an_event_is_left_alone() -> None:
     for question in (
         "When did the team standup start?",
         "Where has the team standup moved?",  # what happened, not what holds now
+        "Which rooms has the team standup been in?",  # an irregular participle too
+        "What has the team standup done for the new hires?",
         "Would the team standup suit the new hires?",  # an inference
     ):
         out, marks = run(standup(), question)

@@ -85,7 +85,11 @@ class TimeAsk:
 # might she like?") asks for an inference, not for the value that holds now: neither
 # is a question supersession answers.
 _EVENT_EN = re.compile(
-    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|(?:has|have)\b[^?？]*\b\w+ed|"
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|(?:has|have)\b[^?？]*\b(?:\w+ed|"
+    r"been|done|seen|read|made|gone|met|eaten|written|taken|given|won|bought|taught|heard|"
+    r"got|gotten|tried|found|built|sold|lost|kept|left|told|said|known|grown|run|begun|"
+    r"drawn|driven|flown|ridden|sung|worn|chosen|spoken|broken|shown|sent|spent|brought|"
+    r"caught|felt|held|led|paid|become|come|put|had)\b|"
     r"would|could|might|should|will|likely|ever)\b",
     re.I,
 )
