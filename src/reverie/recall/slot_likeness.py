@@ -116,19 +116,18 @@ class SlotLikeness:
             for k, a, b in pairs:
                 texts = _fit_texts(said, a, _spelt(b, s.candidate.text), k)
                 jobs.append((s.candidate.chunk_id, k, texts, near * (k == "name")))
-                if k == "name":
-                    lines[s.candidate.chunk_id] = masked(s.candidate.text, owner)
+            if any(k == "name" for k, _, _ in pairs):
+                lines[s.candidate.chunk_id] = masked(s.candidate.text, owner)
         # every text of every fit and every name's line embedded in one call (the memo
         # keeps them)
         fits = [t for *_, texts, _ in jobs for t in texts]
-        self._vectors([*fits, said, *lines.values()], query=False)
-        slot_line = self._vectors([said], query=False)[0]
+        self._vectors([*fits, *([said, *lines.values()] if lines else [])], query=False)
         kin: dict[int, tuple[float, str]] = {}
         for cid, k, texts, gain in jobs:
             fit = self._fit(texts) + gain
             if k == "name":  # or as near as its whole line reads to the slot's line
-                line = float(self._vectors([lines[cid]], query=False)[0] @ slot_line)
-                fit = max(fit, line - KIN_LINE_MIN)
+                mine_v, theirs_v = self._vectors([said, lines[cid]], query=False)
+                fit = max(fit, float(mine_v @ theirs_v) - KIN_LINE_MIN)
             kin[cid] = max(kin.get(cid, (-2.0, k)), (fit, k))
         return SlotView(view.likeness, view.topical, kin, extras, seed.candidate.chunk_id)
 
