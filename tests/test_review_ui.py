@@ -62,6 +62,14 @@ def _playwright() -> Any:
     return sync_playwright
 
 
+def _expect(locator: Any) -> Any:
+    """Playwright's retrying assertion (a page loading after a click is waited for;
+    ``count()`` reads the page as it is at that moment)."""
+    from playwright.sync_api import expect
+
+    return expect(locator)
+
+
 @dataclass
 class Review:
     paths: Paths
@@ -206,7 +214,8 @@ def test_restore_a_preimage(review: Review) -> None:
     assert "A line added later" in review.memory()
     page.goto(f"{review.base}/history")
     page.locator("h3").first.locator("button", has_text="restore").click()
-    assert page.locator(".diff .del", has_text="A line added later").count() == 1
+    # the confirm page loads after the click: expect waits for it, count() would not
+    _expect(page.locator(".diff .del", has_text="A line added later")).to_have_count(1)
     assert "A line added later" in review.memory()  # asked, not done yet
     page.locator("button", has_text="yes, restore").click()
     assert "restored" in page.locator(".flash").inner_text()
@@ -217,7 +226,7 @@ def test_confirm_a_pending_request(review: Review) -> None:
     page = review.page
     page.goto(f"{review.base}/pending")
     page.locator("tr", has_text="green tea").locator("button", has_text="confirm").click()
-    assert page.locator(".diff .del", has_text="green tea").count() == 1
+    _expect(page.locator(".diff .del", has_text="green tea")).to_have_count(1)
     page.locator("button", has_text="yes, confirm").click()
     assert "confirmed" in page.locator(".flash").inner_text()
     assert "green tea" not in review.memory()
