@@ -317,3 +317,25 @@ def test_another_value_joins_only_a_line_nearly_as_alike_as_the_slots_best() -> 
     assert 9 not in slot_members(SlotView(rota, kin=kin, seed=3))
     near = {1: 0.44, 2: 0.43, 3: 0.44 * KIN_SEED_SHARE + 0.01}
     assert 9 in slot_members(SlotView(near, kin=kin, seed=3))
+
+
+def test_before_is_answered_first_by_a_line_recalling_the_earlier_value() -> None:
+    """ "Where did Mei keep her passport before?": the versions state no value to be
+    read by, and the newest line only mentions the passport, so "the one before the
+    newest" would be the current place. The line saying where it used to be answers
+    the question itself: it comes first; asked now, it stays after the versions."""
+    pool = [
+        hit(1, "Mei keeps her passport in the blue folder.", date(2026, 3, 1), 0.8,
+            vec=[1.0, 0.0, 0.0]),
+        hit(2, "Mei keeps her passport in the file box with the birth certificates.",
+            date(2026, 5, 1), 0.7, vec=[0.0, 1.0, 0.0]),
+        hit(3, "Mei's passport expires in three years.", date(2026, 11, 1), 0.9,
+            vec=[0.0, 0.0, 1.0]),
+        hit(4, "Mei's passport used to be in the blue folder, so she lost it twice.",
+            date(2026, 6, 1), 0.6, vec=[0.6, 0.0, 0.8]),
+    ]  # fmt: skip
+    view = SlotView({1: 0.52, 2: 0.54, 3: 0.61, 4: 0.51}, frozenset({1, 2, 3, 4}))
+    out, _ = _run(pool, "Where did Mei keep her passport before?", slots=view)
+    assert out[0].candidate.chunk_id == 4
+    now, _ = _run(pool, "Where does Mei keep her passport?", slots=view)
+    assert [s.candidate.chunk_id for s in now][-1] == 4

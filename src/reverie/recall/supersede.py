@@ -169,7 +169,9 @@ def _order(
     """The group's members in the order the question wants (see the module doc). For a
     question about an earlier value the versions are the members stating a value of the
     slot (:mod:`.values`: "lives in Leeds", "moved to Bristol") when two do, else those
-    saying it changed: a mere mention ("Ravi said the rent keeps going up") is none."""
+    saying it changed: a mere mention ("Ravi said the rent keeps going up") is none.
+    "Before" is answered first by a line recalling the earlier value ("Aisha used to
+    live in Lyon", "阿美的护照以前放在蓝色文件夹"), then by the version before the newest."""
 
     def day(s: Scored) -> int:
         return s.candidate.day.toordinal() if s.candidate.day else 0
@@ -193,8 +195,8 @@ def _order(
         bucket, other = _trust(s.candidate.origin), int(s not in statements)
         if ask.when == "first":
             return bucket, other, 0, day(s)
-        if ask.when == "before":
-            return bucket, other, int(s is newest), -day(s)
+        if ask.when == "before":  # a line recalling the earlier value says it
+            return bucket, -1 if s not in said else other, int(s is newest), -day(s)
         if ask.when == "window":
             return bucket, int(s is not answer), other, -day(s)
         return bucket, other, 0, -day(s)
