@@ -81,17 +81,18 @@ class TimeAsk:
 # support group?"), which no later line supersedes; a state is asked in the present
 # ("Where does Priya live?", "Who is her dentist?"). So does the present perfect, an
 # accumulation of events ("What books has Tim read?", "Where has she been?", "-ed" or
-# an irregular participle). Chinese marks a past event by 过 after the verb ("去过哪里",
-# "见过谁").
+# an irregular participle; not those that say what holds, "has got", "has kept", "has
+# put", "has left", "has become", "has known"). Chinese marks a past event by 过 after
+# the verb ("去过哪里", "见过谁").
 # A question asking what might be or would be ("Would Caroline pursue writing?", "What
 # might she like?") asks for an inference, not for the value that holds now: neither
 # is a question supersession answers.
 _EVENT_EN = re.compile(
     r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|(?:has|have)\b[^?？]*\b(?:\w+ed|"
     r"been|done|seen|read|made|gone|met|eaten|written|taken|given|won|bought|taught|heard|"
-    r"got|gotten|tried|found|built|sold|lost|kept|left|told|said|known|grown|run|begun|"
-    r"drawn|driven|flown|ridden|sung|worn|chosen|spoken|broken|shown|sent|spent|brought|"
-    r"caught|felt|held|led|paid|become|come|put)\b|"
+    r"gotten|tried|found|built|sold|lost|told|said|grown|run|begun|drawn|driven|flown|"
+    r"ridden|sung|worn|chosen|spoken|broken|shown|sent|spent|brought|caught|felt|held|led|"
+    r"paid|come)\b|"
     r"would|could|might|should|will|likely|ever)\b",
     re.I,
 )
