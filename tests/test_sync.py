@@ -401,7 +401,7 @@ def test_a_forget_reaches_the_other_devices_own_stores(tmp_path: Path, two: list
     """b searched the line (its recall log and index hold it); after a forget on a and a
     sync, no file of b's workspace or state holds it, git's own objects aside."""
     a, b = two
-    a.write("zq the alarm code of the garage is 7309")
+    a.write("zq the alarm code of the garage is zk7309")
     a.sync()
     b.sync()
     assert b.engine.search("garage alarm code").hits  # recorded in b's recall log
@@ -410,12 +410,13 @@ def test_a_forget_reaches_the_other_devices_own_stores(tmp_path: Path, two: list
     a.sync()
     b.sync()
     hits = [h.text for h in b.engine.search("garage alarm code", record=False).hits]
-    assert not any("7309" in t for t in hits)
+    assert not any("zk7309" in t for t in hits)
     b.engine.close()  # its SQLite files whole, as the next process finds them
     held = [
         str(p.relative_to(tmp_path))
         for p in sorted((tmp_path / "d1").rglob("*"))
-        if p.is_file() and "sync.git" not in p.parts and b"7309" in p.read_bytes()
+        # (letters no hex key holds: "7309" alone turned up in a random origin key)
+        if p.is_file() and "sync.git" not in p.parts and b"zk7309" in p.read_bytes()
     ]
     assert held == []
 
