@@ -112,12 +112,13 @@ class SlotLikeness:
                 continue
             # a word of the slot's line besides the question's ("salaries", "Dr.") says
             # as much as a nearer fit of the name
-            near = KIN_SHARED if slot_words & _words(masked(s.candidate.text, owner)) else 0.0
+            line = masked(s.candidate.text, owner)
+            near = KIN_SHARED if slot_words & _words(line) else 0.0
             for k, a, b in pairs:
                 texts = _fit_texts(said, a, _spelt(b, s.candidate.text), k)
                 jobs.append((s.candidate.chunk_id, k, texts, near * (k == "name")))
             if any(k == "name" for k, _, _ in pairs):
-                lines[s.candidate.chunk_id] = masked(s.candidate.text, owner)
+                lines[s.candidate.chunk_id] = line
         # every text of every fit and every name's line embedded in one call (the memo
         # keeps them)
         fits = [t for *_, texts, _ in jobs for t in texts]

@@ -9,7 +9,8 @@ carries a change word ("moved to", "now", "switched", "no longer", "replaced",
 word stems stands in. Such hits form a group (connected pairs).
 
 Within a group the question's time decides the order (:mod:`reverie.recall.asof`):
-now: newest first; "before": the value before the newest; "originally": the oldest;
+now: newest first; "before": a line recalling the earlier value ("used to"), then the
+value before the newest; "originally": the oldest;
 a window ("in March"): the newest line not after the window's end. A group grows only
 around the best content hit (the fact the question asks about; a chat that comes back
 to a topic in many sessions is not reordered further down), and it moves as little

@@ -51,8 +51,9 @@ def values(text: str, question: frozenset[str]) -> frozenset[tuple[str, str]]:
         out.add(("num", m.group(0).lower().rstrip(".:")))
     for m in _ZH_NUM.finditer(bare):
         held = m.group(0)
-        beside = bare[m.end() : m.end() + 1] in _ZH_AFTER or _ZH_BEFORE.search(bare[: m.start()])
-        if held in _ZH_WORDISH and not beside:
+        if held in _ZH_WORDISH and not (
+            bare[m.end() : m.end() + 1] in _ZH_AFTER or _ZH_BEFORE.search(bare[: m.start()])
+        ):
             continue
         if not any(held[i : i + 2] in question for i in range(len(held) - 1)):
             out.add(("num", held))
