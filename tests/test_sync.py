@@ -406,19 +406,22 @@ def test_a_forget_reaches_the_other_devices_own_stores(tmp_path: Path, two: list
     b.sync()
     assert b.engine.search("garage alarm code").hits  # recorded in b's recall log
     b.engine.context("what is the garage alarm code?")
+
+    def holding() -> list[str]:  # b's files holding the code (letters no hex key holds)
+        return [
+            str(p.relative_to(tmp_path))
+            for p in sorted((tmp_path / "d1").rglob("*"))
+            if p.is_file() and "sync.git" not in p.parts and b"zk7309" in p.read_bytes()
+        ]
+
+    assert holding()  # the scan below can see it: b's workspace and stores hold it now
     a.engine.curation.forget("alarm code of the garage")
     a.sync()
     b.sync()
     hits = [h.text for h in b.engine.search("garage alarm code", record=False).hits]
     assert not any("zk7309" in t for t in hits)
     b.engine.close()  # its SQLite files whole, as the next process finds them
-    held = [
-        str(p.relative_to(tmp_path))
-        for p in sorted((tmp_path / "d1").rglob("*"))
-        # (letters no hex key holds: "7309" alone turned up in a random origin key)
-        if p.is_file() and "sync.git" not in p.parts and b"zk7309" in p.read_bytes()
-    ]
-    assert held == []
+    assert holding() == []  # ("7309" alone once turned up in a random hex origin key)
 
 
 def test_a_dream_over_an_open_conflict_keeps_both_versions(
