@@ -234,13 +234,54 @@ def test_a_name_joins_the_slot_when_it_fills_the_slots_line_as_well_as_its_value
     assert 7 in slot_members(view) and 8 not in slot_members(view)
 
 
-def test_too_many_alike_lines_leave_those_naming_the_slots_word() -> None:
+def test_too_many_alike_lines_leave_the_most_alike_and_those_naming_the_slots_word() -> None:
     """Chinese lines without their owner read alike more often than English ones: past
-    SLOT_MAX alike lines, the slot is those sharing a word of the question besides the
-    owner's (截止日期), when few enough."""
-    alike = {i: 0.8 for i in range(1, SLOT_MAX + 3)}
-    assert slot_members(SlotView(alike)) == []
-    assert slot_members(SlotView(alike, frozenset({2, 3}))) == [2, 3]
+    SLOT_MAX alike lines, the slot is the most alike line and those sharing a word of
+    the question besides the owner's (截止日期), when few enough. The most alike stays
+    though it shares no word: "The mobile team pays salaries through HSBC" is the line
+    of "Which bank does the mobile team use for payroll?" more than "hired two new
+    people, so payroll is bigger"."""
+    alike = {1: 0.9, **{i: 0.8 for i in range(2, SLOT_MAX + 3)}}
+    assert slot_members(SlotView(alike)) == []  # the best alone is no group
+    assert slot_members(SlotView(alike, frozenset({2, 3}))) == [1, 2, 3]
+
+
+def test_another_value_counts_towards_too_many() -> None:
+    """SLOT_MAX alike lines and another value most like the slot's ("开了一下午会，设计组
+    确认七月十号交付" beside "设计组的项目截止日期是六月一号"): six are too many, so the
+    alike lines are cut to the best and those naming the slot's word, and the value
+    joins them; before, the six made no group and the newer date stayed out."""
+    alike = {1: 0.57, 2: 0.45, 3: 0.30, 4: 0.26, 5: 0.24}
+    assert len(alike) == SLOT_MAX
+    view = SlotView(alike, frozenset({1, 2}), kin={9: (0.78, "num")}, seed=1)
+    assert slot_members(view) == [1, 2, 9]
+
+
+def test_a_value_recalled_as_past_lets_a_slightly_worse_fit_join() -> None:
+    """When another of the owner's lines recalls the slot's value as past ("Ravi used to
+    have a red Corolla that broke down") some other value holds now, so the best other
+    name joins at KIN_PAST_SLACK less fit ("picked me up in his white Model 3": a hair
+    under no name at all); without that line it does not."""
+    from reverie.recall.slots import KIN_PAST_SLACK
+
+    fit = -KIN_PAST_SLACK / 2
+    assert slot_members(SlotView({1: 0.9, 2: 0.1}, kin={2: (fit, "name")}, seed=1)) == []
+    past = SlotView({1: 0.9, 2: 0.1}, kin={2: (fit, "name")}, seed=1, past=True)
+    assert slot_members(past) == [1, 2]
+    far = SlotView({1: 0.9, 2: 0.1}, kin={2: (-2 * KIN_PAST_SLACK, "name")}, seed=1, past=True)
+    assert slot_members(far) == []
+
+    items = [
+        hit(1, "Ravi drives a red Corolla.", date(2026, 3, 1), 0.9)[0],
+        hit(2, "Ravi used to have a red Corolla that broke down every winter.",
+            date(2026, 9, 1), 0.5)[0],
+    ]  # fmt: skip
+    model3, _ = hit(7, "Ravi picked me up in his white Model 3.", date(2026, 6, 1), 0.1)
+    likeness = SlotLikeness(FakeEmbedder(dims=64), content_words=True)
+    view = likeness("What car does Ravi drive?", items, lambda _w, _s: [model3])
+    assert view.seed == 1 and view.past
+    view = likeness("What car does Ravi drive?", items[:1], lambda _w, _s: [model3])
+    assert not view.past
 
 
 def test_a_name_on_a_line_sharing_a_word_of_the_slots_line_fits_nearer(

@@ -456,6 +456,20 @@ def test_values_are_words_of_the_line_and_never_of_the_question(line: str, q: st
     assert differ(values(line, subject), values(line, subject)) is None  # one value: same
 
 
+def test_values_differ_by_what_each_states_and_the_other_does_not() -> None:
+    """A value both lines state is the slot's context: "GP" in "Sofia's GP is Dr. Singh"
+    and "Sofia registered with a new GP, Dr. Novak" does not keep Novak from being
+    another value than Singh; a line adding a value to the other's states no other."""
+    subject = subject_terms("Who is Sofia's doctor?").terms
+    old = values("Sofia's GP is Dr. Singh.", subject)
+    new = values(
+        "Sofia registered with a new GP, Dr. Novak, since the old surgery closed.", subject
+    )
+    assert ("name", "gp") in old & new
+    assert differ(old, new) == "name"
+    assert differ(values("Sofia saw her GP.", subject), new) is None  # nothing but "GP" apart
+
+
 @pytest.mark.parametrize(
     ("line", "kind", "value"),
     [

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import ProviderError
 from ..storage.embedders.base import Embedder
 from ..tokens import QUERY_STOP_WORDS, is_cjk, query_terms, stem, stem_set, token_set
+from .change import recalls_past
 from .ranking import Scored
 from .slots import Owner, OwnerLines, SlotView, masked, owner_of, owner_words
 from .subject import subject_terms
@@ -130,7 +131,13 @@ class SlotLikeness:
                 mine_v, theirs_v = self._vectors([said, lines[cid]], query=False)
                 fit = max(fit, float(mine_v @ theirs_v) - KIN_LINE_MIN)
             kin[cid] = max(kin.get(cid, (-2.0, k)), (fit, k))
-        return SlotView(view.likeness, view.topical, kin, extras, seed.candidate.chunk_id)
+        past = any(
+            s is not seed
+            and recalls_past(s.candidate.text)
+            and bool(values(s.candidate.text, question) & mine)
+            for s in (*named, *extras)
+        )
+        return SlotView(view.likeness, view.topical, kin, extras, seed.candidate.chunk_id, past)
 
     def _fit(self, texts: tuple[str, ...]) -> float:
         """How well a value fills the slot (:func:`_fit_texts`): the likeness of the two

@@ -57,6 +57,9 @@ KIN_MIN = {"num": 0.25, "ref": 0.25, "name": 0.0}
 # share as alike as the slot's best line: "数据组的项目截止日期是六月一号" (0.21) is no
 # line of "数据组八月份的值班表是怎么排的" when "数据组的值班已经改成每月了" reads 0.44
 KIN_SEED_SHARE = 0.6
+# when another of the owner's lines recalls the slot's value as past ("used to have a red
+# Corolla"), some other value holds now: its line joins at this much less fit
+KIN_PAST_SLACK = 0.05
 ZH_PREFIX_MIN_HITS = 2  # a Chinese question's first characters name its owner when held this often
 
 
@@ -107,6 +110,7 @@ class SlotView:
     kin: Mapping[int, tuple[float, str]] = field(default_factory=dict)  # likeness, kind
     extras: tuple[Scored, ...] = ()
     seed: int | None = None
+    past: bool = False  # another of the owner's lines recalls the seed's value as past
 
 
 def owner_words(query: str, owner: Owner) -> str:
@@ -188,7 +192,8 @@ def _kin(view: SlotView) -> int | None:
         return None
     if view.likeness[view.seed] < KIN_SEED_SHARE * max(view.likeness.values()):
         return None
-    over = {k: like - KIN_MIN[kind] for k, (like, kind) in view.kin.items()}
+    slack = KIN_PAST_SLACK if view.past else 0.0
+    over = {k: like - KIN_MIN[kind] + slack for k, (like, kind) in view.kin.items()}
     kin = max(over, key=lambda k: over[k])
     return kin if over[kin] >= 0 else None
 
@@ -199,9 +204,10 @@ def slot_members(view: SlotView) -> list[int]:
     topic the owner comes back to)."""
     kin = _kin(view)
     alike = _alike(view)
-    if len(alike) > SLOT_MAX:  # too many alike: those naming the slot's word, if few
-        alike &= view.topical
-    members = alike | ({kin} if kin is not None else set())
+    joins = {kin} if kin is not None else set()
+    if len(alike | joins) > SLOT_MAX:  # too many: the most alike and those naming the slot's word
+        alike &= view.topical | {max(alike, key=lambda k: view.likeness[k])}
+    members = alike | joins
     ordered = sorted(members, key=lambda k: -view.likeness.get(k, -1.0))
     return ordered if 2 <= len(ordered) <= SLOT_MAX else []
 

@@ -67,12 +67,13 @@ def values(text: str, question: frozenset[str]) -> frozenset[tuple[str, str]]:
 
 
 def differ(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) -> str | None:
-    """The kind of value both lines state with no value in common (another value of
-    one slot), or None."""
+    """The kind of value each line states and the other does not (another value of one
+    slot), or None. A value both state is the slot's context, not its value: "GP" in
+    "Sofia's GP is Dr. Singh" and "registered with a new GP, Dr. Novak"."""
     for kind in ("ref", "num", "name"):
         va = {v for k, v in a if k == kind}
         vb = {v for k, v in b if k == kind}
-        if va and vb and not va & vb:
+        if va - vb and vb - va:
             return kind
     return None
 
