@@ -200,8 +200,10 @@ def _kin(view: SlotView) -> int | None:
 
 def slot_members(view: SlotView) -> list[int]:
     """The hits (chunk ids) that speak of the question's slot (alike, or another value
-    of it), best first. Empty when fewer than two do, or more than :data:`SLOT_MAX` (a
-    topic the owner comes back to)."""
+    of it), best first. Past :data:`SLOT_MAX` (another value counting) the alike ones
+    are cut to the most alike and those sharing a word of the question besides the
+    owner's; empty when fewer than two are left, or still more than :data:`SLOT_MAX`
+    (a topic the owner comes back to)."""
     kin = _kin(view)
     alike = _alike(view)
     joins = {kin} if kin is not None else set()
