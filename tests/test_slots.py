@@ -380,3 +380,28 @@ def test_before_is_answered_first_by_a_line_recalling_the_earlier_value() -> Non
     assert out[0].candidate.chunk_id == 4
     now, _ = _run(pool, "Where does Mei keep her passport?", slots=view)
     assert [s.candidate.chunk_id for s in now][-1] == 4
+
+
+def test_a_far_less_relevant_mention_does_not_pass_the_line_stating_the_value() -> None:
+    """ "Where does Ravi live?": a later line that only mentions the slot ("the rent
+    keeps going up": no value, no change word) and reads far less relevant than the
+    line saying where he lives stays after it; a later line as relevant as the value's,
+    though it states no value by shape ("his place is by the harbour"), is read as the
+    newer version and comes first."""
+    lives = hit(1, "Ravi lives in Leeds, in a flat above a bakery.", date(2026, 3, 1), 0.8,
+                vec=[1.0, 0.0, 0.0])  # fmt: skip
+    view = SlotView({1: 0.45, 2: 0.30}, frozenset({1, 2}))
+    rent = hit(2, "Ravi said the rent keeps going up everywhere.", date(2026, 10, 1), 0.35,
+               vec=[0.0, 1.0, 0.0])  # fmt: skip
+    out, marks = _run([lives, rent], "Where does Ravi live?", slots=view)
+    assert [s.candidate.chunk_id for s in out] == [1, 2]
+    assert marks[1].superseded_by is None
+    harbour = hit(2, "Ravi's place is by the harbour, a short walk from the ferry.",
+                  date(2026, 10, 1), 0.6, vec=[0.0, 1.0, 0.0])  # fmt: skip
+    out, _ = _run([lives, harbour], "Where does Ravi live?", slots=view)
+    assert [s.candidate.chunk_id for s in out] == [2, 1]
+    # with no member stating a value or a change, nothing tells a mention apart: newest first
+    plain = hit(1, "Ravi's flat is above the bakery on the high street.", date(2026, 3, 1), 0.8,
+                vec=[1.0, 0.0, 0.0])  # fmt: skip
+    out, _ = _run([plain, rent], "Where does Ravi live?", slots=view)
+    assert [s.candidate.chunk_id for s in out] == [2, 1]

@@ -9,9 +9,10 @@ carries a change word ("moved to", "now", "switched", "no longer", "replaced",
 word stems stands in. Such hits form a group (connected pairs).
 
 Within a group the question's time decides the order (:mod:`reverie.recall.asof`):
-now: newest first; "before": a line recalling the earlier value ("used to"), then the
-value before the newest; "originally": the oldest;
-a window ("in March"): the newest line not after the window's end. A group grows only
+now: newest first, but a mere mention (no value, no change word, far less relevant
+than the group's best) after the members stating a value; "before": a line recalling
+the earlier value ("used to"), then the value before the newest; "originally": the
+oldest; a window ("in March"): the newest line not after the window's end. A group grows only
 around the best content hit (the fact the question asks about; a chat that comes back
 to a topic in many sessions is not reordered further down), and it moves as little
 as it takes: a member that must come first moves up to just before the member it
@@ -61,6 +62,10 @@ NEAREST_MIN = 0.3  # ... with at least this cosine (Jaccard: below) state one fa
 LEXICAL_NEAREST_MIN = 0.12
 VERSIONS = 3  # a group of more lines than this is a recurring topic: left alone
 SEEDS = 1  # a group grows only around the best this many content hits
+# a member stating no value and no change, this far below the group's most relevant
+# member, is a mere mention ("Sofia said the rent keeps going up") beside a member that
+# states a value: it does not pass it for a question about now
+MENTION_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,7 @@ def _order(
     if statements is said:  # no values to tell them by: those saying it changed, if any
         versions = [s for s in versions if change_words(s.candidate.text)] or versions
     newest = max(versions or members, key=day)  # what "before" counts back from
+    mentions = _mentions(said, members, question)
     answer: Scored | None = None
     if ask.when == "window" and ask.end is not None:
         end = ask.end.toordinal()
@@ -200,9 +206,23 @@ def _order(
             return bucket, -1 if s not in said else other, int(s is newest), -day(s)
         if ask.when == "window":
             return bucket, int(s is not answer), other, -day(s)
-        return bucket, other, 0, -day(s)
+        return bucket, other, int(id(s) in mentions), -day(s)
 
     return sorted(members, key=key)
+
+
+def _mentions(said: list[Scored], members: list[Scored], question: frozenset[str]) -> set[int]:
+    """The ``id``s of the members that merely mention the slot: no value, no change
+    word, relevance below :data:`MENTION_SHARE` of the group's best; none when no
+    member states a value or a change (then nothing tells a mention from a version)."""
+
+    def informs(s: Scored) -> bool:
+        return bool(values(s.candidate.text, question) or change_words(s.candidate.text))
+
+    if not any(informs(s) for s in said):
+        return set()
+    top = max(s.relevance for s in members)
+    return {id(s) for s in said if not informs(s) and s.relevance < MENTION_SHARE * top}
 
 
 def supersede(
