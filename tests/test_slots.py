@@ -405,3 +405,37 @@ def test_a_far_less_relevant_mention_does_not_pass_the_line_stating_the_value() 
                 vec=[1.0, 0.0, 0.0])  # fmt: skip
     out, _ = _run([plain, rent], "Where does Ravi live?", slots=view)
     assert [s.candidate.chunk_id for s in out] == [2, 1]
+
+
+def test_a_name_after_the_slots_title_fits_nearer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "Omar's dentist is Dr. Patel" beside "Omar had a filling done by Dr. Okafor on
+    the way home": the same title before both names says what kind of person fills
+    the slot, so Okafor's fit gains KIN_TITLED; a name after another title ("Prof.
+    Okafor") or none ("Bruno") gains nothing."""
+    from reverie.recall import slot_likeness
+    from reverie.recall.slot_likeness import KIN_TITLED
+
+    monkeypatch.setattr(slot_likeness, "KIN_LINE_MIN", 2.0)  # the fit alone
+    items = [
+        hit(1, "Omar's dentist is Dr. Patel.", date(2026, 3, 1), 0.9)[0],
+        hit(2, "Omar hates the waiting room at the dentist.", date(2026, 8, 1), 0.8)[0],
+    ]
+    okafor, _ = hit(7, "Omar had a filling done by Dr. Okafor on the way home.",
+                    date(2026, 9, 1), 0.1)  # fmt: skip
+    bruno, _ = hit(8, "Omar went climbing with Bruno on the way home.", date(2026, 9, 2), 0.1)
+    prof, _ = hit(9, "Omar had a talk given by Prof. Okafor on the way home.",
+                  date(2026, 9, 3), 0.1)  # fmt: skip
+
+    def kin() -> dict[int, float]:
+        likeness = SlotLikeness(FakeEmbedder(dims=256), content_words=True)
+        view = likeness("Who is Omar's dentist?", items, lambda _w, _s: [okafor, bruno, prof])
+        assert view.seed == 1
+        return {k: fit for k, (fit, _kind) in view.kin.items()}
+
+    titled = kin()
+    monkeypatch.setattr(slot_likeness, "KIN_TITLED", 0.0)
+    plain = kin()
+    assert set(titled) == {7, 8, 9}
+    assert titled[7] == pytest.approx(plain[7] + KIN_TITLED)
+    assert titled[8] == plain[8] and titled[9] == plain[9]
+    assert max(titled, key=lambda k: titled[k]) == 7
