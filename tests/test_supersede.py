@@ -541,3 +541,25 @@ def test_before_counts_back_from_the_line_that_says_it_changed_not_a_later_menti
     out, _ = run(items, question, time_ask(question, TODAY))
     ids = [s.candidate.chunk_id for s in out]
     assert ids.index(2) < ids.index(1)
+
+
+def test_a_line_stating_no_value_and_no_change_never_marks_a_fact_superseded() -> None:
+    """ "Aisha needs new shoes for the wedding" is about her shoes and newer than "Aisha
+    wears size 31 shoes", but it states no size and "new" alone says nothing changed:
+    the size line is not marked earlier. A later size is ("so she is now a size 32"),
+    and so is a fact a change word ends with no value in its place ("cancelled")."""
+    size = hit(1, "Aisha wears size 31 shoes.", date(2026, 3, 1), 0.8, vec=[1.0, 0.0, 0.0])
+    shoes = hit(2, "Aisha needs new shoes for the wedding.", date(2026, 10, 1), 0.7,
+                vec=[0.95, 0.3, 0.0])  # fmt: skip
+    _, marks = run([size, shoes], "What is Aisha's shoe size?")
+    assert 1 in marks and marks[1].superseded_by is None
+    grew = hit(3, "Aisha's feet grew, so she is now a size 32.", date(2026, 11, 1), 0.6,
+               vec=[0.9, 0.0, 0.4])  # fmt: skip
+    _, marks = run([size, shoes, grew], "What is Aisha's shoe size?")
+    assert marks[1].superseded_by == "memory/2026-11-01.md#L6"
+    gym = hit(1, "Aisha has a membership at the climbing gym.", date(2026, 3, 1), 0.8,
+              vec=[1.0, 0.0, 0.0])  # fmt: skip
+    ended = hit(2, "Aisha cancelled the climbing gym membership.", date(2026, 10, 1), 0.7,
+                vec=[0.95, 0.3, 0.0])  # fmt: skip
+    _, marks = run([gym, ended], "Which gym does Aisha go to?")
+    assert marks[1].superseded_by == "memory/2026-10-01.md#L5"

@@ -27,6 +27,16 @@ def change_words(text: str) -> tuple[str, ...]:
     return tuple(m.group(0) for m in _CHANGE_EN.finditer(text)) + tuple(_CHANGE_ZH.findall(text))
 
 
+# "new" alone says no fact changed ("needs new shoes", "hired two new people"); a line
+# that states a value says the rest ("new address is in Bristol")
+_WEAK_CHANGE = frozenset({"new", "新的"})
+
+
+def says_changed(text: str) -> bool:
+    """``text`` holds a change word besides a mere "new" (:data:`_WEAK_CHANGE`)."""
+    return any(w.lower() not in _WEAK_CHANGE for w in change_words(text))
+
+
 @lru_cache(maxsize=8192)
 def recalls_past(text: str) -> bool:
     """``text`` recalls a value as a thing of the past ("used to", "以前") and says
@@ -36,4 +46,4 @@ def recalls_past(text: str) -> bool:
     return said and not change_words(text)
 
 
-__all__ = ["change_words", "recalls_past"]
+__all__ = ["change_words", "recalls_past", "says_changed"]

@@ -23,7 +23,9 @@ Provenance decides who may supersede: owner and agent lines come first in a grou
 whatever the days, then system lines, then untrusted ones; only an owner or agent
 line marks another line superseded (an untrusted one marks only an untrusted one), a
 system line never does. A line that recalls a value as past ("used to", "以前") states
-no current value: it supersedes nothing and is not marked.
+no current value: it supersedes nothing and is not marked. Nor does a line that states
+no value and says nothing changed supersede anything ("needs new shoes for the
+wedding": "new" alone is no change).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 from ..provenance.origin import Origin
 from ..tokens import is_cjk, stem_set
 from .asof import TimeAsk, asks_event
-from .change import change_words, recalls_past
+from .change import change_words, recalls_past, says_changed
 from .ranking import Scored
 from .slots import SlotView, slot_group
 from .subject import Subject, subject_terms
@@ -212,9 +214,8 @@ def _order(
 
 
 def _mentions(said: list[Scored], members: list[Scored], question: frozenset[str]) -> set[int]:
-    """The ``id``s of the members that merely mention the slot: no value, no change
-    word, relevance below :data:`MENTION_SHARE` of the group's best; none when no
-    member states a value or a change (then nothing tells a mention from a version)."""
+    """The ``id``s of the members merely mentioning the slot: no value, no change word,
+    under :data:`MENTION_SHARE` of the best relevance; none when no member informs."""
 
     def informs(s: Scored) -> bool:
         return bool(values(s.candidate.text, question) or change_words(s.candidate.text))
@@ -334,7 +335,7 @@ def supersede(
             links = {
                 m.candidate.chunk_id: edges.get((me, place[m.candidate.chunk_id])) for m in members
             }
-            by = _superseder(s, members, links)
+            by = _superseder(s, members, links, subject.terms)
             marks[s.candidate.chunk_id] = Mark(
                 number,
                 ask.order_name,
@@ -363,11 +364,16 @@ def _promote(items: list[Scored], wanted: list[Scored]) -> list[Scored]:
 
 
 def _superseder(
-    s: Scored, members: list[Scored], links: Mapping[int, _Link | None]
+    s: Scored,
+    members: list[Scored],
+    links: Mapping[int, _Link | None],
+    question: frozenset[str] = frozenset(),
 ) -> Scored | None:
     """The nearest newer member that may mark ``s`` superseded, or None: it states a
-    value (it does not recall one), its trust allows it, and the evidence is strong: a
-    change word, or a close likeness to ``s`` (not only the nearest of the pool)."""
+    value (by shape, :mod:`.values`) or says it changed, and does not recall one as
+    past (a mere mention, "Omar's passport expires in three years", replaces nothing);
+    its trust allows it; and the evidence is strong: a change word, another value, or a
+    close likeness to ``s`` (not only the nearest of the pool)."""
     c = s.candidate
     if recalls_past(c.text) or c.day is None:
         return None
@@ -382,6 +388,7 @@ def _superseder(
         for m in members
         if m.candidate.day is not None and m.candidate.day > c.day
         and not recalls_past(m.candidate.text)
+        and bool(values(m.candidate.text, question) or says_changed(m.candidate.text))
         and (_trust(m.candidate.origin) == 0 or mine == _trust(m.candidate.origin) == 2)
         and strong(m)
     ]  # fmt: skip
