@@ -439,3 +439,15 @@ def test_a_name_after_the_slots_title_fits_nearer(monkeypatch: pytest.MonkeyPatc
     assert titled[7] == pytest.approx(plain[7] + KIN_TITLED)
     assert titled[8] == plain[8] and titled[9] == plain[9]
     assert max(titled, key=lambda k: titled[k]) == 7
+
+
+def test_a_member_at_the_bar_marks_nothing() -> None:
+    """ "Aisha has a membership at Iron Works" reads just alike enough to join the
+    slot of "Where does Aisha live?" (0.13 against the best 0.30) and states another
+    name than Lyon, but that is all: a line at the bar may be another slot's. The
+    Lyon line is marked changed by the move, which reads nearly as alike (0.20), not
+    by the nearer-dated gym line."""
+    view = SlotView({1: 0.30, 3: 0.13, 4: 0.20}, frozenset({1}))
+    out, marks = _run(_aisha(), "Where does Aisha live?", slots=view)
+    assert 3 in marks and out[0].candidate.chunk_id == 4
+    assert marks[1].superseded_by == "memory/2026-09-01.md#L7"

@@ -219,7 +219,9 @@ def slot_group(
 ) -> tuple[list[int], dict[int, str], dict[tuple[int, int], bool]]:
     """The places in ``items`` of the hits that speak of the slot (:func:`slot_members`),
     why each is there, and for each pair whether the evidence says one changed: the
-    newer carries a change word, or the two state other values of one kind."""
+    newer carries a change word, or the two state other values of one kind, and both
+    read at least :data:`KIN_SEED_SHARE` as alike as the slot's best (or one is the
+    other value)."""
     at = {s.candidate.chunk_id: n for n, s in enumerate(items)}
     spoken = sorted(at[k] for k in slot_members(view) if k in at)
     if not spoken:
@@ -236,6 +238,14 @@ def slot_group(
     why = {
         i: f"speaks of the question's slot ({said(items[i].candidate.chunk_id)})" for i in spoken
     }
+    kin = _kin(view)
+    # a line marks another changed only when both read nearly as alike as the slot's
+    # best (or one is the other value): a member at the bar may be another slot's line
+    firm = {
+        i for i in spoken
+        if items[i].candidate.chunk_id == kin
+        or view.likeness.get(items[i].candidate.chunk_id, -1.0) >= KIN_SEED_SHARE * best
+    }  # fmt: skip
     strong: dict[tuple[int, int], bool] = {}
     for i in spoken:
         for j in spoken:
@@ -243,7 +253,8 @@ def slot_group(
                 a, b = items[i].candidate, items[j].candidate
                 newer = b if (b.day or date.min) > (a.day or date.min) else a
                 kind = differ(values(a.text, question), values(b.text, question))
-                strong[(i, j)] = bool(change_words(newer.text)) or kind is not None
+                evident = bool(change_words(newer.text)) or kind is not None
+                strong[(i, j)] = evident and i in firm and j in firm
     return spoken, why, strong
 
 
