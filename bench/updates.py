@@ -41,6 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import MemoQueryEmbedder, parse_sets
+from _marks import fact_places, mark_calls
 from _update_cases import EN, PEOPLE, TEAMS, UNIQUE, ZH, ZH_PEOPLE, ZH_TEAMS
 from locomo import build_layout
 
@@ -285,6 +286,7 @@ def main() -> int:
     files, cases, spot, end = build(args.data, rng)
     results: dict[str, list[bool]] = defaultdict(list)
     failures: list[str] = []
+    marks: list[str] = []  # each "earlier; changed" mark shown: right / wrong-fact / other
     with tempfile.TemporaryDirectory(prefix="reverie-updates-") as tmp:
         root = args.keep or Path(tmp)
         ws, st = root / "ws", root / "st"
@@ -308,11 +310,14 @@ def main() -> int:
                 (ws / rel).write_text(body, encoding="utf-8")  # unchanged: a no-op resync
         stats = engine.index()
         engine.warm()
+        facts = fact_places(cases, spot)
         for decay in (True, False):
             tag = "decay" if decay else "no-decay"
             for c in cases:
                 ranks = [c.where[t] for _, t in c.versions]
                 hits = engine.search(c.question, decay=decay, record=False).hits
+                if decay:
+                    marks.extend(mark_calls(hits, facts))
                 pos = [first_rank(hits, [w]) for w in ranks]
                 ok = wins(pos[-1], pos[:-1])
                 results[f"{tag}/newer/{c.lang}"].append(ok)
@@ -321,6 +326,8 @@ def main() -> int:
                 if decay and not ok and args.show:
                     failures.append(f"NEWER {c.shape} {c.question} ranks {pos}")
                 hits = engine.search(c.past_question, decay=decay, record=False).hits
+                if decay:
+                    marks.extend(mark_calls(hits, facts))
                 want = [ranks[c.past_answer]]
                 if c.used and c.past_answer == 0:
                     want.append(c.where[c.used[1]])
@@ -354,6 +361,12 @@ def main() -> int:
             f"goal {name} (defaults, decay on) >= {goal}: "
             f"{'MET' if rate >= goal else 'MISSED'} ({rate:.3f})"
         )
+    n = len(marks)
+    print(
+        f"  marks shown (decay on, both questions): {n}; right {marks.count('right')}; "
+        f"a fact marked by no newer version of it {marks.count('wrong-fact')}; "
+        f"a remark marked {marks.count('other')}"
+    )
     if args.locomo:
         lo = json.loads(args.locomo.read_text(encoding="utf-8"))
         s5 = lo["summary"]["hybrid/decay"]["overall"]["S@5"]
