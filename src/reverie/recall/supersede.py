@@ -12,12 +12,12 @@ Within a group the question's time decides the order (:mod:`reverie.recall.asof`
 now: newest first, but a mere mention (no value, no change word, far less relevant
 than the group's best) after the members stating a value; "before": a line recalling
 the earlier value ("used to"), then the value before the newest; "originally": the
-oldest; a window ("in March"): the newest line not after the window's end. A group grows only
-around the best content hit (the fact the question asks about; a chat that comes back
-to a topic in many sessions is not reordered further down), and it moves as little
-as it takes: a member that must come first moves up to just before the member it
-passes, the hits in between step down one place, every place keeps its score. A
-group already in order, or a search that groups nothing, returns what it did.
+oldest; a window ("in March"): the newest line not after the window's end. A group
+grows only around the best content hit (the fact the question asks about; a chat that
+comes back to a topic in many sessions is not reordered further down), and it moves
+as little as it takes: a member that must come first moves up to just before the
+member it passes, the hits in between step down one place, every place keeps its
+score. A group already in order, or a search that groups nothing, returns what it did.
 
 Provenance decides who may supersede: owner and agent lines come first in a group
 whatever the days, then system lines, then untrusted ones; only an owner or agent
@@ -214,11 +214,12 @@ def _order(
 
 
 def _mentions(said: list[Scored], members: list[Scored], question: frozenset[str]) -> set[int]:
-    """The ``id``s of the members merely mentioning the slot: no value, no change word,
-    under :data:`MENTION_SHARE` of the best relevance; none when no member informs."""
+    """The ``id``s of the members merely mentioning the slot: no value, no change word
+    but "new" (:func:`.change.says_changed`), under :data:`MENTION_SHARE` of the best
+    relevance; none when no member informs."""
 
     def informs(s: Scored) -> bool:
-        return bool(values(s.candidate.text, question) or change_words(s.candidate.text))
+        return bool(values(s.candidate.text, question) or says_changed(s.candidate.text))
 
     if not any(informs(s) for s in said):
         return set()
