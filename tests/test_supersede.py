@@ -24,6 +24,7 @@ from conftest import Paths, base_env, cli_command
 from reverie.provenance.origin import Origin
 from reverie.provenance.paths import SourceKind
 from reverie.recall.asof import TimeAsk, time_ask
+from reverie.recall.change import says_changed
 from reverie.recall.ranking import Scored
 from reverie.recall.supersede import Mark, change_words, recalls_past, subject_terms, supersede
 from reverie.recall.values import differ, values
@@ -224,7 +225,8 @@ def test_chinese_change_words_and_time_words() -> None:
 
 texts_st = st.sampled_from(
     ["standup at nine", "standup moved to ten now", "lunch at noon", "Priya moved to Leeds",
-     "Priya lives in Bristol", "例会改到五楼", "例会在三楼"]
+     "Priya lives in Bristol", "例会改到五楼", "例会在三楼", "standup ran long again",
+     "Priya needs new shoes", "例会有点长"]
 )  # fmt: skip
 
 
@@ -269,6 +271,9 @@ def test_supersession_only_permutes_and_never_puts_a_lower_trust_line_first(
         me = next(s for s in ranked if s.candidate.chunk_id == cid)
         them = next(s for s in ranked if f"{s.candidate.path}#L{s.candidate.start_line}" == by)
         assert them.candidate.day and me.candidate.day and them.candidate.day > me.candidate.day
+        # a line stating no value and saying nothing changed replaces nothing
+        said = them.candidate.text
+        assert values(said, subject_terms(query).terms) or says_changed(said), said
         assert them.candidate.origin in (Origin.OWNER, Origin.AGENT) or (
             them.candidate.origin is me.candidate.origin is Origin.UNTRUSTED
         )
