@@ -18,6 +18,9 @@ journal), as a user would:
   right when a line of the value that held then ranks above the other versions;
 - **old-unique found**: facts stated once and never changed are in the top 3.
 
+It also counts the "earlier; changed" marks the searches show (decay on): right, a
+fact marked by no newer version of it, or a remark marked (``bench/_marks.py``).
+
 ``--locomo r.json`` (the ``--out`` of ``bench/locomo.py``) prints LoCoMo session
 recall@5 and the agent's view beside, so neither is bought with the other.
 
