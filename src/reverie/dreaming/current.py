@@ -12,8 +12,9 @@ The same subject, decided by code and explained in DREAMS.md:
 - the same speaker (``Caroline: ...``), or neither names one;
 - the new entry is from a later day than every source of the old one (the journal
   days of their anchors) and states the change ("moved to", "now", "no longer",
-  "switched", "instead of", "换成", "不再", ...: :func:`reverie.recall.change.change_words`,
-  without the words too common to decide alone: "new", "started");
+  "switched", "instead of", "换成", "不再", ...:
+  :func:`reverie.recall.change.strong_change_words`, without the words too common to
+  decide alone: "new", "started");
 - they share at least :data:`MIN_SHARED` content stems besides the speaker's name, and
   at least :data:`OVERLAP` of them (Jaccard).
 
@@ -28,7 +29,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..recall.change import change_words
+from ..recall.change import strong_change_words
 from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
 from ..tokens import jaccard, stem_set
@@ -37,8 +38,6 @@ from .memory_file import ANCHOR_RE
 
 OVERLAP = 0.2  # Jaccard of the two entries' content stems (the speaker's name left out)
 MIN_SHARED = 2  # ... and at least this many stems in common
-# change words too common to mark an entry superseded on their own ("the new hires")
-_WEAK = frozenset(["new", "started", "starting", "新的"])
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md#L")
 
 
@@ -84,7 +83,7 @@ def why_supersedes(new_text: str, new_anchor: str, old_raw: str) -> str | None:
     new_days, old_days = _days(new_anchor), _days(old_raw)
     if not new_days or not old_days or new_days[0] <= max(old_days):
         return None
-    changed = [w for w in change_words(new_text) if w.lower() not in _WEAK]
+    changed = strong_change_words(new_text)  # "new", "started" are too common alone
     if not changed:
         return None
     who_new, new = _subject(new_text)

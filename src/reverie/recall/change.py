@@ -27,14 +27,20 @@ def change_words(text: str) -> tuple[str, ...]:
     return tuple(m.group(0) for m in _CHANGE_EN.finditer(text)) + tuple(_CHANGE_ZH.findall(text))
 
 
-# "new" alone says no fact changed ("needs new shoes", "hired two new people"); a line
-# that states a value says the rest ("new address is in Bristol")
-_WEAK_CHANGE = frozenset({"new", "新的"})
+# change words too common to say alone that a fact changed ("needs new shoes", "hired
+# two new people", "started running"); a line that states a value says the rest ("new
+# address is in Bristol")
+WEAK_CHANGE = frozenset({"new", "started", "starting", "新的"})
+
+
+def strong_change_words(text: str) -> tuple[str, ...]:
+    """The change words of ``text`` besides the weak ones (:data:`WEAK_CHANGE`)."""
+    return tuple(w for w in change_words(text) if w.lower() not in WEAK_CHANGE)
 
 
 def says_changed(text: str) -> bool:
-    """``text`` holds a change word besides a mere "new" (:data:`_WEAK_CHANGE`)."""
-    return any(w.lower() not in _WEAK_CHANGE for w in change_words(text))
+    """``text`` says a value changed with a change word that is not a weak one."""
+    return bool(strong_change_words(text))
 
 
 @lru_cache(maxsize=8192)
@@ -46,4 +52,4 @@ def recalls_past(text: str) -> bool:
     return said and not change_words(text)
 
 
-__all__ = ["change_words", "recalls_past", "says_changed"]
+__all__ = ["WEAK_CHANGE", "change_words", "recalls_past", "says_changed", "strong_change_words"]
