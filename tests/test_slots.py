@@ -49,6 +49,13 @@ def test_the_owner_of_a_chinese_question() -> None:
     lines = ["阿美住在海淀。", "阿美已经搬到朝阳了。", "张伟开一辆车。"]
     assert owner_of("阿美住在哪里？", frozenset(), lines).zh == "阿美"
     assert not owner_of("阿美住在哪里？", frozenset(), lines[:1])
+    # a third character only when most lines holding the first two hold it too: 开 is
+    # the question's verb, not part of 刘洋 (the sale of the car names 刘洋 alone)
+    cars = ["刘洋开一辆红色卡罗拉。", "刘洋开着白色特斯拉来接我。", "刘洋把旧车卖了，换成了绿色比亚迪。",
+            "刘洋想学骑摩托车。", "刘洋已经搬到朝阳了。"]  # fmt: skip
+    assert owner_of("刘洋开什么车？", frozenset(), cars).zh == "刘洋"
+    three = ["王小明住在海淀。", "王小明已经搬到朝阳了。", "王小红开一辆车。"]
+    assert owner_of("王小明住在哪里？", frozenset(), three).zh == "王小明"
     assert not owner_of("What is the weather like?", frozenset())
 
 

@@ -61,6 +61,9 @@ KIN_SEED_SHARE = 0.6
 # Corolla"), some other value holds now: its line joins at this much less fit
 KIN_PAST_SLACK = 0.05
 ZH_PREFIX_MIN_HITS = 2  # a Chinese question's first characters name its owner when held this often
+# ... three of them only when held by at least this share of the hits holding the first
+# two ("刘洋开" of "刘洋开什么车": 2 hits of the 6 holding 刘洋; "王小明": most of 王小's)
+ZH_PREFIX_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,8 @@ def _bare(word: str) -> str:
 def owner_of(query: str, owners: frozenset[str], texts: Iterable[str] = ()) -> Owner:
     """The owner ``query`` asks about: ``owners`` (the stems of the names and
     possessor it spells, less acronyms), or a Chinese possessor or first characters
-    (held by at least :data:`ZH_PREFIX_MIN_HITS` of ``texts``); empty when none."""
+    (held by at least :data:`ZH_PREFIX_MIN_HITS` of ``texts``, three characters only
+    by :data:`ZH_PREFIX_SHARE` of those holding two); empty when none."""
     acronyms = {stem(w.lower()) for w in _WORD.findall(query) if _ACRONYM.match(w)}
     whose = _POSSESSOR.search(query)
     if whose:
@@ -152,11 +156,14 @@ def owner_of(query: str, owners: frozenset[str], texts: Iterable[str] = ()) -> O
     head = query.strip()
     if head and is_cjk(head[0]):
         pool = list(texts)
-        for n in (3, 2):
-            prefix = head[:n]
-            whole = len(prefix) == n and all(is_cjk(ch) for ch in prefix)
-            if whole and sum(prefix in t for t in pool) >= ZH_PREFIX_MIN_HITS:
-                return Owner(zh=prefix)
+        held = {
+            n: sum(head[:n] in t for t in pool)
+            for n in (3, 2)
+            if len(head[:n]) == n and all(is_cjk(ch) for ch in head[:n])
+        }
+        for n in (3, 2):  # a third character most of the two's lines lack is no name's
+            if held.get(n, 0) >= max(ZH_PREFIX_MIN_HITS, ZH_PREFIX_SHARE * held.get(2, 0)):
+                return Owner(zh=head[:n])
     return Owner()
 
 
