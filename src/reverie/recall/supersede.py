@@ -64,9 +64,8 @@ NEAREST_MIN = 0.3  # ... with at least this cosine (Jaccard: below) state one fa
 LEXICAL_NEAREST_MIN = 0.12
 VERSIONS = 3  # a group of more lines than this is a recurring topic: left alone
 SEEDS = 1  # a group grows only around the best this many content hits
-# a member stating no value and no change, this far below the group's most relevant
-# member, is a mere mention ("Sofia said the rent keeps going up") beside a member that
-# states a value: it does not pass it for a question about now
+# a mere mention ("Sofia said the rent keeps going up") this far below the group's best
+# relevance does not pass a member stating a value, for a question about now
 MENTION_SHARE = 0.5
 
 
@@ -213,18 +212,19 @@ def _order(
     return sorted(members, key=key)
 
 
+def _informs(s: Scored, question: frozenset[str]) -> bool:
+    """``s`` states a value (by shape, :mod:`.values`) or says it changed with more than
+    a weak word (:func:`.change.says_changed`): a mere mention does neither."""
+    return bool(values(s.candidate.text, question) or says_changed(s.candidate.text))
+
+
 def _mentions(said: list[Scored], members: list[Scored], question: frozenset[str]) -> set[int]:
-    """The ``id``s of the members merely mentioning the slot: no value, no change word
-    but "new" (:func:`.change.says_changed`), under :data:`MENTION_SHARE` of the best
-    relevance; none when no member informs."""
-
-    def informs(s: Scored) -> bool:
-        return bool(values(s.candidate.text, question) or says_changed(s.candidate.text))
-
-    if not any(informs(s) for s in said):
+    """The ``id``s of the members merely mentioning the slot (:func:`_informs` not),
+    under :data:`MENTION_SHARE` of the best relevance; none when no member informs."""
+    if not any(_informs(s, question) for s in said):
         return set()
     top = max(s.relevance for s in members)
-    return {id(s) for s in said if not informs(s) and s.relevance < MENTION_SHARE * top}
+    return {id(s) for s in said if not _informs(s, question) and s.relevance < MENTION_SHARE * top}
 
 
 def supersede(
@@ -368,7 +368,7 @@ def _superseder(
     s: Scored,
     members: list[Scored],
     links: Mapping[int, _Link | None],
-    question: frozenset[str] = frozenset(),
+    question: frozenset[str],
 ) -> Scored | None:
     """The nearest newer member that may mark ``s`` superseded, or None: it states a
     value (by shape, :mod:`.values`) or says it changed, and does not recall one as
@@ -389,7 +389,7 @@ def _superseder(
         for m in members
         if m.candidate.day is not None and m.candidate.day > c.day
         and not recalls_past(m.candidate.text)
-        and bool(values(m.candidate.text, question) or says_changed(m.candidate.text))
+        and _informs(m, question)
         and (_trust(m.candidate.origin) == 0 or mine == _trust(m.candidate.origin) == 2)
         and strong(m)
     ]  # fmt: skip
