@@ -79,6 +79,10 @@ class NaiveBaseline:
         return segment(text).lower().split() or ["_"]
 
     def ranked(self, question: str) -> list[str]:
+        return [self.lines[i] for i in self.order(question)]
+
+    def order(self, question: str) -> list[int]:
+        """Indices of the best 200 lines, best first."""
         q = self._tokens(question)
         text = np.asarray(self.bm25.get_scores(q), dtype=np.float32)
         best = float(text.max()) if text.size else 0.0
@@ -88,8 +92,7 @@ class NaiveBaseline:
             qv = np.asarray(self.embedder.embed_query(question), dtype=np.float32)
             qv = qv / max(float(np.linalg.norm(qv)), 1e-9)
             score = score + 0.7 * (self.vectors @ qv)
-        order = np.argsort(-score, kind="stable")
-        return [self.lines[i] for i in order[:200]]
+        return [int(i) for i in np.argsort(-score, kind="stable")[:200]]
 
     def view(self, question: str, turn_lines: Sequence[str], budget: int) -> float:
         return found(read_within(self.ranked(question), budget), turn_lines)
