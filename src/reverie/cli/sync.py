@@ -24,6 +24,11 @@ def _render(d: dict[str, Any]) -> str:
         lines.append(f"{d['forgotten_removed']} forgotten lines removed")
     if d["set_aside"]:
         lines.append(f"{d['set_aside']} lines from unsealed commits kept as untrusted")
+    for sha in d.get("unsealed", []):
+        lines.append(
+            f"the remote's commit {sha[:12]} is not sealed by a paired device: what it "
+            "added is kept as untrusted, what it removed is kept"
+        )
     for c in d["conflicts"]:
         lines.append(f"conflict open: {c} (pick with `reverie sync --pick ID=1` or `=2`)")
     return "\n".join(lines)

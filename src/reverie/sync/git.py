@@ -108,6 +108,9 @@ class Git:
     def message(self, commit: str) -> str:
         return self.out("log", "-1", "--format=%B", commit)
 
+    def parents(self, commit: str) -> list[str]:
+        return self.out("log", "-1", "--format=%P", commit).split()
+
     def first_parents(self, commit: str, limit: int = 200) -> list[str]:
         return self.out("rev-list", "--first-parent", f"--max-count={limit}", commit).split()
 

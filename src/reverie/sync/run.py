@@ -49,6 +49,9 @@ class SyncReport:
     merged_files: int = 0
     conflicts: list[str] = field(default_factory=list)
     set_aside: int = 0  # lines of unsealed commits kept lowered in the journal
+    # remote commits no paired device sealed (a hand commit, a replayed seal): their
+    # additions were kept untrusted and their deletions ignored
+    unsealed: list[str] = field(default_factory=list)
     forgotten_removed: int = 0
     pushed: bool = False
     head: str = ""
@@ -185,12 +188,14 @@ class Syncer:
         tree = git.write_tree()
         if head is not None and tree == git.tree_of(head):
             return head, False
-        sha = git.commit(tree, [head] if head else [], self.message(key, dev, tree, "commit"))
+        parents = [head] if head else []
+        sha = git.commit(tree, parents, self.message(key, dev, tree, parents, "commit"))
         git.set_ref(HEAD, sha)
         return sha, True
 
-    def message(self, key: bytes, dev: Device, tree: str, what: str) -> str:
-        return f"reverie sync: {what} on {dev.name}\n\n{seal_line(key, tree, dev.id)}\n"
+    def message(self, key: bytes, dev: Device, tree: str, parents: list[str], what: str) -> str:
+        seal = seal_line(key, tree, parents, dev.id)
+        return f"reverie sync: {what} on {dev.name}\n\n{seal}\n"
 
     def stage_forgotten(self, key: bytes, dev: Device) -> None:
         stones = Tombstones(self.ws.tombstones_path)
@@ -199,16 +204,25 @@ class Syncer:
             data = forgotten.export(key, dev.id, stones.salt, rows)
             self.git.stage_blob(SYNC_STONES.format(dev.id), data)
 
+    def is_sealed(self, key: bytes, sha: str) -> bool:
+        git = self.git
+        return sealed(key, git.tree_of(sha), git.parents(sha), git.message(sha))
+
     def gate_commit(self, key: bytes, theirs: str, base: str | None) -> str | object | None:
-        """ABSENT when ``theirs`` is sealed; else the newest sealed commit it descends
-        from on its first-parent line (None: none, so nothing of it is vouched for)."""
+        """ABSENT when ``theirs`` is sealed; else the state its unsealed changes are
+        gated against: the newest sealed commit on its first-parent line that is not
+        older than this device's own history (the merge base), or the merge base
+        itself (None: no common history, so nothing of it is vouched for). A sealed
+        commit the pusher put under an unsealed one, from history this device already
+        holds, vouches for nothing: taking its files would roll back every change made
+        since."""
         git = self.git
         for sha in git.first_parents(theirs):
-            if sealed(key, git.tree_of(sha), git.message(sha)):
+            if base is not None and git.is_ancestor(sha, base):
+                return base  # this device's own history: what it already trusts
+            if self.is_sealed(key, sha):
                 return ABSENT if sha == theirs else sha
-            if base is not None and sha == base:
-                return sha
-        return None
+        return base
 
     def merge(self, key: bytes, dev: Device, head: str, theirs: str, report: SyncReport) -> str:
         from .apply import merge_trees
@@ -216,6 +230,8 @@ class Syncer:
         git = self.git
         base = git.merge_base(head, theirs)
         gate = self.gate_commit(key, theirs, base)
+        if gate is not ABSENT:
+            report.unsealed.append(theirs)
         merged = merge_trees(self, key, base, head, theirs, gate, report)
         git.run("reset", "-q", head)
         git.stage(merged)
@@ -223,7 +239,8 @@ class Syncer:
         if base == head and tree == git.tree_of(theirs):
             git.set_ref(HEAD, theirs)  # a fast-forward: nothing of ours to add
             return theirs
-        sha = git.commit(tree, [head, theirs], self.message(key, dev, tree, "merge"))
+        parents = [head, theirs]
+        sha = git.commit(tree, parents, self.message(key, dev, tree, parents, "merge"))
         git.set_ref(HEAD, sha)
         return sha
 
