@@ -521,3 +521,33 @@ def test_an_old_sealed_first_parent_vouches_for_nothing(tmp_path: Path, two: lis
     a.sync()
     b.sync()
     assert d.origins()["zq a line after the gated push"] is Origin.OWNER
+
+
+def test_a_forged_lease_stops_no_dream_and_no_lease_outlasts_its_cap(
+    tmp_path: Path, two: list[Device]
+) -> None:
+    """Issue 40.3: a lease pushed by hand (no key) is no lease; a paired device's lease
+    is honoured for at most MAX_LEASE_MINUTES, whatever it states."""
+    import json
+    from datetime import timedelta
+
+    from reverie.sync import lease
+    from reverie.wiring.sync_door import syncer
+
+    a, b = two
+    forged = {"device": "ffffffff", "until": "9999-12-31T00:00:00", "at": "2026-05-01T00:00:00"}
+    hand_commit(tmp_path, a.remote, ".reverie/lease.json", json.dumps(forged) + "\n")
+    sa, sb = syncer(a.engine._a), syncer(b.engine._a)
+    assert lease.take(sa) is None  # a dreams despite the forged lease
+    lease.release(sa)
+    forged["device"] = sb.device.id  # a paired device's id, still without the key
+    hand_commit(tmp_path, a.remote, ".reverie/lease.json", "")
+    (tmp_path / "hand" / ".reverie" / "lease.json").write_text(json.dumps(forged) + "\n")
+    hand_commit(tmp_path, a.remote, ".reverie/lease.json", "\n")
+    assert lease.take(sa) is None
+    lease.release(sa)
+    assert lease.take(sb, minutes=60 * 24 * 365) is None  # signed, for a year
+    assert "holds the dreaming lease" in (lease.take(sa) or "")
+    later = sa.now() + timedelta(minutes=lease.MAX_LEASE_MINUTES + 1)
+    sa.now = lambda: later
+    assert lease.take(sa) is None

@@ -31,7 +31,7 @@ from .devices import Device, device_list, load_device, paired, read_list
 from .entry_merge import conflicts
 from .git import BRANCH, Git
 from .policy import ABSENT
-from .seal import seal_line, sealed
+from .seal import seal_line, sealed, verify_lease
 
 META, DEVICES, LEASE = SYNC_META, SYNC_DEVICES, SYNC_LEASE
 REMOTE = f"refs/remotes/origin/{BRANCH}"
@@ -291,12 +291,22 @@ class Syncer:
         atomic_write_bytes(target, data)
 
     def lease(self) -> dict[str, object] | None:
+        """The dreaming lease, when a paired device took it (its HMAC verifies with the
+        key and its device is on the paired list); a forged or stale-format lease is
+        no lease."""
         head = self.git.rev(HEAD)
-        raw = self.git.read([(head, LEASE)])[(head, LEASE)] if head else None
-        try:
-            return dict(json.loads(raw)) if raw else None
-        except ValueError:
+        if head is None:
             return None
+        blobs = self.git.read([(head, LEASE), (head, DEVICES)])
+        raw = blobs[(head, LEASE)]
+        try:
+            lease = dict(json.loads(raw)) if raw else None
+        except (ValueError, TypeError):
+            return None
+        if lease is None or not verify_lease(self.ws.origin_key(), lease):
+            return None
+        ids = {str(d.get("id")) for d in read_list(blobs[(head, DEVICES)])[0]}
+        return lease if str(lease.get("device")) in ids else None
 
 
 __all__ = ["DEVICES", "LEASE", "META", "SyncReport", "Syncer"]

@@ -76,6 +76,19 @@ def verify_record(key: bytes, record: Any, mac: str) -> bool:
     return hmac.compare_digest(mac, mac_record(key, record))
 
 
+def mac_lease(key: bytes, device: str, until: str, at: str) -> str:
+    """The dreaming lease's HMAC: only a device holding the key can take the lease."""
+    return _mac(key, "reverie-lease", device, until, at)
+
+
+def verify_lease(key: bytes, lease: Any) -> bool:
+    try:
+        parts = [str(lease[k]) for k in ("device", "until", "at")]
+        return hmac.compare_digest(str(lease["mac"]), mac_lease(key, *parts))
+    except (KeyError, TypeError):
+        return False
+
+
 def seal_salt(key: bytes, device: str, salt: bytes) -> str:
     """A device's tombstone salt, encrypted for paired devices (a one-time pad drawn
     from the key and the device id): the repository holds forgotten lines' hashes, and
@@ -92,10 +105,12 @@ __all__ = [
     "SEAL_RE",
     "UNTRUSTED",
     "lower",
+    "mac_lease",
     "mac_record",
     "open_salt",
     "seal_line",
     "seal_salt",
     "sealed",
+    "verify_lease",
     "verify_record",
 ]
