@@ -551,3 +551,37 @@ def test_a_forged_lease_stops_no_dream_and_no_lease_outlasts_its_cap(
     later = sa.now() + timedelta(minutes=lease.MAX_LEASE_MINUTES + 1)
     sa.now = lambda: later
     assert lease.take(sa) is None
+
+
+@pytest.mark.parametrize("name", ["..", ".git", ".GIT"])
+def test_a_pushed_tree_with_a_malformed_path_is_named_and_merges_nothing(
+    tmp_path: Path, two: list[Device], name: str
+) -> None:
+    """Issue 40.4: a tree entry ``..`` (or ``.git``) pushed by hand is refused with the
+    commit's name, and nothing of it reaches the workspace."""
+    import subprocess
+
+    from reverie.errors import SyncError
+
+    a, _ = two
+    clone = tmp_path / "evil"
+    subprocess.run(["git", "clone", "-q", a.remote, str(clone)], check=True)
+    git = ["git", "-C", str(clone), "-c", "user.name=x", "-c", "user.email=x@x"]
+
+    def run(*args: str, stdin: str | None = None) -> str:
+        done = subprocess.run([*git, *args], input=stdin, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    blob = run("hash-object", "-w", "--stdin", stdin="- zq escaped the workspace\n")
+    inner = run("mktree", stdin=f"100644 blob {blob}\tMEMORY.md\n")
+    top = run("ls-tree", "HEAD")
+    tree = run("mktree", "--missing", stdin=f"{top}\n040000 tree {inner}\t{name}\n")
+    sha = run("commit-tree", tree, "-p", "HEAD", stdin="reverie sync\n")
+    run("push", "-q", "origin", f"{sha}:refs/heads/main")
+    before = {p: p.read_bytes() for p in a.root.rglob("*.md")}
+    for _ in range(2):  # every later sync says the same, naming the commit
+        with pytest.raises(SyncError, match=rf"{sha[:12]} holds a malformed path"):
+            a.sync()
+    assert {p: p.read_bytes() for p in a.root.rglob("*.md")} == before
+    assert not (a.root.parent / "MEMORY.md").exists()  # nothing written outside

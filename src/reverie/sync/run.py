@@ -30,7 +30,7 @@ from . import forgotten
 from .devices import Device, device_list, load_device, paired, read_list
 from .entry_merge import conflicts
 from .git import BRANCH, Git
-from .policy import ABSENT
+from .policy import ABSENT, malformed_path
 from .seal import seal_line, sealed, verify_lease
 
 META, DEVICES, LEASE = SYNC_META, SYNC_DEVICES, SYNC_LEASE
@@ -163,6 +163,13 @@ class Syncer:
                 "was merged; check the remote, then push this device's history back"
             )
         if theirs is not None:
+            bad = [p for p in git.paths(theirs) if malformed_path(p)]
+            if bad:
+                raise SyncError(
+                    f"the remote's commit {theirs[:12]} holds a malformed path ({bad[0]!r}): "
+                    "nothing was merged; remove that commit from the remote (a paired "
+                    "device's history before it is intact), then sync again"
+                )
             raw = git.read([(theirs, DEVICES)])[(theirs, DEVICES)]
             if raw is not None and not paired(key, raw):
                 raise SyncError(
