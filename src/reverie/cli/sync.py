@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import Any
@@ -84,6 +85,10 @@ def sync(
     if every is None:
         emit(_once(obj, remote, as_json), as_json, _render)
         return
+    if not (math.isfinite(every) and every > 0):
+        raise click.BadParameter(
+            f"{every} is not a number of minutes above 0", param_hint="--every"
+        )
     while True:  # the daemon: an unreachable remote is reported and retried next time
         try:
             emit(_once(obj, remote, as_json), as_json, _render)
