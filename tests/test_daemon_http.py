@@ -238,3 +238,51 @@ def test_our_http_hook_is_recognised_and_only_for_user_installs(tmp_path: Path) 
     assert not is_ours({"type": "http", "url": "https://example.com/reverie/hook/x"})
     with pytest.raises(Exception, match="user install only"):
         install_claude_code(project=tmp_path, http=http, dry_run=True)
+
+
+def test_a_frozen_daemon_is_left_after_the_first_byte_timeout(
+    paths: Paths, env: dict[str, str], run_cli: RunCli
+) -> None:
+    """Issue 40.8: a daemon that accepts connections and never answers (stopped,
+    deadlocked) costs the CLI its first-byte timeout, then the command runs in-process;
+    before, it waited out the 120 s answer timeout."""
+    import socket
+    import threading
+
+    from reverie.cli.client import ANSWER_TIMEOUT, FIRST_BYTE_TIMEOUT
+    from reverie.storage.endpoint import Endpoint
+
+    run_cli("init", check=True)
+    paths.write("MEMORY.md", MEMORY)
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)  # read nothing, answer nothing
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        where = paths.state / "main" / "daemon-endpoint.json"
+        where.parent.mkdir(parents=True, exist_ok=True)
+        port = listener.getsockname()[1]
+        Endpoint(port, "t" * 32, str(paths.workspace.resolve())).save(where)
+        done = subprocess.run(
+            [*cli_command(paths), "search", "deploy key", "--lanes", "keyword"],
+            env=merged_env(env, {}),
+            capture_output=True,
+            text=True,
+            timeout=ANSWER_TIMEOUT - 30,  # in-process long before the old wait ended
+        )
+        assert FIRST_BYTE_TIMEOUT < ANSWER_TIMEOUT / 10
+        assert done.returncode == 0, done.stderr
+        assert "deploy key lives in the team vault" in done.stdout
+        assert held  # it did try the daemon first
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()

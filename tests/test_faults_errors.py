@@ -128,3 +128,40 @@ def test_an_os_error_names_the_file(paths: Paths, monkeypatch: pytest.MonkeyPatc
     result = CliRunner().invoke(cli, [*argv, "--embedder", "fake", "index"], env=env)
     assert result.exit_code == 3, result.output
     assert "MEMORY.md" in result.output and "No space left" in result.output
+
+
+# -- issue 40.13: bad input is a clear error, never a traceback --------------------------
+@pytest.mark.parametrize("every", ["nan", "inf", "-1", "0"])
+def test_sync_every_a_non_number_of_minutes_is_a_usage_error(run_cli: RunCli, every: str) -> None:
+    run_cli("init")
+    done = run_cli("sync", "--every", every, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "--every" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_mcp_memory_file_holding_a_lone_surrogate_imports(
+    paths: Paths, run_cli: RunCli, tmp_path: Path
+) -> None:
+    memory = tmp_path / "memory.json"
+    record = {"type": "entity", "name": "zq\\ud800x", "entityType": "t", "observations": []}
+    text = json.dumps(record).replace("\\\\ud800", "\\ud800")  # the escape, as JSON holds it
+    obs = '"observations": ["zqsurrogate before \\ud800 after"]'
+    memory.write_text(text.replace('"observations": []', obs) + "\n")
+    run_cli("init")
+    done = run_cli("import", "mcp-memory", str(memory), "--json", check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads(done.stdout)["new"] == 1
+    journal = "".join(p.read_text("utf-8") for p in (paths.workspace / "memory").glob("*.md"))
+    assert "zqsurrogate before \ufffd after" in journal
+
+
+def test_a_huge_settings_file_is_refused_naming_it(
+    paths: Paths, run_cli: RunCli, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('search_max_results = 6\nnote = """' + "x" * (12 << 20) + '"""\n')
+    run_cli("init")
+    done = run_cli("search", "anything", "--json", check=False, env={"REVERIE_CONFIG": str(config)})
+    assert done.returncode == 2 and done.stdout == ""
+    error = json.loads(done.stderr)
+    assert str(config) in error["message"] and "KiB" in error["message"]

@@ -287,6 +287,28 @@ def test_cli_add_list_confirm_cancel_and_context(
     assert two.returncode != 0 and "one of" in two.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--at", "2027-02-29 09:00", "no date a calendar has"),  # 2027 is no leap year
+        ("--at", "10000-01-01 09:00", "no date a calendar has"),
+        ("--at", "2026-02-30", "no date a calendar has"),
+        ("--at", "2025-01-01 09:00", "has passed"),
+        ("--review-by", "1900-01-01", "has passed"),
+        ("--review-by", "2026-13-01", "no date a calendar has"),
+    ],
+)
+def test_an_impossible_or_past_date_is_refused_and_arms_nothing(
+    run_cli: RunCli, option: str, value: str, said: str
+) -> None:
+    """Issue 40.12 (the tests' clock: 2026-05-01)."""
+    run_cli("init")
+    done = run_cli("intent", "add", "check the backups", option, value, "--json", check=False)
+    assert done.returncode != 0 and done.stdout == ""
+    assert said in json.loads(done.stderr)["message"]
+    assert json.loads(run_cli("intent", "list", "--all", "--json").stdout) == []
+
+
 def test_a_cancel_from_another_process_is_seen_by_a_running_engine(
     engine: Reverie, engine_factory: Callable[..., Reverie]
 ) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from reverie.cli.app import cli
@@ -228,6 +228,8 @@ def test_lru_of_four() -> None:
     other=st.from_regex(r"[a-z0-9][a-z0-9._/-]{0,40}", fullmatch=True),
     text=st.text(alphabet=st.characters(categories=["L", "N", "Zs"]), min_size=1, max_size=60),
 )
+@example(project="0", other="0", text=" ")  # issue 40.14: a text that is white space
+@example(project="0", other="1", text=" x")  # and one that starts with it
 def test_a_signed_project_verifies_and_an_edited_one_does_not(
     project: str, other: str, text: str
 ) -> None:

@@ -439,3 +439,149 @@ def test_a_dream_over_an_open_conflict_keeps_both_versions(
     assert "gustavo" in text  # the dream wrote its entry
     assert "8080" in text and "9090" in text  # and left both sides of the conflict
     assert b.engine.sync.conflicts() == [conflict]
+
+
+def _push_commit(tmp: Path, remote: str, tree_of: str, parents: list[str], message: str) -> str:
+    """Someone with push access (no key) makes a commit of ``tree_of``'s tree on
+    ``parents`` (``TIP``: the remote's tip) with ``message``, and pushes it."""
+    import subprocess
+
+    clone = tmp / "replay"
+    if not clone.exists():
+        subprocess.run(["git", "clone", "-q", remote, str(clone)], check=True)
+    git = ["git", "-C", str(clone), "-c", "user.name=x", "-c", "user.email=x@x"]
+    subprocess.run([*git, "fetch", "-q", "origin"], check=True)
+
+    def out(*args: str) -> str:
+        return subprocess.run([*git, *args], check=True, capture_output=True, text=True).stdout
+
+    tip = out("rev-parse", "origin/main").strip()
+    tree = out("rev-parse", f"{tree_of}^{{tree}}").strip()
+    args = ["commit-tree", tree]
+    for p in parents:
+        args += ["-p", tip if p == "TIP" else p]
+    sha = subprocess.run(
+        [*git, *args], input=message, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    subprocess.run([*git, "push", "-q", "origin", f"{sha}:refs/heads/main"], check=True)
+    return sha
+
+
+def _old_sealed_state(a: Device, b: Device) -> tuple[str, str]:
+    """A retired MEMORY.md entry in an old sealed commit, then the owner's newer work
+    (the entry removed, a journal line): the old commit's sha and message."""
+    import subprocess
+
+    (a.root / "MEMORY.md").write_text("# Memory\n\n- zq deploy straight to production on Fridays\n")
+    a.sync()
+    b.sync()
+    git = ["git", "--git-dir", str(a.engine.workspace.sync_git_dir)]
+    old = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    message = subprocess.run(
+        [*git, "log", "-1", "--format=%B", old.strip()], capture_output=True, text=True
+    ).stdout
+    (a.root / "MEMORY.md").write_text("# Memory\n\n- zq never deploy on Fridays\n")
+    a.write("zq the owner's line written after the old commit")
+    a.sync()
+    b.sync()
+    return old.strip(), message
+
+
+def _holds_the_newer_state(d: Device, report: dict[str, object], first: bool) -> None:
+    assert "zq the owner's line written after the old commit" in d.read()
+    assert d.origins()["zq the owner's line written after the old commit"] is Origin.OWNER
+    memory = d.read("MEMORY.md")
+    assert "zq never deploy on Fridays" in memory
+    assert "deploy straight to production" not in memory
+    assert "deploy straight to production" not in d.engine.bootstrap().text  # never injected
+    # the first device to meet the commit tells its owner; the next one merges that
+    # device's sealed merge
+    assert bool(report["unsealed"]) is first, report
+
+
+def test_a_replayed_seal_rolls_nothing_back(tmp_path: Path, two: list[Device]) -> None:
+    """An old sealed commit's tree and message put on top of the tip (issue 40.1)."""
+    a, b = two
+    old, message = _old_sealed_state(a, b)
+    _push_commit(tmp_path, a.remote, old, ["TIP"], message)
+    for d in (a, b):
+        _holds_the_newer_state(d, d.sync(), d is a)
+
+
+def test_an_old_sealed_first_parent_vouches_for_nothing(tmp_path: Path, two: list[Device]) -> None:
+    """An unsealed commit naming an old sealed commit as its first parent and the tip
+    as its second, holding the old tree (issue 40.1)."""
+    a, b = two
+    old, _ = _old_sealed_state(a, b)
+    _push_commit(tmp_path, a.remote, old, [old, "TIP"], "reverie sync: merge on laptop\n")
+    for d in (a, b):
+        _holds_the_newer_state(d, d.sync(), d is a)
+    d = b
+    a.write("zq a line after the gated push")  # the sync goes on from there
+    a.sync()
+    b.sync()
+    assert d.origins()["zq a line after the gated push"] is Origin.OWNER
+
+
+def test_a_forged_lease_stops_no_dream_and_no_lease_outlasts_its_cap(
+    tmp_path: Path, two: list[Device]
+) -> None:
+    """Issue 40.3: a lease pushed by hand (no key) is no lease; a paired device's lease
+    is honoured for at most MAX_LEASE_MINUTES, whatever it states."""
+    import json
+    from datetime import timedelta
+
+    from reverie.sync import lease
+    from reverie.wiring.sync_door import syncer
+
+    a, b = two
+    forged = {"device": "ffffffff", "until": "9999-12-31T00:00:00", "at": "2026-05-01T00:00:00"}
+    hand_commit(tmp_path, a.remote, ".reverie/lease.json", json.dumps(forged) + "\n")
+    sa, sb = syncer(a.engine._a), syncer(b.engine._a)
+    assert lease.take(sa) is None  # a dreams despite the forged lease
+    lease.release(sa)
+    forged["device"] = sb.device.id  # a paired device's id, still without the key
+    hand_commit(tmp_path, a.remote, ".reverie/lease.json", "")
+    (tmp_path / "hand" / ".reverie" / "lease.json").write_text(json.dumps(forged) + "\n")
+    hand_commit(tmp_path, a.remote, ".reverie/lease.json", "\n")
+    assert lease.take(sa) is None
+    lease.release(sa)
+    assert lease.take(sb, minutes=60 * 24 * 365) is None  # signed, for a year
+    assert "holds the dreaming lease" in (lease.take(sa) or "")
+    later = sa.now() + timedelta(minutes=lease.MAX_LEASE_MINUTES + 1)
+    sa.now = lambda: later
+    assert lease.take(sa) is None
+
+
+@pytest.mark.parametrize("name", ["..", ".git", ".GIT"])
+def test_a_pushed_tree_with_a_malformed_path_is_named_and_merges_nothing(
+    tmp_path: Path, two: list[Device], name: str
+) -> None:
+    """Issue 40.4: a tree entry ``..`` (or ``.git``) pushed by hand is refused with the
+    commit's name, and nothing of it reaches the workspace."""
+    import subprocess
+
+    from reverie.errors import SyncError
+
+    a, _ = two
+    clone = tmp_path / "evil"
+    subprocess.run(["git", "clone", "-q", a.remote, str(clone)], check=True)
+    git = ["git", "-C", str(clone), "-c", "user.name=x", "-c", "user.email=x@x"]
+
+    def run(*args: str, stdin: str | None = None) -> str:
+        done = subprocess.run([*git, *args], input=stdin, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    blob = run("hash-object", "-w", "--stdin", stdin="- zq escaped the workspace\n")
+    inner = run("mktree", stdin=f"100644 blob {blob}\tMEMORY.md\n")
+    top = run("ls-tree", "HEAD")
+    tree = run("mktree", "--missing", stdin=f"{top}\n040000 tree {inner}\t{name}\n")
+    sha = run("commit-tree", tree, "-p", "HEAD", stdin="reverie sync\n")
+    run("push", "-q", "origin", f"{sha}:refs/heads/main")
+    before = {p: p.read_bytes() for p in a.root.rglob("*.md")}
+    for _ in range(2):  # every later sync says the same, naming the commit
+        with pytest.raises(SyncError, match=rf"{sha[:12]} holds a malformed path"):
+            a.sync()
+    assert {p: p.read_bytes() for p in a.root.rglob("*.md")} == before
+    assert not (a.root.parent / "MEMORY.md").exists()  # nothing written outside

@@ -174,6 +174,9 @@ class Settings(Mapping[str, Any]):
         return Settings(values, sources)
 
 
+MAX_CONFIG_BYTES = 256 * 1024
+
+
 def config_path(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("REVERIE_CONFIG", "~/.reverie/config.toml")).expanduser()
 
@@ -192,7 +195,17 @@ def load_settings(
         import tomllib  # only when there is a file to read (a hook runs on every prompt)
 
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            with path.open("rb") as fh:  # bounded: a settings file is a few lines
+                raw_bytes = fh.read(MAX_CONFIG_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        if len(raw_bytes) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{path}: over {MAX_CONFIG_BYTES // 1024} KiB, which no settings file needs; "
+                "nothing read"
+            )
+        try:
+            data = tomllib.loads(raw_bytes.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from None
         for key, raw in data.items():

@@ -25,6 +25,11 @@ WARM_COMMANDS = ("search", "context")
 HOOK_EVENTS = ("user-prompt-submit", "session-start")  # the hooks the daemon answers
 CONNECT_TIMEOUT = 2.0  # seconds; loopback answers in microseconds or refuses
 ANSWER_TIMEOUT = 120.0  # a search waits behind the daemon's sync, as in-process
+# the daemon acknowledges a request (an interim 102) as soon as it has read it: a daemon
+# that accepts connections but says nothing within this is frozen, and the command runs
+# in-process instead of waiting out ANSWER_TIMEOUT
+FIRST_BYTE_TIMEOUT = 5.0
+INTERIM = "X-Reverie-Interim: 102\r\n"
 CHUNK = 64 * 1024
 MAX_HEAD = 16 * 1024
 
@@ -84,20 +89,25 @@ def post(
     except OSError:
         return None
     try:
-        sock.settimeout(timeout)
+        sock.settimeout(min(timeout, FIRST_BYTE_TIMEOUT))
         request = (
             f"POST {route} HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
             f"Authorization: Bearer {endpoint.token}\r\nContent-Length: {len(body)}\r\n"
-            f"{headers}\r\n"
+            f"{INTERIM}{headers}\r\n"
         )
         sock.sendall(request.encode("latin-1") + body)
         answer = b""
-        while b"\r\n\r\n" not in answer:
-            data = sock.recv(CHUNK)
-            if not data or len(answer) > MAX_HEAD:
-                raise OSError("no answer")
-            answer += data
-        head, _, rest = answer.partition(b"\r\n\r\n")
+        while True:
+            while b"\r\n\r\n" not in answer:
+                data = sock.recv(CHUNK)
+                if not data or len(answer) > MAX_HEAD:
+                    raise OSError("no answer")
+                answer += data
+                sock.settimeout(timeout)  # it is alive: now wait for the answer itself
+            head, _, rest = answer.partition(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 102"):
+                break
+            answer = rest  # the interim acknowledgement; the answer follows
         status = head.split(b"\r\n", 1)[0].split()
         return sock, int(status[1]), head, rest
     except (OSError, ValueError, IndexError):

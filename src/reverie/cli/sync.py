@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import Any
@@ -24,6 +25,11 @@ def _render(d: dict[str, Any]) -> str:
         lines.append(f"{d['forgotten_removed']} forgotten lines removed")
     if d["set_aside"]:
         lines.append(f"{d['set_aside']} lines from unsealed commits kept as untrusted")
+    for sha in d.get("unsealed", []):
+        lines.append(
+            f"the remote's commit {sha[:12]} is not sealed by a paired device: what it "
+            "added is kept as untrusted, what it removed is kept"
+        )
     for c in d["conflicts"]:
         lines.append(f"conflict open: {c} (pick with `reverie sync --pick ID=1` or `=2`)")
     return "\n".join(lines)
@@ -79,6 +85,10 @@ def sync(
     if every is None:
         emit(_once(obj, remote, as_json), as_json, _render)
         return
+    if not (math.isfinite(every) and every > 0):
+        raise click.BadParameter(
+            f"{every} is not a number of minutes above 0", param_hint="--every"
+        )
     while True:  # the daemon: an unreachable remote is reported and retried next time
         try:
             emit(_once(obj, remote, as_json), as_json, _render)

@@ -118,6 +118,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(413, "the body is missing its length or too large")
             return
         body = self.rfile.read(length)
+        if self.headers.get("X-Reverie-Interim") == "102":  # the CLI's client: alive
+            self.wfile.write(b"HTTP/1.1 102 Processing\r\n\r\n")
+            self.wfile.flush()
         try:
             status, kind, answer = route(body)
         except Exception as exc:  # P5: a bug answers 500, the daemon keeps serving

@@ -39,6 +39,14 @@ from typing import Any
 
 from ..errors import ParseError
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """``text`` with every lone surrogate (a JSON ``\\ud800`` escape decodes to one, and
+    no UTF-8 file can hold it) as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
 
 @dataclass(frozen=True)
 class Item:
@@ -48,6 +56,9 @@ class Item:
     role: str  # person | assistant | tool | memory | note
     text: str
     ts: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clean(self.text))
 
 
 @dataclass
@@ -59,12 +70,15 @@ class Conversation:
     items: list[Item] = field(default_factory=list)
     kind: str = "conversation"  # conversation | facts
 
+    def __post_init__(self) -> None:
+        self.title = clean(self.title)
+
 
 TOO_DEEP = "nested too deeply (arrays or objects inside each other)"
 
 
 def digest(*parts: str) -> str:
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:20]
+    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def _load_json(data: bytes, path: str) -> Any:
@@ -297,4 +311,4 @@ PARSERS = {
     "claude-md": parse_claude_md,
 }
 
-__all__ = ["PARSERS", "Conversation", "Item", "digest"]
+__all__ = ["PARSERS", "Conversation", "Item", "clean", "digest"]

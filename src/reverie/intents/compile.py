@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import UTC, datetime, time, timedelta, tzinfo
 from functools import lru_cache
 from typing import Any
 
@@ -219,25 +219,42 @@ def one_off(text: str, now: datetime) -> datetime | None:
     return at
 
 
-def parse_when(value: str, now: datetime) -> datetime:
-    """``--at``: an ISO date-time (local when naive) or words ("friday 9:00", "明天下午三点")."""
-    value = value.strip()
+# a value written as an ISO date: read as one or refused, never handed to the word parser
+_ISO_LIKE = re.compile(r"^[+-]?\d{4,}-\d{1,2}-\d{1,2}(?:[ T].*)?$")
+
+
+def _iso(value: str, now: datetime) -> datetime | None:
+    """``value`` as an ISO date-time (local when naive); None when it is no ISO date;
+    a date no calendar has (2027-02-29, year 10000) is an error."""
     try:
         at = datetime.fromisoformat(value)
     except ValueError:
-        parsed = one_off(value, now)
-        if parsed is None:
-            raise ReverieError(f"cannot read a time in {value!r}") from None
-        return parsed
+        if _ISO_LIKE.match(value):
+            raise ReverieError(f"{value!r} is no date a calendar has; nothing armed") from None
+        return None
     return at if at.tzinfo is not None else at.replace(tzinfo=now.tzinfo)
 
 
+def parse_when(value: str, now: datetime) -> datetime:
+    """``--at``: an ISO date-time (local when naive) or words ("friday 9:00", "明天下午三点");
+    the service refuses a time already past."""
+    value = value.strip()
+    at = _iso(value, now)
+    if at is None:
+        at = one_off(value, now)
+        if at is None:
+            raise ReverieError(f"cannot read a time in {value!r}")
+    return at
+
+
 def parse_day(value: str, now: datetime) -> datetime:
-    """``--review-by``: a date (ISO or words), at 09:00 local."""
-    try:
-        d = date.fromisoformat(value.strip())
-    except ValueError:
-        d = parse_when(value, now).date()
+    """``--review-by``: a date (ISO or words), at 09:00 local; a day before today is
+    refused."""
+    value = value.strip()
+    at = _iso(value, now)
+    d = at.date() if at is not None else parse_when(value, now).date()
+    if d < now.date():
+        raise ReverieError(f"{value!r} has passed already; nothing armed")
     return datetime.combine(d, time(DEFAULT_HOUR)).replace(tzinfo=now.tzinfo)
 
 

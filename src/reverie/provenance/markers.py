@@ -117,9 +117,17 @@ def render_marker(
     for name, value in (info or {}).items():
         if name in INFO_FIELDS:
             fields.append(f"{name}: {re.sub(r'[^A-Za-z0-9_.#:/-]', '_', value)}")
-    if key is not None:
-        fields.append(f"sig: {_sign(key, origin, session, text, project)}")
-    marker = f"<!-- {'; '.join(fields)} -->"
+    if key is None:
+        return _place(f"<!-- {'; '.join(fields)} -->", text)
+    # signed over the text as `resolve` reads it back (the marker's own spacing
+    # removed), so a text that starts with white space verifies too
+    seen = strip_markers(_place(f"<!-- {'; '.join(fields)} -->", text))
+    fields.append(f"sig: {_sign(key, origin, session, seen, project)}")
+    return _place(f"<!-- {'; '.join(fields)} -->", text)
+
+
+def _place(marker: str, text: str) -> str:
+    """``marker`` after a list item's bullet, else before the text."""
     item = _ITEM_RE.match(text)
     if item is None:
         return f"{marker} {text}".rstrip()
@@ -132,7 +140,10 @@ def is_cut(line: str) -> bool:
     if not line.strip():
         return False
     rest = MARKER_RE.sub("", line)
-    return bool(_UNCLOSED_RE.search(rest) or _CUT_HEAD_RE.fullmatch(rest))
+    if _UNCLOSED_RE.search(rest):
+        return True
+    # an item holding a whole marker and nothing else is an empty item, not a cut one
+    return bool(_CUT_HEAD_RE.fullmatch(rest)) and not MARKER_RE.search(line)
 
 
 @dataclass(frozen=True)

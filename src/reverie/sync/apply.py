@@ -18,6 +18,7 @@ from ..storage.workspace import SYNC_DEVICES, SYNC_META, SYNC_STONES
 from . import forgotten
 from .devices import device_list, read_list
 from .policy import ABSENT, merge_file
+from .seal import mac_lease
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -123,8 +124,9 @@ def _write(syncer: Any, path: str, data: bytes | None, committed: bytes | None) 
     syncer.write_file(path, data)
 
 
-def lease_blob(device: str, until: str, at: str) -> bytes:
-    return (json.dumps({"device": device, "until": until, "at": at}) + "\n").encode()
+def lease_blob(key: bytes, device: str, until: str, at: str) -> bytes:
+    mac = mac_lease(key, device, until, at)
+    return (json.dumps({"device": device, "until": until, "at": at, "mac": mac}) + "\n").encode()
 
 
 __all__ = ["lease_blob", "merge_meta", "merge_trees"]

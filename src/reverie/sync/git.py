@@ -108,8 +108,16 @@ class Git:
     def message(self, commit: str) -> str:
         return self.out("log", "-1", "--format=%B", commit)
 
+    def parents(self, commit: str) -> list[str]:
+        return self.out("log", "-1", "--format=%P", commit).split()
+
     def first_parents(self, commit: str, limit: int = 200) -> list[str]:
         return self.out("rev-list", "--first-parent", f"--max-count={limit}", commit).split()
+
+    def paths(self, commit: str) -> list[str]:
+        """Every file path in ``commit``'s tree (git's own bytes, never unquoted)."""
+        raw = self.run("ls-tree", "-r", "--name-only", "-z", commit).stdout
+        return [p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p]
 
     def changed(self, a: str | None, b: str) -> set[str]:
         """Paths that differ between commits ``a`` (None: empty) and ``b``."""

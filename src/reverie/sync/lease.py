@@ -2,7 +2,12 @@
 ``.reverie/lease.json``, with an expiry), so two devices never rewrite ``MEMORY.md``
 from the same evidence. Taking it is a sync (so this device dreams on the other's
 latest ``MEMORY.md``); of two devices racing, the one whose lease reached the remote
-first holds it (the merge keeps the remote's lease)."""
+first holds it (the merge keeps the remote's lease).
+
+The file travels through a repository anyone with push access can write, so a lease is
+honoured only when its HMAC verifies with the owner's key and its device is on the
+paired list (:meth:`reverie.sync.run.Syncer.lease`), and never past its stated span
+from when it was taken, nor past ``MAX_LEASE_MINUTES``."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from .apply import lease_blob
 from .run import LEASE, Syncer
 
 LEASE_MINUTES = 30.0
+MAX_LEASE_MINUTES = 120.0  # no lease, even a paired device's, stops dreaming longer
 
 
 def configured(syncer: Syncer) -> bool:
@@ -27,11 +33,17 @@ def holder(lease: dict[str, object] | None, now: datetime) -> str | None:
         return None
     try:
         until = datetime.fromisoformat(str(lease["until"]))
+        at = datetime.fromisoformat(str(lease["at"]))
     except (KeyError, ValueError):
         return None
-    if until.tzinfo is None or now.tzinfo is None:
-        until, now = until.replace(tzinfo=None), now.replace(tzinfo=None)
-    return str(lease.get("device")) if until > now else None
+    if until.tzinfo is None or now.tzinfo is None or at.tzinfo is None:
+        until, now, at = (
+            until.replace(tzinfo=None),
+            now.replace(tzinfo=None),
+            at.replace(tzinfo=None),
+        )
+    until = min(until, at + timedelta(minutes=MAX_LEASE_MINUTES))
+    return str(lease.get("device")) if at <= now < until else None
 
 
 def take(syncer: Syncer, minutes: float = LEASE_MINUTES) -> str | None:
@@ -44,7 +56,8 @@ def take(syncer: Syncer, minutes: float = LEASE_MINUTES) -> str | None:
         if held is not None and held != me:
             return f"dreaming waits: device {held} holds the dreaming lease"
         until = (now + timedelta(minutes=minutes)).isoformat(timespec="seconds")
-        syncer.extra[LEASE] = lease_blob(me, until, now.isoformat(timespec="seconds"))
+        at = now.isoformat(timespec="seconds")
+        syncer.extra[LEASE] = lease_blob(syncer.ws.origin_key(), me, until, at)
         try:
             syncer.sync()
         finally:
@@ -76,4 +89,4 @@ def parse(raw: bytes | None) -> dict[str, object] | None:
         return None
 
 
-__all__ = ["LEASE_MINUTES", "configured", "holder", "release", "take"]
+__all__ = ["LEASE_MINUTES", "MAX_LEASE_MINUTES", "configured", "holder", "release", "take"]

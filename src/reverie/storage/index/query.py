@@ -16,6 +16,7 @@ import sqlean as sqlite3
 from ...provenance.origin import Origin, SessionKind
 from ...provenance.paths import SourceKind
 from ...tokens import fts_query
+from ..blas import blas_threads
 from .db import get_meta
 from .rows import Candidate, TriggerRow
 
@@ -179,7 +180,8 @@ class VectorLane:
         assert self._matrix is not None and self._ids is not None and self._where is not None
         if len(self._ids) == 0 or k < 1:
             return {}
-        sims = self._matrix @ np.asarray(qvec, np.float32)
+        with blas_threads(1):
+            sims = self._matrix @ np.asarray(qvec, np.float32)
         k = min(k, len(sims))
         kth = np.partition(sims, len(sims) - k)[len(sims) - k]
         idx = np.nonzero(sims >= kth)[0]  # every tie at the cut-off, then content order

@@ -1,0 +1,59 @@
+"""The BLAS threads of the engine's numeric work, capped where it runs.
+
+numpy's OpenBLAS starts one thread per core and spins them while it waits for work:
+on a machine whose cores are busy (a laptop with a browser, CI, two Reverie processes)
+a matrix product on two threads costs several times the CPU of the same product on
+one. The embedder's forward pass and the vector lane's ``matrix @ query`` run inside
+:func:`blas_threads`, which sets the cap for the duration of the call and restores the
+process's own setting afterwards (an application embedding Reverie keeps its threads).
+
+``threadpoolctl`` does the work; its controller scans the loaded libraries once, on
+first use (after numpy is loaded), and is never pickled with a model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+_lock = threading.Lock()
+_controller: Any = None
+_unavailable = False
+
+
+def _get_controller() -> Any:
+    global _controller, _unavailable
+    if _controller is None and not _unavailable:
+        with _lock:
+            if _controller is None and not _unavailable:
+                try:
+                    from threadpoolctl import ThreadpoolController
+
+                    _controller = ThreadpoolController()
+                except Exception:  # not installed or a library it cannot read
+                    _unavailable = True
+    return _controller
+
+
+@contextlib.contextmanager
+def blas_threads(limit: int = 1) -> Iterator[None]:
+    """Run the block with at most ``limit`` BLAS threads (no cap where it cannot)."""
+    controller = _get_controller()
+    if controller is None or limit < 1:
+        yield
+        return
+    try:
+        cap = controller.limit(limits=limit, user_api="blas")
+    except Exception:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            cap.restore_original_limits()
+
+
+__all__ = ["blas_threads"]
