@@ -715,3 +715,19 @@ def test_explicit_search_shows_poison_framed_as_untrusted(
     assert any(first[:24] in m["body"] for m in FRAME_RE.finditer(out))
     outside = FRAME_RE.sub("", out)
     assert first[:24] not in outside  # never shown outside the frame
+
+
+def test_a_long_result_list_is_filled_past_the_lane_candidates(
+    paths: Paths, engine_factory: Any
+) -> None:
+    """Asked for more results than ``search_candidates`` per lane, the lanes gather
+    enough candidates to fill the list (LongMemEval's recall@10 over sessions reads a
+    deep list: 24 candidates a lane left it short)."""
+    lines = "\n".join(f"- 09:{i % 60:02d} zqharbour ferry note number {i}" for i in range(120))
+    paths.write("memory/2026-04-20.md", f"# 2026-04-20\n\n{lines}\n")
+    engine = engine_factory(embedder="fake")
+    engine.index()
+    assert engine.settings.search_candidates < 40
+    hits = engine.search("zqharbour ferry", max_results=40, record=False).hits
+    assert len(hits) == 40
+    assert len(engine.search("zqharbour ferry", record=False).hits) == 6  # the default call

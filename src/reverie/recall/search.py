@@ -160,6 +160,8 @@ class Searcher:
     ) -> SearchResponse:
         s = self.settings
         k = s.search_budget_candidates if budget_tokens else s.search_candidates
+        if max_results and not budget_tokens:  # a long list needs the candidates to fill it
+            k = max(k, 2 * max_results)
         qvec, degraded = (
             (None, "keyword lane only (requested)")
             if lanes == "keyword"
