@@ -211,6 +211,10 @@ def test_install_picks_the_form_by_the_daemon_and_uninstall_is_byte_identical(
         served.kill()
     run_cli("install", "claude-code", "--uninstall", check=True)
     assert settings.read_bytes() == before
+    backups = list(claude.glob("settings.json.reverie-*.bak"))
+    assert any("Bearer" in b.read_text() for b in backups)  # one held the token
+    for b in backups:  # issue 40.11: readable by the owner only
+        assert b.stat().st_mode & 0o077 == 0, oct(b.stat().st_mode)
 
 
 def test_restarting_the_daemon_keeps_its_port_and_token(

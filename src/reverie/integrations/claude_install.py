@@ -325,7 +325,9 @@ class ClaudeCodeInstaller:
                 continue
             if change.before is not None:
                 change.backup = change.path.with_name(f"{change.path.name}.reverie-{stamp}.bak")
-                change.backup.write_text(change.before, encoding="utf-8")
+                # owner-only, as the file it copies: settings.json may hold the daemon's
+                # bearer token (the HTTP hook's header)
+                atomic_write(change.backup, change.before)
             change.path.parent.mkdir(parents=True, exist_ok=True)
             if change.after is None:
                 change.path.unlink(missing_ok=True)
