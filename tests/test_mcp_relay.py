@@ -89,3 +89,35 @@ def test_mcp_is_relayed_to_the_daemon_with_the_same_tools_results_and_provenance
     assert poisoned and all(h["untrusted"] and h["origin"] == "untrusted" for h in poisoned)
     journal = (paths.workspace / web["source"].split("#")[0]).read_text()
     assert INJECTION in journal and "I ship on Fridays." in journal
+
+
+def test_a_line_over_the_limit_ends_the_connection_unbuffered(
+    paths: Paths, run_cli: RunCli, env: dict[str, str], monkeypatch: Any
+) -> None:
+    """Issue 40.9: the relay's stream reads each line with a bound (the HTTP routes'
+    body limit): a longer line ends the connection, never held whole in memory; a
+    line within it is answered."""
+    import io
+
+    from reverie.engine import Reverie
+    from reverie.mcp_server import build_server, registry
+
+    run_cli("init")
+    monkeypatch.setattr(registry, "MAX_LINE_BYTES", 4096)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    engine = Reverie.open(paths.workspace, paths.state, environ=env, embedder="fake")
+    try:
+        server = build_server(engine, start=False)
+        answered = io.BytesIO()
+        registry.serve_connection(server, io.BytesIO((json.dumps(init) + "\n").encode()), answered)
+        assert json.loads(answered.getvalue().splitlines()[0])["id"] == 1
+        big = {**init, "params": {**init["params"], "pad": "x" * 10_000}}
+        read = io.BytesIO((json.dumps(big) + "\n" + json.dumps(init) + "\n").encode())
+        silent = io.BytesIO()
+        registry.serve_connection(server, read, silent)  # returns: the connection ended
+        assert silent.getvalue() == b""  # the line after it was never read either
+        assert read.tell() <= 4097  # no more of the long line was read than the limit
+    finally:
+        engine.close()

@@ -6,10 +6,11 @@ function (wrap each body in :meth:`MemoryTools.guarded`, give it an output schem
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from io import TextIOWrapper
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 import anyio
 from mcp.server import MCPServer
@@ -22,6 +23,7 @@ from .schemas import INSTRUCTIONS
 from .tools import MemoryTools
 
 SERVER_NAME = "reverie"
+log = logging.getLogger("reverie.mcp")
 
 Registrar = Callable[[MCPServer, MemoryTools], None]
 REGISTRARS: tuple[Registrar, ...] = (
@@ -65,26 +67,54 @@ def run_stdio(engine: Reverie) -> None:
     build_server(engine).run("stdio")
 
 
+MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSON-RPC message; the HTTP routes' body limit
+
+
+class _BoundedLines:
+    """The client's lines as text, each read with a bound: a line over ``limit``
+    bytes ends the connection (read as end of input) instead of being buffered whole;
+    a relay client could otherwise grow the daemon by any size, for good."""
+
+    def __init__(self, raw: BinaryIO, limit: int) -> None:
+        self.raw, self.limit = raw, limit
+
+    def readline(self) -> str:
+        line = self.raw.readline(self.limit + 1)
+        if len(line) > self.limit:
+            log.warning("an MCP client sent a line over %d bytes: connection closed", self.limit)
+            return ""
+        return line.decode("utf-8", "replace")
+
+    def __iter__(self) -> _BoundedLines:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
 def serve_connection(server: MCPServer, reader: BinaryIO, writer: BinaryIO) -> None:
     """Serve one client over a byte stream framed as stdio is (one JSON-RPC message a
     line), until the client closes it: the daemon's side of ``reverie mcp``'s relay
     (:mod:`reverie.cli.relay`), the same SDK code as :func:`run_stdio` on other streams.
     Blocks the calling thread, which runs the session's own event loop."""
 
-    text_in = TextIOWrapper(reader, encoding="utf-8", errors="replace")
+    text_in = _BoundedLines(reader, MAX_LINE_BYTES)
     text_out = TextIOWrapper(writer, encoding="utf-8", write_through=True)
 
     async def session() -> None:
-        async with stdio_server(anyio.wrap_file(text_in), anyio.wrap_file(text_out)) as (r, w):
+        lines = anyio.wrap_file(cast(IO[str], text_in))  # only readline is used
+        async with stdio_server(lines, anyio.wrap_file(text_out)) as (r, w):
             low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
             await low.run(r, w, low.create_initialization_options())
 
     try:
         anyio.run(session)
-    finally:  # the connection is its owner's to close, not the wrappers'
-        for wrapper in (text_in, text_out):
-            with contextlib.suppress(ValueError, OSError):
-                wrapper.detach()
+    finally:  # the connection is its owner's to close, not the wrapper's
+        with contextlib.suppress(ValueError, OSError):
+            text_out.detach()
 
 
 __all__ = [
