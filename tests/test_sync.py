@@ -197,8 +197,10 @@ def test_a_hand_commit_with_a_copied_marker_reads_untrusted_everywhere(
         assert got["zq a plain line typed into the repository"] is Origin.UNTRUSTED
         assert got["zq the owner said this on the laptop"] is Origin.OWNER
         assert "force pushes" not in d.read("MEMORY.md")  # never a curated entry
-        set_aside = [t for t in got if "force pushes" in t]
-        assert set_aside and got[set_aside[0]] is Origin.UNTRUSTED
+        assert "force pushes" not in d.read()  # nor a line of the owner's journal
+        aside = d.origins("memory/imports/sync/2026-05-01.md")
+        set_aside = [t for t in aside if "force pushes" in t]
+        assert set_aside and aside[set_aside[0]] is Origin.UNTRUSTED
 
 
 def test_an_unpaired_device_is_refused_and_its_lines_read_untrusted(
@@ -585,3 +587,30 @@ def test_a_pushed_tree_with_a_malformed_path_is_named_and_merges_nothing(
             a.sync()
     assert {p: p.read_bytes() for p in a.root.rglob("*.md")} == before
     assert not (a.root.parent / "MEMORY.md").exists()  # nothing written outside
+
+
+def test_a_large_unsealed_push_is_refused_and_blinds_no_journal(
+    tmp_path: Path, two: list[Device], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40.2: what one sync sets aside is capped (the push naming its commit is
+    refused, nothing merged), and set-aside lines never land in the owner's journal."""
+    import subprocess
+
+    from reverie.errors import SyncError
+    from reverie.sync import apply
+
+    a, _ = two
+    monkeypatch.setattr(apply, "MAX_SET_ASIDE_BYTES", 8 * 1024)
+    a.write("zq the owner's line of the day")
+    a.sync()
+    journal = a.read()
+    entries = "".join(f"- zq pushed entry {i} " + "x" * 80 + "\n" for i in range(200))
+    hand_commit(tmp_path, a.remote, "MEMORY.md", entries)
+    tip = subprocess.run(
+        ["git", "-C", str(tmp_path / "hand"), "rev-parse", "HEAD"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    with pytest.raises(SyncError, match=rf"{tip[:12]} .* over the 8 KiB"):
+        a.sync()
+    assert a.read() == journal and "pushed entry" not in a.read("MEMORY.md")
+    assert not (a.root / "memory" / "imports" / "sync").exists()

@@ -20,6 +20,12 @@ from .devices import device_list, read_list
 from .policy import ABSENT, merge_file
 from .seal import mac_lease
 
+# what an unsealed commit changed in curated files is kept here, as an import (always
+# untrusted, searchable, never promoted), not in the owner's journal; one sync sets
+# aside at most MAX_SET_ASIDE_BYTES
+SET_ASIDE = "memory/imports/sync/{}.md"
+MAX_SET_ASIDE_BYTES = 1024 * 1024
+
 
 def _text(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-8", "surrogateescape")
@@ -95,10 +101,18 @@ def merge_trees(
         if data != o:
             out[p] = data
     if aside:
+        size = sum(len(line.encode("utf-8", "surrogateescape")) + 1 for line in aside)
+        if size > MAX_SET_ASIDE_BYTES:
+            raise SyncError(
+                f"the remote's commit {theirs[:12]} is not sealed by a paired device and "
+                f"changes {size // 1024} KiB of curated files, over the "
+                f"{MAX_SET_ASIDE_BYTES // 1024} KiB one sync sets aside: nothing was merged; "
+                "remove that commit from the remote, then sync again"
+            )
         day = syncer.now().date().isoformat()
-        jp = f"memory/{day}.md"
+        jp = SET_ASIDE.format(day)  # never the owner's journal: an import, untrusted
         current = _text(out[jp]) if jp in out else _text(git.read([(head, jp)])[(head, jp)])
-        current = current or f"# {day}\n\n"
+        current = current or f"# Set aside by sync on {day} (unsealed changes)\n\n"
         out[jp] = _bytes(current.rstrip("\n") + "\n" + "\n".join(aside) + "\n")
         report.set_aside += len(aside)
     files = [(p, data) for p, data in out.items() if not p.startswith(SYNC_META)]
@@ -129,4 +143,4 @@ def lease_blob(key: bytes, device: str, until: str, at: str) -> bytes:
     return (json.dumps({"device": device, "until": until, "at": at, "mac": mac}) + "\n").encode()
 
 
-__all__ = ["lease_blob", "merge_meta", "merge_trees"]
+__all__ = ["MAX_SET_ASIDE_BYTES", "SET_ASIDE", "lease_blob", "merge_meta", "merge_trees"]

@@ -27,6 +27,7 @@ from .seal import lower
 
 _JOURNAL_RE = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md$")
 APPEND_ONLY = ("DREAMS.md", "memory/archive.md")
+SET_ASIDE_DIR = "memory/imports/sync/"  # sync's set-aside lines: a union, like a journal
 ABSENT = object()
 
 
@@ -39,7 +40,11 @@ def malformed_path(path: str) -> bool:
 
 
 def append_only(path: str) -> bool:
-    return bool(_JOURNAL_RE.match(path)) or path.startswith(SESSION_CORPUS) or path in APPEND_ONLY
+    return (
+        bool(_JOURNAL_RE.match(path))
+        or path.startswith((SESSION_CORPUS, SET_ASIDE_DIR))
+        or path in APPEND_ONLY
+    )
 
 
 def marker_file(path: str) -> bool:

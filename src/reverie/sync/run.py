@@ -48,7 +48,7 @@ class SyncReport:
     committed: bool = False
     merged_files: int = 0
     conflicts: list[str] = field(default_factory=list)
-    set_aside: int = 0  # lines of unsealed commits kept lowered in the journal
+    set_aside: int = 0  # lines of unsealed commits kept lowered in memory/imports/sync/
     # remote commits no paired device sealed (a hand commit, a replayed seal): their
     # additions were kept untrusted and their deletions ignored
     unsealed: list[str] = field(default_factory=list)
