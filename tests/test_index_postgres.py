@@ -644,3 +644,28 @@ def test_supersession_reads_alike_on_both_backends(tmp_path: Path, pg_dsn: str) 
     finally:
         lite.close()
         pg.close()
+
+
+def test_a_second_workspace_on_a_tenant_is_refused_not_mixed(tmp_path: Path, pg_dsn: str) -> None:
+    """Issue 40.6: two workspaces left on one tenant id deleted each other's rows on
+    every sync; the second is now refused with a clear error, and ``index --force``
+    takes the tenant over on purpose."""
+    from reverie.errors import ConfigError
+
+    a = _space(tmp_path / "a", {"MEMORY.md": "- Alpha owns the falcon.\n"}, **_pg(pg_dsn, "t"))
+    b = _open(tmp_path / "b", **_pg(pg_dsn, "t"))
+    try:
+        b.init()
+        (tmp_path / "b" / "ws" / "MEMORY.md").write_text("- Beta owns the heron.\n")
+        with pytest.raises(ConfigError, match=r"tenant 't' holds the index of another workspace"):
+            b.index()
+        assert [h.text for h in a.search("falcon", record=False).hits] == [
+            "- Alpha owns the falcon."
+        ]  # a's rows untouched
+        b.index(force=True)  # taken over on purpose
+        assert [h.text for h in b.search("heron", record=False).hits] == ["- Beta owns the heron."]
+        with pytest.raises(ConfigError, match="another workspace"):
+            a.index()
+    finally:
+        a.close()
+        b.close()
