@@ -312,3 +312,37 @@ def test_two_processes_firing_one_intent_at_once_fire_it_once(tmp_path: Path, pg
     finally:
         one.close()
         two.close()
+
+
+def test_a_workspace_switched_to_postgres_keeps_its_intents_and_requests(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """Issue 40.7: what the SQLite state held is carried into the tenant once (ids,
+    states and dates kept), the local files are renamed, never read again."""
+    local = _engine(tmp_path, {})
+    armed = local.intents.add(
+        "ask about the budget", proposer="owner", proposed_by="t", on="budget"
+    )
+    wish = local.intents.add(
+        "learn Rust", proposer="owner", proposed_by="t", review_by="2026-06-01"
+    )
+    asked = local.curation.pending.request("forget", SECRET, by="an agent")
+    local.close()
+    moved = _engine(tmp_path, _pg(pg_dsn, "switched"))
+    try:
+        listed = {i.id: i.status for i in moved.intents.listing()}
+        assert listed == {armed.id: Status.ARMED, wish.id: wish.status}
+        assert fired(moved, "the budget is due") == [armed.id]
+        assert [(r.id, r.status) for r in moved.curation.pending.requests()] == [
+            (asked.id, "pending")
+        ]
+        files = _state_files(moved)
+        assert "intents.sqlite" not in files and "curation/pending.json" not in files
+        assert "intents.sqlite.moved-to-postgres" in files
+    finally:
+        moved.close()
+    again = _engine(tmp_path, _pg(pg_dsn, "switched"))  # opened again: nothing doubled
+    try:
+        assert len(again.intents.listing()) == 2 and len(again.curation.pending.requests()) == 1
+    finally:
+        again.close()

@@ -95,6 +95,24 @@ class PgRequests:
             )
         return req
 
+    def adopt(self, items: list[Request]) -> int:
+        """Requests kept before this workspace moved to PostgreSQL (its
+        ``pending.json``), as they were: ids, states and dates kept; one already here
+        is not added twice. How many were added."""
+        added = 0
+        with self._locked() as conn:
+            have = {r.id for r in self._rows(conn)}
+            for req in items:
+                if req.id in have:
+                    continue
+                conn.execute(
+                    f"INSERT INTO requests (tenant_id, {_COLUMNS}) "
+                    f"VALUES (%s, {', '.join('%s' for _ in FIELDS)})",
+                    (self.tenant, *[getattr(req, f) for f in FIELDS]),
+                )
+                added += 1
+        return added
+
     def take(self, rid: str) -> Request | None:
         """The request ``rid`` if it is still pending (None: no such request)."""
         with self.db.connection() as conn:

@@ -6,9 +6,10 @@ database (issue 23), so a hosted server's state dir holds no ``recall.sqlite``,
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..settings import Settings
 from ..storage.workspace import Workspace
@@ -28,6 +29,45 @@ def on_postgres(settings: Settings) -> bool:
     return settings.index_backend == "postgres"
 
 
+MOVED = ".moved-to-postgres"  # the local store, once its rows are in the tenant
+
+
+def carry_intents(ws: Workspace, store: Any) -> None:
+    """A workspace switched to PostgreSQL keeps its intents: the local table's rows
+    (armed, pending, done, with their states and dates) are added to the tenant's once,
+    then the SQLite file is renamed ``intents.sqlite.moved-to-postgres`` (kept, never
+    read again). A row the tenant holds already is not added twice."""
+    path = ws.intents_db_path
+    if not path.is_file():
+        return
+    from ..intents.store import Store
+
+    local = Store(path)
+    try:
+        rows = local.select()
+    finally:
+        local.close()
+    with store.transaction() as tx:
+        have = {i.id for i in store.select()}
+        for intent in rows:
+            if intent.id not in have:
+                tx.insert(intent)
+    with contextlib.suppress(FileNotFoundError):  # another process moved it first
+        path.rename(path.with_name(path.name + MOVED))
+
+
+def carry_requests(ws: Workspace, store: Any, now: Callable[[], datetime]) -> None:
+    """The same for the owner's pending requests (``curation/pending.json``)."""
+    path = ws.pending_path
+    if not path.is_file():
+        return
+    from ..curation.requests import Requests
+
+    store.adopt(Requests(ws, now=now, max_pending=10**9).load())
+    with contextlib.suppress(FileNotFoundError):
+        path.rename(path.with_name(path.name + MOVED))
+
+
 def intent_table(settings: Settings, ws: Workspace) -> IntentTable:
     from ..intents.port import IntentTable
 
@@ -36,7 +76,13 @@ def intent_table(settings: Settings, ws: Workspace) -> IntentTable:
         from ..storage.index.pg_schema import shared
 
         dsn, who = settings.index_dsn, tenant(settings)
-        return IntentTable(lambda: PgIntents(shared(dsn), who), lambda: True)
+
+        def open_pg() -> PgIntents:
+            store = PgIntents(shared(dsn), who)
+            carry_intents(ws, store)
+            return store
+
+        return IntentTable(open_pg, lambda: True)
     from ..intents.store import Store
 
     path = ws.intents_db_path
@@ -49,7 +95,9 @@ def request_store(settings: Settings, ws: Workspace, now: Callable[[], datetime]
         from ..storage.index.pg_schema import shared
 
         dsn, who = settings.index_dsn, tenant(settings)
-        return PgRequests(lambda: shared(dsn), who, now=now, max_pending=settings.pending_max)
+        store = PgRequests(lambda: shared(dsn), who, now=now, max_pending=settings.pending_max)
+        carry_requests(ws, store, now)
+        return store
     from ..curation.requests import Requests
 
     return Requests(ws, now=now, max_pending=settings.pending_max)
