@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlean as sqlite3
 
-from ...errors import ConfigError, ProviderError
+from ...errors import ProviderError
 from .. import reader
 from ..chunking import CHUNKING_VERSION, Chunk
 from ..document import FileWarning, by_entry, chunk_document, decode
@@ -34,7 +34,7 @@ from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..tombstones import Tombstones
 from ..workspace import FileEntry, Workspace
-from . import store
+from . import owner, store
 from .backfill import backfill
 from .db import Connection, transaction
 from .port import IndexPort
@@ -138,38 +138,13 @@ class Syncer:
                 breaker_failures=settings.embed_breaker_failures,
             )
 
-    @property
-    def _shared(self) -> bool:
-        """The index is a tenant of a shared database, which a second workspace left on
-        the same tenant id would share (each sync deleting the other's rows)."""
-        return getattr(self.settings, "index_backend", "sqlite") == "postgres"
-
-    @property
-    def _root(self) -> str:
-        return str(self.ws.root.resolve())
-
-    def _check_owner(self, force: bool) -> None:
-        """Refuse to sync into a tenant another workspace's syncs wrote (``force``, a
-        rebuild the owner asks for: ``reverie index --force``, takes it over)."""
-        if not self._shared or force:
-            return
-        owner = self.ix.meta("workspace")
-        if owner is not None and owner != self._root:
-            tenant = self.settings.index_tenant or self.settings.agent
-            raise ConfigError(
-                f"the PostgreSQL tenant {tenant!r} holds the index of another workspace "
-                f"({owner}); set index_tenant to an id of this workspace's own, or run "
-                "`reverie index --force` here to take the tenant over (its rows are rebuilt "
-                "from this workspace's files)"
-            )
-
     # -- the run ------------------------------------------------------------------
     def run(self, *, force: bool = False, progress: Progress | None = None) -> SyncStats:
         t0 = time.perf_counter()
         stats = SyncStats()
         ix = self.ix
         stats.rebuilt_schema = ix.ensure_schema()
-        self._check_owner(force)
+        owner.check(ix, self.settings, self.ws.root, force=force)
         with ix.transaction():  # dirty until this sync completes (kill -9 included)
             seq = ix.dirty_seq()
             ix.set_meta("dirty", 1)
@@ -228,8 +203,7 @@ class Syncer:
             ix.set_meta("chunking_version", self._chunking_version)
             ix.set_meta("embedder_error", self.embedder_error or "")
             ix.set_meta("key_fingerprint", _digest(self.key))
-            if self._shared:
-                ix.set_meta("workspace", self._root)
+            owner.record(ix, self.settings, self.ws.root)
             ix.set_meta("tokenizer", TOKENIZER)
             if changed or stats.embeddings_computed or stats.embeddings_cached:
                 ix.set_meta("index_version", int(ix.meta("index_version", "0") or 0) + 1)
