@@ -236,3 +236,51 @@ def test_cli_search_finds_a_hand_edit_without_reverie_index(ws: Paths, run_cli: 
     memory.write_text(memory.read_text() + "\n- The capybara enclosure opens in July.\n")
     hits = json.loads(run_cli("search", "capybara enclosure", "--json").stdout)["hits"]
     assert hits and "capybara" in hits[0]["snippet"]
+
+
+def test_a_tool_call_holding_a_lone_surrogate_is_answered(ws: Paths, env: dict[str, str]) -> None:
+    """Issue 40.10: ``\\ud800`` in a tools/call's arguments (valid JSON, no valid
+    Unicode) was dropped by the transport and never answered; it is answered (the lone
+    surrogate read as U+FFFD) and the server goes on answering."""
+    import threading
+
+    init = {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "memory_search", "arguments": {"query": "zeppelin SURROGATE hangar"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory_search", "arguments": {"query": "zeppelin hangar"}}},
+    ]  # fmt: skip
+    raw = "".join(json.dumps(m).replace("SURROGATE", "\\ud800") + "\n" for m in lines)
+    proc = subprocess.Popen(
+        cli_command(ws, "mcp"), env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    answers: dict[Any, Any] = {}
+    done = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            msg = json.loads(line)
+            answers[msg.get("id")] = msg
+            if {2, 3} <= set(answers):
+                break
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert proc.stdin is not None
+    proc.stdin.write(raw.encode())
+    proc.stdin.flush()
+    try:
+        done.wait(120)  # both answered, or the server's output ended
+    finally:
+        proc.kill()
+        proc.wait()
+    assert 2 in answers, answers.keys()
+    result = answers[2]["result"]
+    assert result["structuredContent"]["query"] == "zeppelin \ufffd hangar"
+    assert "zeppelin" in json.dumps(answers[3]["result"])  # still serving

@@ -6,7 +6,9 @@ function (wrap each body in :meth:`MemoryTools.guarded`, give it an output schem
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from io import TextIOWrapper
@@ -15,6 +17,8 @@ from typing import IO, Any, BinaryIO, cast
 import anyio
 from mcp.server import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
 
 from ..about import version
 from ..engine import Reverie
@@ -63,8 +67,76 @@ def build_server(
 
 
 def run_stdio(engine: Reverie) -> None:
-    """Serve ``engine`` over stdin/stdout until the client closes the connection."""
-    build_server(engine).run("stdio")
+    """Serve ``engine`` over stdin/stdout until the client closes the connection (the
+    SDK's stdio transport, its input mended by :class:`_Mended`)."""
+    server = build_server(engine)
+
+    async def session() -> None:
+        async with stdio_server() as (r, w):
+            low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+            await low.run(_Mended(r), w, low.create_initialization_options())
+
+    anyio.run(session)
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+def mend(item: Any) -> Any:
+    """A line the transport could not parse only because it holds a lone surrogate (a
+    JSON ``\\ud800`` escape: valid JSON, no valid Unicode) as the message it is, each
+    lone surrogate read as U+FFFD; anything else as it came. Left as it came, the SDK
+    drops the line and the request is never answered."""
+    errors = getattr(item, "errors", None)
+    if not isinstance(item, Exception) or errors is None:
+        return item
+    try:
+        first = errors()[0]
+        if first.get("type") != "json_invalid" or not isinstance(first.get("input"), str):
+            return item
+        raw = json.loads(first["input"])
+        clean = _scrub(raw)
+        if clean == raw:
+            return item
+        return SessionMessage(jsonrpc_message_adapter.validate_python(clean, by_name=False))
+    except Exception:  # still not a message: as it came
+        return item
+
+
+class _Mended:
+    """The transport's read stream with every item passed through :func:`mend`."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aenter__(self) -> _Mended:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> _Mended:
+        return self
+
+    async def __anext__(self) -> Any:
+        return mend(await self._inner.__anext__())
+
+    async def receive(self) -> Any:
+        return mend(await self._inner.receive())
+
+    def __getattr__(self, name: str) -> Any:  # last_context, aclose, ...
+        return getattr(self._inner, name)
 
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one JSON-RPC message; the HTTP routes' body limit
@@ -108,7 +180,7 @@ def serve_connection(server: MCPServer, reader: BinaryIO, writer: BinaryIO) -> N
         lines = anyio.wrap_file(cast(IO[str], text_in))  # only readline is used
         async with stdio_server(lines, anyio.wrap_file(text_out)) as (r, w):
             low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
-            await low.run(r, w, low.create_initialization_options())
+            await low.run(_Mended(r), w, low.create_initialization_options())
 
     try:
         anyio.run(session)
