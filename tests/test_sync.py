@@ -518,11 +518,10 @@ def test_an_old_sealed_first_parent_vouches_for_nothing(tmp_path: Path, two: lis
     _push_commit(tmp_path, a.remote, old, [old, "TIP"], "reverie sync: merge on laptop\n")
     for d in (a, b):
         _holds_the_newer_state(d, d.sync(), d is a)
-    d = b
     a.write("zq a line after the gated push")  # the sync goes on from there
     a.sync()
     b.sync()
-    assert d.origins()["zq a line after the gated push"] is Origin.OWNER
+    assert b.origins()["zq a line after the gated push"] is Origin.OWNER
 
 
 def test_a_forged_lease_stops_no_dream_and_no_lease_outlasts_its_cap(
