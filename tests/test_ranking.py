@@ -461,24 +461,3 @@ def test_the_next_results_reach_other_days() -> None:
     curated = [replace(c, kind="curated", path="MEMORY.md", day=None) for c in cands]
     curated[2] = replace(curated[2], path="USER.md")
     assert [s.candidate.chunk_id for s in rank(curated, cfg, today=today)] == [1, 2, 3]
-
-
-def test_a_days_other_conversation_is_not_held_back_as_the_same_one() -> None:
-    """Two stamped lines of one day EPISODE_GAP_MINUTES or more apart are two
-    conversations: the second is not held back behind another day as a line of the
-    first conversation is (LongMemEval: the evidence session sharing its day with the
-    best hit's session)."""
-    today = date(2026, 5, 1)
-    day = dict(kind="journal", day=today, cosine=None, path="memory/2026-05-01.md")
-    cands = [
-        cand(1, "- 09:00 user: zqa ferry booked friday", bm25=-9.0, **day),
-        cand(2, "- 09:10 user: zqb harbour parking note", bm25=-8.5, **day),
-        cand(3, "- 15:40 user: zqc harbour parking again", bm25=-8.5, **day),
-        cand(4, "zqd ticket price noted", path="memory/2026-04-30.md", bm25=-8.0,
-             kind="journal", day=date(2026, 4, 30), cosine=None),
-    ]  # fmt: skip
-    cfg = RankConfig(max_results=4, min_score=0.0, mmr_lambda=0.8, mmr_same_file=1.0)
-    assert [s.candidate.chunk_id for s in rank(cands, cfg, today=today)][:2] == [1, 3]
-    unstamped = [replace(c, text=c.text.replace("- 09:00 ", "- ").replace("- 09:10 ", "- ")
-                         .replace("- 15:40 ", "- ")) for c in cands]  # fmt: skip
-    assert [s.candidate.chunk_id for s in rank(unstamped, cfg, today=today)][:2] == [1, 4]

@@ -29,7 +29,6 @@ months (LoCoMo decay-on recall@5 0.355 -> 0.426 with the threshold first).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -226,23 +225,6 @@ def _dated(s: Scored) -> str | None:
     return c.path if c.kind in ("journal", "transcript") else None
 
 
-_STAMP_RE = re.compile(r"^\s*(?:[-*+]\s+)?(\d{1,2}):(\d{2})\b")
-EPISODE_GAP_MINUTES = 30  # two lines of one day this far apart are two conversations
-
-
-def _minute(s: Scored) -> int | None:
-    """The minute of the day a journal line is stamped with (``- 14:02 ...``)."""
-    m = _STAMP_RE.match(s.candidate.text)
-    return int(m.group(1)) * 60 + int(m.group(2)) if m else None
-
-
-def _one_episode(a: Scored, b: Scored) -> bool:
-    """Two hits of one journal file belong to one conversation unless both are
-    stamped and the stamps lie EPISODE_GAP_MINUTES or more apart."""
-    ta, tb = _minute(a), _minute(b)
-    return ta is None or tb is None or abs(ta - tb) < EPISODE_GAP_MINUTES
-
-
 def _mmr(items: list[Scored], lam: float, k: int, same_file: float = 0.0) -> list[Scored]:
     """Maximal marginal relevance: reorder to avoid near-duplicates; scores unchanged.
     Two journal or transcript hits of one file count as at least ``same_file`` similar
@@ -257,9 +239,7 @@ def _mmr(items: list[Scored], lam: float, k: int, same_file: float = 0.0) -> lis
     def similar(a: Scored, b: Scored) -> float:
         sim = jaccard(sets[a.candidate.chunk_id], sets[b.candidate.chunk_id])
         day = _dated(a)
-        if day is not None and day == _dated(b) and _one_episode(a, b):
-            return max(sim, same_file)
-        return sim
+        return max(sim, same_file) if day is not None and day == _dated(b) else sim
 
     remaining = sorted(items, key=_order)
     chosen: list[Scored] = [remaining.pop(0)]
