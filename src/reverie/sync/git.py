@@ -108,8 +108,13 @@ class Git:
     def message(self, commit: str) -> str:
         return self.out("log", "-1", "--format=%B", commit)
 
-    def parents(self, commit: str) -> list[str]:
-        return self.out("log", "-1", "--format=%P", commit).split()
+    def sealed_parts(self, commit: str) -> tuple[str, list[str], str]:
+        """What a seal covers: the commit's tree, its parents in order, its message
+        (one ``git log`` call)."""
+        out = self.out("log", "-1", "--format=%T%n%P%n%B", commit)
+        tree, _, rest = out.partition("\n")
+        parents, _, message = rest.partition("\n")
+        return tree, parents.split(), message
 
     def first_parents(self, commit: str, limit: int = 200) -> list[str]:
         return self.out("rev-list", "--first-parent", f"--max-count={limit}", commit).split()

@@ -162,7 +162,7 @@ class Syncer:
                 f"history no longer holds {last[:12]}, which this device synced. Nothing "
                 "was merged; check the remote, then push this device's history back"
             )
-        if theirs is not None:
+        if theirs is not None and theirs != last:  # a tip merged before was checked then
             bad = [p for p in git.paths(theirs) if malformed_path(p)]
             if bad:
                 raise SyncError(
@@ -170,6 +170,7 @@ class Syncer:
                     "nothing was merged; remove that commit from the remote (a paired "
                     "device's history before it is intact), then sync again"
                 )
+        if theirs is not None:
             raw = git.read([(theirs, DEVICES)])[(theirs, DEVICES)]
             if raw is not None and not paired(key, raw):
                 raise SyncError(
@@ -212,8 +213,7 @@ class Syncer:
             self.git.stage_blob(SYNC_STONES.format(dev.id), data)
 
     def is_sealed(self, key: bytes, sha: str) -> bool:
-        git = self.git
-        return sealed(key, git.tree_of(sha), git.parents(sha), git.message(sha))
+        return sealed(key, *self.git.sealed_parts(sha))
 
     def gate_commit(self, key: bytes, theirs: str, base: str | None) -> str | object | None:
         """ABSENT when ``theirs`` is sealed; else the state its unsealed changes are
