@@ -61,13 +61,17 @@ def agent_view(engine: Reverie, question: str, turn_lines: Sequence[str], budget
 class NaiveBaseline:
     """Plain BM25 + cosine (0.7 / 0.3) over single turn lines."""
 
-    def __init__(self, lines: Sequence[str], embedder: Any) -> None:
+    def __init__(self, lines: Sequence[str], embedder: Any, vectors: Any = None) -> None:
+        """``vectors``: the lines' embeddings when the caller has them (computed once
+        and cached); else the embedder embeds the lines here."""
         self.lines = list(lines)
         self.embedder = embedder
         self.bm25 = bm25s.BM25()
         self.bm25.index([self._tokens(t) for t in self.lines], show_progress=False)
-        if embedder is not None:
-            vecs = np.asarray(embedder.embed_documents(self.lines), dtype=np.float32)
+        if vectors is None and embedder is not None:
+            vectors = embedder.embed_documents(self.lines)
+        if vectors is not None:
+            vecs = np.asarray(vectors, dtype=np.float32)
             self.vectors: np.ndarray | None = vecs / np.maximum(
                 np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9
             )

@@ -88,13 +88,11 @@ def _naive_vectors(embedder: Any, lines: list[str], cache: Path) -> tuple[Any, f
 
 def run_question(row: dict[str, Any], cache_dir: str) -> dict[str, Any]:
     """Build (or reuse) the question's workspace, index it, ask it; the figures."""
-    import numpy as np
     from _agentview import NaiveBaseline, found, read_within
     from _lme import build_layout, parse_date, ranked_ids, retrieval_metrics
 
     from reverie.clock import Clock
     from reverie.engine import Reverie
-    from reverie.tokens import count_tokens
 
     layout = build_layout(row)
     base = Path(cache_dir) / str(row["question_id"])
@@ -136,13 +134,10 @@ def run_question(row: dict[str, Any], cache_dir: str) -> dict[str, Any]:
     ours = {**retrieval_metrics(sess, gold_s, "s_"), **retrieval_metrics(turns, gold_t, "t_")}
     view = engine.search(question, budget_tokens=BUDGET, record=False)
     out["search_cpu"] = _cpu() - t_q
-    ours["budget"] = _read_share(view.hits, layout, gold_t, count_tokens, read_within, found)
+    ours["budget"] = _read_share(view.hits, layout, gold_t, engine.settings.chunk_tokens)
     engine.close()
 
-    naive = NaiveBaseline(lines, None)  # the same baseline, on the cached vectors
-    naive.embedder = _state["embedder"]
-    naive.vectors = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
-    order = naive.order(question)
+    order = NaiveBaseline(lines, _state["embedder"], vecs).order(question)
     n_turns = [turn_ids[i] for i in order]
     n_sess = list(dict.fromkeys(t.split("#")[0] for t in n_turns))
     base_m = {**retrieval_metrics(n_sess, gold_s, "s_"), **retrieval_metrics(n_turns, gold_t, "t_")}
@@ -153,13 +148,17 @@ def run_question(row: dict[str, Any], cache_dir: str) -> dict[str, Any]:
     return out
 
 
-def _read_share(
-    hits: Sequence[Any], layout: Any, gold: set[str], count, read_within, found
-) -> float:
-    """Share of evidence turns the model reads in the framed snippets within BUDGET."""
+def _read_share(hits: Sequence[Any], layout: Any, gold: set[str], piece_tokens: int) -> float:
+    """Share of evidence turns the model reads in the framed snippets that fit BUDGET:
+    a turn's whole line inside them, or, for a turn longer than a chunk (indexed as
+    pieces of ``piece_tokens``), a read hit on its line."""
+    from _agentview import found, read_within
+
+    from reverie.tokens import count_tokens
+
     read, used = [], 0
     for h in hits:
-        cost = count(h.framed)
+        cost = count_tokens(h.framed)
         if used + cost > BUDGET:
             break
         used += cost
@@ -169,12 +168,11 @@ def _read_share(
     for tid in gold:
         line = layout.turn_text[tid]
         path, ln = layout.turns[tid]
-        if found(text, [line]):
-            got += 1
-        elif count(line) > 400 and any(
-            h.path == path and h.start_line <= ln <= h.end_line for h in read
+        if found(text, [line]) or (
+            count_tokens(line) > piece_tokens
+            and any(h.path == path and h.start_line <= ln <= h.end_line for h in read)
         ):
-            got += 1  # a turn the engine cut into pieces: the piece it chose was read
+            got += 1
     return got / len(gold)
 
 
