@@ -217,6 +217,15 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
+_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def mend_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate as U+FFFD: a JSON ``\\ud800`` escape decodes
+    to one, and no UTF-8 file or reply can hold it."""
+    return _LONE_SURROGATE_RE.sub("\ufffd", text)
+
+
 __all__ = [
     "CJK_CLASS",
     "QUERY_STOP_WORDS",
@@ -228,6 +237,7 @@ __all__ = [
     "keyword_body",
     "keyword_phrases",
     "keyword_tokens",
+    "mend_surrogates",
     "query_terms",
     "scripts",
     "segment",

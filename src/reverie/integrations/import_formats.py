@@ -38,14 +38,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ParseError
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean(text: str) -> str:
-    """``text`` with every lone surrogate (a JSON ``\\ud800`` escape decodes to one, and
-    no UTF-8 file can hold it) as U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
+from ..tokens import mend_surrogates
 
 
 @dataclass(frozen=True)
@@ -58,7 +51,7 @@ class Item:
     ts: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "text", clean(self.text))
+        object.__setattr__(self, "text", mend_surrogates(self.text))
 
 
 @dataclass
@@ -71,7 +64,7 @@ class Conversation:
     kind: str = "conversation"  # conversation | facts
 
     def __post_init__(self) -> None:
-        self.title = clean(self.title)
+        self.title = mend_surrogates(self.title)
 
 
 TOO_DEEP = "nested too deeply (arrays or objects inside each other)"
@@ -311,4 +304,4 @@ PARSERS = {
     "claude-md": parse_claude_md,
 }
 
-__all__ = ["PARSERS", "Conversation", "Item", "clean", "digest"]
+__all__ = ["PARSERS", "Conversation", "Item", "digest"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from io import TextIOWrapper
@@ -22,6 +21,7 @@ from mcp_types import jsonrpc_message_adapter
 
 from ..about import version
 from ..engine import Reverie
+from ..tokens import mend_surrogates
 from . import intent_tools, memory_tools, request_tools, resources
 from .schemas import INSTRUCTIONS
 from .tools import MemoryTools
@@ -79,12 +79,9 @@ def run_stdio(engine: Reverie) -> None:
     anyio.run(session)
 
 
-_LONE = re.compile("[\ud800-\udfff]")
-
-
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return _LONE.sub("\ufffd", value)
+        return mend_surrogates(value)
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     if isinstance(value, dict):
