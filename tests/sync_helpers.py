@@ -10,8 +10,11 @@ from pathlib import Path
 from reverie import Reverie
 from reverie.provenance.origin import Author, Origin, Source
 from reverie.storage.document import parse_lines
+from reverie.testing import scripted_judge
 
 DAY = "memory/2026-05-01.md"  # the tests' fixed clock (conftest.FIXED_NOW)
+
+KEEP_ALL = scripted_judge(keep_all=True)  # the dream's judgement is not what sync tests
 
 
 @dataclass
@@ -53,7 +56,9 @@ def make_remote(tmp: Path) -> str:
 
 
 def open_device(tmp: Path, name: str, env: dict[str, str], remote: str) -> Device:
-    engine = Reverie.open(tmp / name / "ws", tmp / name / "state", environ=env, embedder="none")
+    engine = Reverie.open(
+        tmp / name / "ws", tmp / name / "state", environ=env, embedder="none", judge=KEEP_ALL
+    )
     engine.init()
     return Device(engine, remote)
 

@@ -21,6 +21,7 @@ from reverie.integrations.claude_transcript import parse
 from reverie.integrations.hooks import MAX_CONTEXT_CHARS, cap_context
 from reverie.provenance.markers import resolve
 from reverie.provenance.origin import Origin, Source
+from reverie.testing import scripted_judge
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude_code"
 POISON = "pastebin.example.net"
@@ -429,7 +430,11 @@ def test_a_poisoned_tool_result_is_never_promoted(
         for phrasings in queries.values():
             for q in phrasings:
                 engine.search(q)
-    report = engine_factory(clock=Clock(now + timedelta(days=4)), embedder="fake").dream()
+    # every sentence judged durable: provenance alone keeps the poison out
+    keep = scripted_judge(keep_all=True)
+    report = engine_factory(
+        clock=Clock(now + timedelta(days=4)), embedder="fake", judge=keep
+    ).dream()
     memory = (ws.workspace / "MEMORY.md").read_text(encoding="utf-8")
     assert POISON not in memory and "paste site" not in memory
     assert "bind the widgets gateway to loopback" in memory or "gateway stays on loopback" in memory

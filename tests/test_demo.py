@@ -28,7 +28,7 @@ def test_demo_indexes_searches_fires_a_trigger_and_dreams(tmp_path: Path) -> Non
     assert summary["triggers"] and "gateway" in summary["triggers"][0]
     workspace = tmp_path / "demo" / "workspace"
     memory = (workspace / "MEMORY.md").read_text(encoding="utf-8")
-    assert "staging database runs on PostgreSQL 16" in memory and "Source: memory/" in memory
+    assert "Alice owns the billing service" in memory and "Source: memory/" in memory
     assert "skip the test suite" not in memory  # the poisoned web line was rejected
     assert summary["dream"]["promoted"] and summary["dream"]["rejected"]
     assert "append-only" in (workspace / "DREAMS.md").read_text(encoding="utf-8")

@@ -30,6 +30,7 @@ from reverie.dreaming.signals import promoted_importance
 from reverie.engine import Reverie
 from reverie.provenance.frames import GENERATED_BEGIN, GENERATED_END
 from reverie.provenance.origin import Origin, SessionKind
+from reverie.testing import scripted_judge
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 JOURNAL_DAY = NOW - timedelta(days=4)
@@ -48,6 +49,8 @@ ENTRY_RE = re.compile(
 
 Open = Callable[..., Reverie]
 
+KEEP = scripted_judge(keep_all=True)
+
 
 @pytest.fixture
 def open_at(paths: Paths, env: dict[str, str]) -> Any:
@@ -56,6 +59,7 @@ def open_at(paths: Paths, env: dict[str, str]) -> Any:
 
     def make(days: float = 0, **flags: Any) -> Reverie:
         flags.setdefault("embedder", "fake")
+        flags.setdefault("judge", KEEP)  # the pipeline; the shipped judge: judge=None
         e = Reverie.open(
             paths.workspace,
             paths.state,
@@ -127,7 +131,7 @@ def test_a_durable_fact_is_promoted_with_anchor_trailers_summary_and_preimage(
     farm(open_at)
     old_memory = (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
 
-    e = open_at(0)
+    e = open_at(0, judge=None)  # the shipped judge
     report = e.dream()
 
     key = f"{JOURNAL}:{line}:{line}"
@@ -278,7 +282,10 @@ def test_preview_and_rem_write_nothing(
     assert open_at(0).dream(dry_run=True).promoted == preview["promoted"]
 
     assert tree(paths.workspace) == ws_before
-    assert tree(paths.state) == state_before
+    # (the durable-line judge's embedder may leave its ready snapshot: a cache)
+    assert {k: v for k, v in tree(paths.state).items() if not k.startswith("models/")} == {
+        k: v for k, v in state_before.items() if not k.startswith("models/")
+    }
     assert recall_rows(paths) == rows
     assert "Source:" not in (paths.workspace / "MEMORY.md").read_text()
 
@@ -303,10 +310,10 @@ def test_rem_shows_recurring_themes(paths: Paths, open_at: Open, cli_json: Any) 
         e.search(q)
     e.close()
     memory = (paths.workspace / "MEMORY.md").read_bytes()
-    rem = cli_json("dream", "rem")
-    themes = {t["tag"]: t for t in rem["themes"]}
+    rem = open_at(0).dream(dry_run=True)  # (every sentence kept: the themes, not the judge)
+    themes = {t["tag"]: t for t in rem.themes}
     assert "api gateway" in themes and len(themes["api gateway"]["keys"]) == 3
-    assert any("api gateway" in r for r in rem["reflections"])
+    assert any("api gateway" in r for r in rem.reflections)
     assert (paths.workspace / "MEMORY.md").read_bytes() == memory
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from reverie.dreaming.budget import MERGE_SIMILARITY, add_to_archive, fit
 from reverie.dreaming.consolidate import Promotion
-from reverie.dreaming.content import judge, strip_media
+from reverie.dreaming.content import strip_media
 from reverie.dreaming.dates import resolve
 from reverie.dreaming.grounding import readable
 from reverie.dreaming.memory_file import ANCHOR_RE, entries, render_entry
@@ -20,135 +20,27 @@ from reverie.dreaming.phases import light
 from reverie.dreaming.phrases import phrases, trigger_phrases
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.recall.evidence import RecallStats
+from reverie.testing import scripted_judge
 
 # -- the content judgement ----------------------------------------------------------------
 
-DURABLE = [
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie: We're putting together a talent show for the kids next month.",
-    "The staging database lives on host orca-db-2 in the Frankfurt region.",
-    "John: I decided to quit my job at the bank and start a dance studio.",
-    "Gina: My favourite band is Radiohead and I saw them live in 2019.",
-    "我上周搬到了上海，在一家设计公司工作。",
-    "老王决定明年三月带家人去日本旅行。",
-    "User prefers dark mode in every editor.",
-    "Deploy the docs from the gh-pages branch after every release.",
-    "Nate: Coconut milk ice cream is at the top of my list.",
-    # short, but about a person and naming a thing; a reference beside a named thing
-    "Ravi: We made dumplings!",
-    "Ravi: I'm doing judo and it gives me so much energy.",
-    # an instruction in a note (no speaker) is kept; a plan with its date is a plan
-    "Use pnpm, not npm, in this repository.",
-    "Tim: I'm hoping to attend a book fair in Leeds next month.",
-    "Ana: Maybe I'll move to Berlin next year.",
-    "I should renew my passport before March.",
-    "Ana: It's hard to pick one, but I really enjoy the inversion poses.",
-    # a note the owner wrote (no speaker) is not read as one side of a conversation
-    "Unit tests run faster with xdist on two workers.",
-    "I find it easier to review pull requests in the morning.",
-]
-CHATTER = [
-    "Sam: That's stunning! What emotions did you create this painting with?",
-    "Jolene: Thanks so much, Deborah! Have a good one!",
-    "Hey Mel! Good to see you! How have you been?",
-    "Wow, that looks great!",
-    "Sounds good, talk soon.",
-    "Melanie: Caroline, it sounds like you're doing some impressive work.",
-    "Yeah, totally.",
-    "What did you do last weekend?",
-    "你好！最近怎么样？",
-    "谢谢你！太棒了！",
-    "真的吗？",
-    # general remarks, encouragement, gratitude and lines about something shown before
-    "Caroline: Kids are amazingly resilient in tough situations.",
-    "Maria: Networking really pays off. Connecting with like-minded people is key.",
-    "Caroline: Yeah Mel, let's spread love and understanding!",
-    "Jon: Thanks, I'm really grateful for your help with staying motivated.",
-    "Joanna: It was inspired by personal experiences and my own journey of self-discovery.",
-    "John: They really help me stay centered.",
-    "Nate: I love the dark sky and green scenery.",
-    # encouragement and feelings in words that name no thing, advice, showing a photo
-    "Priya: We'll keep pushing and never give up on our dreams!",
-    "Noor: Gonna keep chasing my dreams and making a difference!",
-    "Leo: Thanks! I'm feeling confident and I won't give up.",
-    "Sam: Hold onto those good memories, they matter so much.",
-    "Tom: Have an awesome time at the show and keep rocking!",
-    "Ava: Here's a pic of us at the lake.",
-    "Ava: I'm a big fan of them.",
-    "Sam: Max looks so peaceful in that photo.",
-    "Ana: Yoga is a great way to relax, and a new class might be a good option.",
-    "Ana: Our choices really do matter.",
-    "Ana: Just remember to breathe and take care of yourself.",
-    "Ben: Since we last talked, I've had quite the adventure!",
-    "Ana: Seeing everyone together warms my heart.",
-    "Tim: Wow, Congrats on those deals with Nike and Adidas!",
-    "Tim: Thanks for the tips on the Lisbon trip!",
-    "Jon: Choir practice has been fun and exhausting.",
-    "Ana: The crowd was electric and the stage looked amazing!",
-    "Jon: Gives me a visual of my progress and keeps me on track.",
-    "Ana: Patience and practice can help any player improve.",
-    "Ana: It's a sign of our friendship and all the love we share.",
-    # advice in the imperative to the other person, passing feelings, opinions of what
-    # was shown, what it stands for, a clause alone, a kind of thing as the subject,
-    # hopes with no date, catching up
-    "Gina: Use social media channels and team up with a few local shops.",
-    "Jon: I've been feeling kind of down lately.",
-    "Ana: It's been a rough year, so keep pushing on!",
-    "Ana: I find it so calming and cathartic.",
-    "Ana: Whoa, Ben, that mural looks serious.",
-    "Ana: The eagle symbolizes freedom and pride.",
-    "Ana: Since I was twelve or so.",
-    "Ana: Running shoes help avoid injuries and make runs more fun.",
-    "Ana: I'm hoping to share my love of chess with others.",
-    "Ana: I could stop by there after my exams.",
-    "Ana: Been a busy week since we talked.",
-    "Ana: It's like a reminder of where I come from.",
-    "Ana: For me, it's painting and hiking.",
-    # maybes, offers and recommendations; what something does to the speaker's feelings
-    "Ana: Maybe I'll start a blog of my own someday.",
-    "Ana: I'm always up for new book recommendations.",
-    "Ana: Read lots and build a solid routine.",
-    "Ana: Gardening made me feel so calm.",
-    # a fact that hangs on a pronoun for something shown or said before
-    "Ana: I made it with oat milk, honey and a pinch of salt.",
-    "Ana: It's a quiet and moving story that I'm really excited about!",
-    "Ana: When things get rough, keep persevering and keep working hard.",
-    "Ana: Hoping my novel gets noticed by an agent.",
-    "Ana: Their support gives me strength.",
-    "Ana: I make it with oat flour, honey and a pinch of salt.",
-    "Ana: The sunset looked amazing over the lake.",
-]
+
+scripted = scripted_judge
 
 
-@pytest.mark.parametrize(
-    ("text", "durable"), [(t, True) for t in DURABLE] + [(t, False) for t in CHATTER]
-)
-def test_durable_statements_pass_and_chatter_never_does(text: str, durable: bool) -> None:
-    """Questions, greetings, reactions and fragments never pass; statements do."""
-    verdict = judge(text)
-    assert verdict.durable is durable, verdict
-    assert verdict.reason.startswith("durable statement" if durable else "no durable statement")
-
-
-def test_only_the_statements_of_a_mixed_line_are_kept_with_the_speaker() -> None:
-    v = judge("Caroline: Wow, thanks Mel! I adopted a puppy named Oscar last week. How are you?")
+def test_only_the_kept_sentences_of_a_mixed_line_are_promoted_with_the_speaker() -> None:
+    line = "Caroline: Wow, thanks Mel! I adopted a puppy named Oscar last week. How are you?"
+    v = scripted("I adopted a puppy named Oscar last week.")(line)
     assert v.durable and v.speaker == "Caroline"
     assert v.text == "Caroline: I adopted a puppy named Oscar last week."
-    assert "1 question" in v.reason
+    assert v.reason == "durable: 1 fact (2 chatter left out)"
+    assert [s.kind for s in v.sentences] == ["chatter", "fact", "chatter"]
 
 
-@given(st.lists(st.from_regex(r"[A-Za-z ]{1,40}", fullmatch=True), min_size=1, max_size=4))
-@settings(max_examples=80, deadline=None)
-def test_a_line_of_questions_only_is_never_durable(parts: list[str]) -> None:
-    text = " ".join(f"{p.strip() or 'what'}?" for p in parts)
-    assert not judge(text).durable
-
-
-def test_the_news_is_kept_without_the_frame_said_to_the_listener() -> None:
-    v = judge("John: Hey Maria! Wanted to let you know that I'm running for the council again.")
-    assert v.text == "John: I'm running for the council again."
-    v = judge("Ben: Since we last talked, I moved to Leeds for a nursing job.")
-    assert v.text == "Ben: I moved to Leeds for a nursing job."
+def test_a_line_with_nothing_kept_says_why_and_keeps_nothing() -> None:
+    v = scripted()("Sam: That's stunning! What did you paint?")
+    assert not v.durable and v.statements == () and v.reason.startswith("no durable sentence")
+    assert not scripted()("").durable
 
 
 def test_media_markup_is_stripped() -> None:
@@ -213,7 +105,8 @@ def test_a_promoted_text_is_readable_a_month_later() -> None:
         "- 13:56 Caroline: Wow! I went to a support group yesterday. "
         "[shares a photo: a group of people] What about you?"
     )
-    assert readable(s) == "Caroline: I went to a support group yesterday (2023-05-07)."
+    kept = scripted("I went to a support group yesterday.")
+    assert readable(s, kept) == "Caroline: I went to a support group yesterday (2023-05-07)."
 
 
 # -- triggers -------------------------------------------------------------------------------
@@ -222,10 +115,10 @@ def test_a_promoted_text_is_readable_a_month_later() -> None:
 def test_trigger_phrases_never_cross_punctuation_or_the_speaker() -> None:
     got = phrases("Deborah: Cool, John. Let me know! I went away, sitting by the lake shore.")
     assert got == ["lake shore"]
-    tags = trigger_phrases("John: Wow, great job! I adopted Oscar, a golden retriever.", [])
-    # the subject and one word said of him: never a run over the prefix ("john wow")
+    tags = trigger_phrases("John: I adopted Oscar, a golden retriever.", [])
+    # the subject and one word said of him: never a run over the prefix ("john i")
     assert tags and all(p.split()[0] == "john" and len(p.split()) == 2 for p in tags), tags
-    assert not {"wow", "great"} & {p.split()[1] for p in tags} and all("," not in p for p in tags)
+    assert all("," not in p for p in tags)
 
 
 def test_a_subject_trigger_fires_only_for_its_subject_and_topic() -> None:
@@ -265,6 +158,12 @@ def test_chatter_promoted_and_stale_lines_never_take_a_place_in_the_pool() -> No
         [chat, done, stale, *others, fact],
         now=now,
         max_candidates=2,
+        judge=scripted(
+            "I adopted a puppy named Oscar.",
+            "I run a pottery class on Mondays.",
+            "I moved to Leeds in 2019 for work.",
+            *(f"I planted {i} apple trees in the orchard." for i in range(3)),
+        ),
         promoted=lambda s: s.key == done.key,
     )
     staged = {s.key for s in lr.staged}
@@ -410,19 +309,3 @@ def test_grounding_reads_each_file_once_per_dream_and_again_when_it_changes(
     got, why = grounding.ground(e.workspace, row, parsed)
     assert got is None and why == "source line no longer exists" and len(reads) == 2
     e.close()
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "Always write commit messages in the imperative mood.",
-        "Never deploy on Fridays without a rollback plan.",
-        "Sometimes Caroline paints at night after the kids sleep.",
-    ],
-)
-def test_an_instruction_or_fact_opening_with_an_adverb_is_durable(line: str) -> None:
-    """Words like "Always" end in "s" but name no kind of thing: the line is an owner's
-    instruction or a fact about someone, not a general remark about no one."""
-    from reverie.dreaming.content import judge
-
-    assert judge(line).durable, judge(line)

@@ -10,6 +10,7 @@ from conftest import plant
 from reverie import Origin, Reverie, SessionKind
 from reverie.clock import Clock
 from reverie.llm.fake import ScriptedLLM
+from reverie.testing import scripted_judge
 
 DAY0 = datetime(2026, 5, 4, 10, 0).astimezone()
 # themes are multi-word concepts shared by several traces (issue 14, defect 16)
@@ -18,6 +19,8 @@ NOTES = (
     "The payment gateway rate limit is 300 requests per minute.",
     "The payment gateway logs go to the central syslog host.",
 )
+
+KEEP = scripted_judge(keep_all=True)  # REM's themes, not the judgement
 
 
 def _farm(tmp_path: Path) -> tuple[Path, Path]:
@@ -45,7 +48,9 @@ def test_rem_reflections_come_from_the_model_and_stay_out_of_memory(tmp_path: Pa
     model = ScriptedLLM(
         [{"reflections": ["The gateway keeps coming up: certificates, limits, logs."]}]
     )
-    e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)), llm=model)
+    e = Reverie.open(
+        ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)), llm=model, judge=KEEP
+    )
     report = e.dream()
     assert report.themes and any(t["tag"] == "payment gateway" for t in report.themes)
     assert report.reflections == ["The gateway keeps coming up: certificates, limits, logs."]
@@ -62,6 +67,6 @@ def test_rem_reflections_come_from_the_model_and_stay_out_of_memory(tmp_path: Pa
 
 def test_rem_without_a_model_writes_deterministic_reflections(tmp_path: Path) -> None:
     ws, st = _farm(tmp_path)
-    e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)))
+    e = Reverie.open(ws, st, embedder="fake", clock=Clock(DAY0 + timedelta(days=3)), judge=KEEP)
     report = e.dream()
     assert any("Recurring theme 'payment gateway'" in r for r in report.reflections)

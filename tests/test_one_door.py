@@ -292,7 +292,9 @@ def test_reverie_testing_exports_the_fakes() -> None:
         "Message",
         "ScriptedLLM",
         "SimulatedTimeout",
+        "ScriptedJudge",
         "memory_for_tests",
+        "scripted_judge",
     }
     for name in testing.__all__:
         assert getattr(testing, name).__doc__ or name == "DEFAULT_NOW", name

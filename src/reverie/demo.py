@@ -29,9 +29,9 @@ SEARCHES = (
     ("cross-lingual", "which editor theme does the user like?"),
 )
 RECALL_QUERIES = (
-    "staging database port",
-    "which PostgreSQL version runs the staging database",
-    "staging database pgbouncer port 5433",
+    "who owns the billing service",
+    "ask before touching invoice templates",
+    "billing service owner Alice",
     "skip the test suite before hotfix deploys",
     "do we run tests before deploying hotfixes",
     "release notes about the test suite and hotfixes",

@@ -40,6 +40,7 @@ from .wiring import (
 
 if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
+    from .dreaming.content import Judge
     from .dreaming.curate import OwnerPromotion, OwnerRejected
     from .dreaming.state import DreamStatus
     from .intents import Intents
@@ -56,8 +57,8 @@ if TYPE_CHECKING:  # built or imported on first use: one-shot commands never imp
 class Reverie:
     """Memory for one agent: a workspace of Markdown files plus its derived index.
 
-    ``embedder`` and ``llm`` override what the settings name (``None``: keyword-only
-    search, no model); tests and demos pass fakes here (see :mod:`reverie.testing`).
+    ``embedder``, ``llm`` and ``judge`` (dreaming's) override the settings (``None``: no
+    vectors, no model); tests and demos pass fakes here (see :mod:`reverie.testing`).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class Reverie:
         clock: Clock | None = None,
         embedder: Embedder | Unset | None = UNSET,
         llm: LLM | Unset | None = UNSET,
+        judge: Judge | None = None,
     ) -> None:
         self._a = Adapters(settings, clock=clock, embedder=embedder, llm=llm)
         self._bootstrapper = Bootstrapper(self.workspace.root)
@@ -77,7 +79,7 @@ class Reverie:
         self._intents_settings = settings
         self._curation: Curation | None = None
         self._dreams = DreamDoor(
-            self._a, enabled=lambda: self.dreaming_enabled, curation=lambda: self.curation
+            self._a, judge, enabled=lambda: self.dreaming_enabled, curation=lambda: self.curation
         )
         self.user = UserDoor(self._a)  # USER.md's directives, under the dream lock
         self._finish_forget()  # a forget killed halfway: finished by the next open or read
@@ -141,6 +143,7 @@ class Reverie:
         clock: Clock | None = None,
         use_embedder: Embedder | Unset | None = UNSET,
         llm: LLM | Unset | None = UNSET,
+        judge: Judge | None = None,
         **flags: Any,
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
@@ -148,7 +151,8 @@ class Reverie:
         settings = load_settings(
             {**flags, **{k: str(v) for k, v in where.items() if v}}, environ=environ
         )
-        return cls(settings, clock=clock or Clock.from_env(environ), embedder=use_embedder, llm=llm)
+        clock = clock or Clock.from_env(environ)
+        return cls(settings, clock=clock, embedder=use_embedder, llm=llm, judge=judge)
 
     @property
     def escalation(self) -> EscalationLane:

@@ -113,57 +113,6 @@ CJK_FUNCTION = frozenset("的了是在着过吗呢吧啊和与及或也就把被
 CJK_FRAMING = frozenset("提醒告诉记得请总是始终永远务必优先时候当")
 CJK_NEGATION = frozenset("不没别勿莫非无未")
 
-# dreaming's content judgement (:mod:`reverie.dreaming.content`): the function words a
-# statement's content-word count leaves out (contractions, fillers and "lol" included)
-CONTENT_FUNCTION = _words(
-    "a an the and or but so of to in on at for with from by as into about over than then "
-    "is are was were be been being am do does did have has had will would can could "
-    "should may might must shall i me my mine we us our you your yours he him his she her "
-    "it its they them their this that these those there here what which who whom whose "
-    "when where why how if just also too very really such much many more most some any "
-    "all each not no nor only own same both either again still even ever yet quite pretty "
-    "lot lots oh ah aw aww um uh hmm haha lol omg yeah yes yep yup nope ok okay hey hi "
-    "hello well im i'm you're we're they're it's that's there's what's i've you've we've "
-    "i'll you'll i'd you'd don't doesn't didn't can't won't isn't aren't wasn't let's let "
-    "up out "
-)
-
-# words of encouragement, feeling and "life" that name no thing (dreaming's content
-# judgement: a sentence of these alone is small talk, "We'll keep going and never give up")
-ENCOURAGEMENT = _words(
-    "stoked thrilled pumped psyched chapter "
-    "wild ride adventure quite spoke talked chatted chat talk warms fills heartwarming "
-    "touched overwhelmed "
-    "myself yourself want wants need needs able letting continue positively feels think "
-    "thinking thought know say said since one ones try trying got idea ideas super free "
-    "happening checking everywhere otherwise start starting "
-    "doing reminding successes progress confident stop affect stuck enthusiasm little "
-    "changed exciting looking stories beauty small stuff emotions mixed anxious crossed "
-    "fingers advice already lookout inspiration vent lighten booster mood creativity "
-    "dream dreams dreaming goal goals journey journeys path paths road challenge challenges "
-    "problem problems difference differences impact change changes community communities life "
-    "lives living loved loving support supported supporting supportive strength strong growth "
-    "grow growing grew peace peaceful positivity positive negative mindset passion passions "
-    "passionate success successful failure failures fail moment moments memory memories time "
-    "times effort efforts work working hard together forward keep keeps keeping kept going go "
-    "goes never give giving make makes making made stand standing tackle tackling build "
-    "building learn learning learned inspire inspires inspiring inspiration motivate "
-    "motivated motivating motivation believe believing chase chasing help helping helps helped "
-    "other others someone something anything everything nothing everyone anyone people world "
-    "way ways better good real truly always step steps count counts matter matters huge big "
-    "bigger special part alone sense meant mean means feel feeling feelings felt excited "
-    "exciting future hold holds holding decision thing things stay staying slow taking take "
-    "push pushing pushed come comes coming happen happens happened achieve achieving reach "
-    "reaching possible capable self confidence courage kindness kind caring share sharing "
-    "accepted accept acceptance enjoy enjoying appreciate appreciating grateful thankful "
-    "blessed cherish cherishing embrace embracing root rooting different spread spreading vibes "
-    "energy joy happiness far focus focused focusing rely relying struggle struggling tough "
-    "easy difficult worth worthwhile meaningful rewarding powerful important crucial essential "
-    "bond connection connected heart mind soul spirit bright brighter remember gonna gotta "
-    "find finding get getting through seeing see like gave remind reminds reminder win winning "
-    "forget we'll we'd fond grown "
-)
-
 __all__ = [
     "CJK_DIRECTIVE_LEADS",
     "CJK_FRAMING",
@@ -171,9 +120,7 @@ __all__ = [
     "CJK_GRAMMAR",
     "CJK_NEGATION",
     "CONCEPT",
-    "CONTENT_FUNCTION",
     "DIRECTIVE_FILLER",
-    "ENCOURAGEMENT",
     "FRAMING",
     "FUNCTION",
     "KEY",

@@ -8,6 +8,9 @@
 - :class:`Clock`: ``Clock(fixed=datetime(...))`` stops time; move it by assigning a new
   one to ``memory.clock``.
 - :class:`Message`: one message of a conversation, as a model call takes them.
+- :func:`scripted_judge`: dreaming's durable-line judge with the classifier replaced by
+  a script (the sentences named are kept; ``keep_all=True`` keeps every sentence), for
+  tests of the gates and the file rather than of the judgement.
 - :func:`memory_for_tests`: a fresh workspace and state dir under a folder (pytest's
   ``tmp_path``), opened on these fakes and initialised, ready for ``open_session``.
 
@@ -24,11 +27,14 @@ Example (a test of your agent loop)::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .clock import Clock
+from .dreaming.content import Judge, Verdict, judge
+from .dreaming.durable import Score
 from .engine import Reverie
 from .llm.base import LLM, Message
 from .llm.fake import Call, ScriptedLLM, SimulatedTimeout
@@ -58,10 +64,34 @@ def memory_for_tests(
         clock=Clock(fixed=now) if now is not None else Clock(),
         use_embedder=embedder if embedder is not None else FakeEmbedder(),
         llm=llm,
-        **{k: str(v) for k, v in settings.items()},
+        **{k: str(v) for k, v in settings.items()},  # type: ignore[arg-type]
     )
     memory.init()
     return memory
+
+
+class ScriptedJudge:
+    """Dreaming's judge with the classifier replaced by a script: the sentences in
+    ``kept`` (or every one, ``keep_all``) are kept, the others are chatter."""
+
+    def __init__(self, *kept: str, keep_all: bool = False) -> None:
+        self.kept = frozenset(kept)
+        self.keep_all = keep_all
+
+    def _score(self, parts: Sequence[str]) -> list[Score]:
+        fact, chat = Score("fact", 1.0, (1.0, 0.0, 0.0)), Score("chatter", 0.0, (0.0, 0.0, 1.0))
+        return [fact if self.keep_all or p in self.kept else chat for p in parts]
+
+    def __call__(self, text: str) -> Verdict:
+        return judge(text, self._score)
+
+    def prime(self, lines: Sequence[str]) -> None:
+        """(nothing to batch)"""
+
+
+def scripted_judge(*kept: str, keep_all: bool = False) -> Judge:
+    """A :class:`ScriptedJudge` (pass it as ``Reverie(..., judge=...)``)."""
+    return ScriptedJudge(*kept, keep_all=keep_all)
 
 
 __all__ = [
@@ -70,7 +100,9 @@ __all__ = [
     "Clock",
     "FakeEmbedder",
     "Message",
+    "ScriptedJudge",
     "ScriptedLLM",
     "SimulatedTimeout",
     "memory_for_tests",
+    "scripted_judge",
 ]

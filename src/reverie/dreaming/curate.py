@@ -27,6 +27,7 @@ from ..errors import ReverieError
 from ..recall.evidence import RecallStats
 from ..storage.tombstones import Tombstones
 from .consolidate import Promotion
+from .content import Judge
 from .gates import GATE_ALREADY_PROMOTED, GATE_JUNK, GATE_PROVENANCE
 from .grounding import promotion
 from .memory_file import entries
@@ -51,6 +52,7 @@ class OwnerPorts:
     tombstones: Path
     reindex_memory: Callable[[], None]
     now: Callable[[], datetime]
+    judge: Judge
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def promote(ports: OwnerPorts, key: str) -> OwnerPromotion:
     if Tombstones(ports.tombstones).blocks(s.snippet):
         raise ReverieError(f"{cand.source}: refused: forgotten by the owner")
     corpus = [s.snippet] + [e.text for e in entries(ports.memory.read())]
-    p = promotion(s, cand.score, corpus)
+    p = promotion(s, cand.score, ports.judge, corpus)
     run = replace(report, dry_run=False, promoted=[s.key], candidates=[cand])
     ports.write([p], run)
     state = ports.states.load()

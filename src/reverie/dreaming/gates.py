@@ -16,7 +16,7 @@ from typing import Any
 
 from ..provenance.origin import PROMOTABLE_ORIGINS, Origin, SessionKind
 from ..results import Accepted, Rejected
-from .content import judge
+from .content import Judge
 from .junk import junk_reason
 from .memory_file import clean_snippet
 from .signals import RecallStats, Signals, compute_signals
@@ -92,7 +92,7 @@ def _junk(stats: RecallStats) -> GateResult:
     return GateResult(GATE_JUNK, False, f"junk: {why}")
 
 
-def _content(stats: RecallStats) -> GateResult:
+def _content(stats: RecallStats, judge: Judge) -> GateResult:
     verdict = judge(clean_snippet(stats.snippet))
     return GateResult(GATE_CONTENT, verdict.durable, f"content: {verdict.reason}")
 
@@ -129,6 +129,7 @@ def evaluate(
     *,
     now: datetime,
     already_promoted: bool,
+    judge: Judge,
     config: GateConfig | None = None,
 ) -> list[GateResult]:
     """Every gate, in GATE_ORDER, each with pass/fail and a human reason."""
@@ -136,7 +137,7 @@ def evaluate(
     return [
         _provenance(stats),
         _junk(stats),
-        _content(stats),
+        _content(stats, judge),
         _already(already_promoted),
         _at_least(GATE_MIN_RECALLS, "recall count", stats.recall_count, cfg.min_recalls, "d"),
         _at_least(
@@ -152,6 +153,7 @@ def decide(
     signals: Signals | None = None,
     *,
     now: datetime,
+    judge: Judge,
     already_promoted: bool = False,
     config: GateConfig | None = None,
 ) -> Accepted[list[GateResult]] | Rejected:
@@ -162,7 +164,9 @@ def decide(
     computed when not given.
     """
     sig = signals if signals is not None else compute_signals(stats, now)
-    results = evaluate(stats, sig, now=now, already_promoted=already_promoted, config=config)
+    results = evaluate(
+        stats, sig, now=now, already_promoted=already_promoted, judge=judge, config=config
+    )
     for result in results:
         if not result.passed:
             return Rejected(result.name, result.reason, {"gates": results, "score": sig.score})

@@ -18,7 +18,7 @@ from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import Workspace
 from . import consolidate
-from .content import judge, strip_media
+from .content import Judge, strip_media
 from .dates import resolve
 from .memory_file import clean_snippet, normalise, render_entry
 from .phrases import trigger_phrases
@@ -75,7 +75,7 @@ def ground(
     return None, "source line no longer exists"
 
 
-def readable(s: RecallStats) -> str:
+def readable(s: RecallStats, judge: Judge) -> str:
     """The entry text a person can read later (R-DREAM-Q1): the durable statements of
     the line only, media markup out, the speaker kept as the subject, relative dates
     resolved against the source day (the journal's date)."""
@@ -85,11 +85,13 @@ def readable(s: RecallStats) -> str:
     return resolve(text, s.observed)
 
 
-def promotion(s: RecallStats, score: float, corpus: Sequence[str] = ()) -> consolidate.Promotion:
+def promotion(
+    s: RecallStats, score: float, judge: Judge, corpus: Sequence[str] = ()
+) -> consolidate.Promotion:
     """The entry a winning candidate becomes (SPEC section 8, dreaming deep). Its
     triggers are specific phrases of its text: multi-word, no stop word, rare in
     ``corpus`` (the candidate pool and MEMORY.md's entries), else none."""
-    text = readable(s)
+    text = readable(s, judge)
     importance = promoted_importance(score)
     tags = trigger_phrases(text, [clean_snippet(d) for d in corpus])
     anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"

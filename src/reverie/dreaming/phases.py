@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from ..provenance.origin import is_promotable
 from ..tokens import jaccard, token_set
-from .content import judge
+from .content import Judge
 from .junk import junk_reason
 from .memory_file import clean_snippet
 from .phrases import phrases
@@ -62,10 +62,11 @@ def light(
     now: datetime,
     lookback_days: int = LIGHT_LOOKBACK_DAYS,
     max_candidates: int = LIGHT_MAX_CANDIDATES,
+    judge: Judge,
     promoted: Callable[[RecallStats], bool] = lambda s: False,
 ) -> LightResult:
     """Stage candidates recalled in the last ``lookback_days`` (SPEC section 8: 2):
-    junk, chatter (:mod:`.content`) and already-promoted lines out, near-duplicates
+    junk, chatter (``judge``: :mod:`.content`) and already-promoted lines out, near-duplicates
     (>= 0.88) merged into the most recalled copy of the same provenance, at most
     ``max_candidates`` that could be promoted. A line's counts cover its whole
     history, so a fact needed again today is staged however old its journal is."""

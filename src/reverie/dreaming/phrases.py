@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 from ..recall.evidence import concept_tags
 from ..stopwords import TRIGGER_PHRASE
 from ..tokens import is_cjk
-from .content import judge
 
 _TOKEN = re.compile(r"[^\W_]+(?:[-.'][^\W_]+)*")
 STOP_WORDS = TRIGGER_PHRASE  # (reverie.stopwords)
@@ -80,9 +79,7 @@ def subject_phrases(text: str, corpus: Sequence[str], limit: int = 3) -> tuple[s
         return ()
     who = " ".join(_TOKEN.findall(m.group(0).lower()))
     names = set(who.split())
-    said = judge(text)  # the words of its statements: not "wow" or "great" of a reaction
-    body = " ".join(said.statements) if said.durable else text
-    words = [w for w in _words(body) if w not in names and len(w) >= 4]
+    words = [w for w in _words(text) if w not in names and len(w) >= 4]
     docs = [*corpus, text] if text not in corpus else list(corpus)
     ranked = sorted((w for w in words if specific(w, docs)), key=lambda w: doc_frequency(w, docs))
     return tuple(f"{who} {w}" for w in ranked[:limit] if len(who) + len(w) < 64)

@@ -31,6 +31,7 @@ from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
 from . import archive, consolidate
 from .budget import fit, need_now
+from .content import Judge
 from .curate import OwnerPorts, OwnerPromotion, OwnerRejected
 from .curate import promote as owner_promote
 from .curate import reject as owner_reject
@@ -67,6 +68,7 @@ class Dreamer:
         llm: LLMProvider,
         reindex: Callable[[], object],
         enabled: Callable[[], bool],
+        judge: Judge,
     ) -> None:
         self.ws = workspace
         self.settings = settings
@@ -75,6 +77,7 @@ class Dreamer:
         self._llm = llm
         self._reindex = reindex
         self._enabled = enabled
+        self.judge = judge
         self.state_path = workspace.dream_state_path
         self.states = StateFile(self.state_path)
         self._need: dict[str, float] = {}  # source anchor -> its score now (the budget's)
@@ -98,6 +101,7 @@ class Dreamer:
             tombstones=self.ws.tombstones_path,
             reindex_memory=self._reindex_memory,
             now=self.clock.now,
+            judge=self.judge,
         )
 
     def promote(self, key: str) -> OwnerPromotion:
@@ -140,7 +144,8 @@ class Dreamer:
             )
 
         self._need = need_now(grounded, now)
-        lr = light(grounded, now=now, promoted=promoted)
+        self.judge.prime([clean_snippet(g.snippet) for g in grounded])
+        lr = light(grounded, now=now, judge=self.judge, promoted=promoted)
         report.staged = len(lr.staged)
         report.dropped += [{"key": d.key, "reason": d.reason} for d in lr.dropped]
         themes = rem_themes(lr.staged, now=now)
@@ -162,7 +167,9 @@ class Dreamer:
             signals = compute_signals(s, now)
             anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
             already = promoted(s)
-            outcome = decide(s, signals, now=now, already_promoted=already, config=cfg)
+            outcome = decide(
+                s, signals, now=now, judge=self.judge, already_promoted=already, config=cfg
+            )
             if state.owner_rejected(s.key, s.snippet):  # the owner's no outranks every gate
                 shown = outcome.value if isinstance(outcome, Accepted) else outcome.detail["gates"]
                 outcome = Rejected("owner", "rejected by the owner", {"gates": shown})
@@ -208,7 +215,8 @@ class Dreamer:
         for s, _sig in winners:
             report.promoted.append(s.key)
         if dry_run:  # R-DREAM-10: the preview also says which would go to USER.md
-            _, user = self.user.take_from_dream([promotion(s, g.score) for s, g in winners], True)
+            made = [promotion(s, g.score, self.judge) for s, g in winners]
+            _, user = self.user.take_from_dream(made, True)
             report.directives = user.changes
             return report
         report.dry_run = False
@@ -221,7 +229,7 @@ class Dreamer:
             for k in t["keys"]:
                 state.rem_hits[k] = state.rem_hits.get(k, 0) + 1
         corpus = [s.snippet for s, _ in decisions] + [e.text for e in entries(self.memory.read())]
-        promotions = [promotion(s, sig.score, corpus) for s, sig in winners]
+        promotions = [promotion(s, sig.score, self.judge, corpus) for s, sig in winners]
         if promotions and self._unwritable():  # never rewrite what cannot round-trip
             report.warnings.append("nothing promoted tonight: see the invalid UTF-8 above")
             report.promoted, promotions = [], []

@@ -13,6 +13,7 @@ from .adapters import WAITS, Adapters
 
 if TYPE_CHECKING:
     from ..curation.service import Curation
+    from ..dreaming.content import Judge
     from ..dreaming.curate import OwnerPromotion, OwnerRejected
     from ..dreaming.directives import UserModel
     from ..dreaming.report import DreamReport
@@ -43,11 +44,13 @@ class DreamDoor:
     def __init__(
         self,
         adapters: Adapters,
+        judge: Judge | None = None,
         *,
         enabled: Callable[[], bool],
         curation: Callable[[], Curation],
     ) -> None:
         self._a = adapters
+        self._judge = judge
         self._enabled = enabled
         self._curation = curation
         self._dreamer: Dreamer | None = None
@@ -55,6 +58,7 @@ class DreamDoor:
     def _get(self) -> Dreamer:
         a = self._a
         if self._dreamer is None or self._dreamer.clock is not a.clock:  # (tests move it)
+            from ..dreaming.judge import Judge as LearnedJudge
             from ..dreaming.runner import Dreamer
 
             self._dreamer = Dreamer(
@@ -65,6 +69,7 @@ class DreamDoor:
                 llm=lambda: a.llm("main"),
                 reindex=a.reindex,
                 enabled=self._enabled,
+                judge=self._judge or LearnedJudge(lambda: a.embedder, a.workspace.models_dir),
             )
         return self._dreamer
 

@@ -1,0 +1,117 @@
+"""The durable-line judge as dreaming uses it: the shipped classifier's weights, the
+shipped embedder's vectors, and a cache so that a line judged by the light phase, the
+gates and the entry writer is embedded once.
+
+The weights (``durable.npz``, beside this module) are fitted on the shipped embedder's
+vectors, so the judge embeds with that embedder whatever the index uses: the index's
+own when it is the same model, else its own instance (same snapshot folder). When the
+model cannot be loaded the judge fails closed: no sentence is kept, and the reason
+says so (nothing is promoted without a judgement; nothing blocks a reply either).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import threading
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import content
+from .durable import DurableModel, Score, scores
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..storage.embedders.base import Embedder
+else:
+    from ..storage.lazy import numpy as np
+
+_MODEL: DurableModel | None = None
+_MODEL_LOCK = threading.Lock()
+_CACHE_MAX = 50_000
+
+
+def load_model() -> DurableModel:
+    """The shipped weights (read once per process)."""
+    global _MODEL
+    with _MODEL_LOCK:
+        if _MODEL is None:
+            raw = resources.files("reverie.dreaming").joinpath("durable.npz").read_bytes()
+            with np.load(io.BytesIO(raw)) as z:
+                _MODEL = DurableModel(
+                    weights=z["weights"],
+                    bias=z["bias"],
+                    threshold=float(z["threshold"]),
+                    embedder=str(z["embedder"]),
+                    meta=json.loads(str(z["meta"])),
+                )
+        return _MODEL
+
+
+class Unavailable(Exception):
+    """The classifier or its embedder could not be loaded."""
+
+
+class Judge:
+    """``judge(text) -> Verdict`` with the learned scorer; sentences scored once."""
+
+    def __init__(self, embedder: Callable[[], Embedder | None], models_dir: Path | None = None):
+        self._given = embedder
+        self._models_dir = models_dir
+        self._embedder: Any = None
+        self._cache: dict[str, Score] = {}
+        self._broken: str | None = None
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        model = load_model()
+        if self._embedder is None:
+            given = self._given()
+            if given is not None and given.identity.label() == model.embedder:
+                self._embedder = given
+            else:
+                from ..storage.embedders.usem3 import Usem3Embedder
+
+                self._embedder = Usem3Embedder(cache_dir=self._models_dir)
+        return self._embedder.embed_documents(list(texts))
+
+    def score(self, texts: Sequence[str]) -> list[Score]:
+        """Each sentence's score (cached); :class:`Unavailable` when the model is not."""
+        if self._broken:
+            raise Unavailable(self._broken)
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            try:
+                vectors = self._embed(todo)
+                fresh = scores(load_model(), todo, vectors)
+            except Exception as exc:  # a broken model never blocks the dream
+                self._broken = f"{type(exc).__name__}: {exc}"
+                raise Unavailable(self._broken) from exc
+            if len(self._cache) > _CACHE_MAX:
+                self._cache.clear()
+            self._cache.update(zip(todo, fresh, strict=True))
+        return [self._cache[t] for t in texts]
+
+    def prime(self, lines: Sequence[str]) -> None:
+        """Score every sentence of ``lines`` in one batch (the light phase's pool)."""
+        parts = [
+            s
+            for line in lines
+            for s in content.sentences(content.split_speaker(content.strip_media(line))[1])
+        ]
+        with contextlib.suppress(Unavailable):  # each line then says why
+            self.score(parts)
+
+    def __call__(self, text: str) -> content.Verdict:
+        try:
+            return content.judge(text, self.score)
+        except Unavailable as exc:
+            speaker, _ = content.split_speaker(text)
+            why = f"no judgement: the durable-line classifier is unavailable ({exc})"
+            return content.Verdict(False, why, speaker, (), ())
+
+
+__all__ = ["Judge", "Unavailable", "load_model"]
