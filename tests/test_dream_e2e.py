@@ -279,6 +279,8 @@ def test_preview_and_rem_write_nothing(
     assert {c["key"] for c in rem["candidates"]} == {c["key"] for c in preview["candidates"]}
     explained = cli_json("dream", "explain", f"{JOURNAL}#L{line}-L{line}")
     assert explained["decision"] == "promote"
+    [said] = explained["judgement"]  # the classifier's view, with the labelled lines nearest
+    assert said["label"] in ("fact", "pref") and said["keep"] >= 0.5 and len(said["nearest"]) == 3
     assert open_at(0).dream(dry_run=True).promoted == preview["promoted"]
 
     assert tree(paths.workspace) == ws_before

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.dreaming.judge import Judge, load_model
+from reverie.dreaming.judge import Judge, examples, load_model
 from reverie.storage.embedders.base import EmbedderIdentity
 from reverie.storage.embedders.usem3 import Usem3Embedder
 
@@ -92,3 +92,21 @@ def test_when_the_embedder_fails_nothing_is_kept_and_the_reason_says_why() -> No
     assert "classifier is unavailable" in v.reason and "truncated" in v.reason
     judge("The staging database lives on host orca-db-2.")
     assert Broken.calls == 1  # a broken model is not retried for every line of a dream
+
+
+def test_explain_gives_each_sentence_its_score_and_the_nearest_labelled_lines(
+    judge: Judge,
+) -> None:
+    said = judge.explain("Caroline: Wow, thanks! I adopted a rescue dog named Buddy last week.")
+    assert [s["sentence"] for s in said] == [
+        "Wow, thanks!",
+        "I adopted a rescue dog named Buddy last week.",
+    ]
+    thanks, news = said
+    assert thanks["label"] == "chatter" and news["label"] in ("fact", "pref")
+    assert news["keep"] >= load_model().threshold > thanks["keep"]
+    shown = dict(examples())
+    for s in said:
+        sims = [n["similarity"] for n in s["nearest"]]
+        assert len(sims) == 3 and sims == sorted(sims, reverse=True)
+        assert all(shown[n["text"]] == n["label"] for n in s["nearest"])

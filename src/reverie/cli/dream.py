@@ -69,6 +69,11 @@ def explain(obj: Ctx, key: str, as_json: bool) -> None:
             f"  gate {g['name']}: {'pass' if g['passed'] else 'FAIL'} {g['reason']}"
             for g in d.get("gates", [])
         ]
+        for s in d.get("judgement", []):  # the durable-line classifier, sentence by sentence
+            lines.append(f"  sentence [{s['label']} {s['keep']:.2f}] {s['sentence']}")
+            lines += [
+                f"    near [{n['label']} {n['similarity']:.2f}] {n['text']}" for n in s["nearest"]
+            ]
         return "\n".join(lines)
 
     emit(data, as_json, render)

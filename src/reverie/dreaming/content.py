@@ -45,6 +45,7 @@ class Sentence:
     text: str
     kind: str
     rule: str
+    keep: float = 0.0  # the scorer's probability that it is worth keeping
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def judge(text: str, scorer: Scorer) -> Verdict:
     parts = sentences(body)
     scored = list(scorer(parts)) if parts else []
     judged = tuple(
-        Sentence(s, sc.label, f"{sc.label} (kept {sc.keep:.2f})")
+        Sentence(s, sc.label, f"{sc.label} (kept {sc.keep:.2f})", sc.keep)
         for s, sc in zip(parts, scored, strict=True)
     )
     kept = tuple(j.text for j in judged if j.kind != "chatter")

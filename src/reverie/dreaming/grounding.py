@@ -75,6 +75,13 @@ def ground(
     return None, "source line no longer exists"
 
 
+def line_text(ws: Workspace, path: str, number: int) -> str | None:
+    """The text of line ``number`` of ``path`` as the parser reads it (markers out)."""
+    lines = _lines(ws, path, None)
+    found = [line.text for line in lines or () if line.number == number]
+    return found[0] if found else None
+
+
 def readable(s: RecallStats, judge: Judge) -> str:
     """The entry text a person can read later (R-DREAM-Q1): the durable statements of
     the line only, media markup out, the speaker kept as the subject, relative dates
@@ -110,4 +117,4 @@ def promotion(
     )
 
 
-__all__ = ["Parsed", "ground", "promotion", "readable"]
+__all__ = ["Parsed", "ground", "line_text", "promotion", "readable"]

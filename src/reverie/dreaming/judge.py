@@ -52,6 +52,14 @@ def load_model() -> DurableModel:
         return _MODEL
 
 
+def examples() -> list[tuple[str, str]]:
+    """The labelled lines the weights were fitted on that may be shown (the written
+    sets' training rows, ``durable_examples.tsv``: text, label)."""
+    raw = resources.files("reverie.dreaming").joinpath("durable_examples.tsv").read_text("utf-8")
+    rows = [line.split("\t") for line in raw.splitlines()[1:] if line.strip()]
+    return [(r[0], r[1]) for r in rows if len(r) >= 2]
+
+
 class Unavailable(Exception):
     """The classifier or its embedder could not be loaded."""
 
@@ -65,6 +73,7 @@ class Judge:
         self._embedder: Any = None
         self._cache: dict[str, Score] = {}
         self._broken: str | None = None
+        self._examples: np.ndarray | None = None
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         model = load_model()
@@ -105,6 +114,31 @@ class Judge:
         with contextlib.suppress(Unavailable):  # each line then says why
             self.score(parts)
 
+    def explain(self, text: str, nearest: int = 3) -> list[dict[str, Any]]:
+        """Each sentence's label and score, with the labelled lines nearest to it (by
+        the embedder's cosine); empty when the classifier is unavailable."""
+        verdict = self(text)
+        if not verdict.sentences:
+            return []
+        labelled = examples()
+        if self._examples is None:
+            self._examples = self._embed([t for t, _ in labelled])
+        sims = self._embed([s.text for s in verdict.sentences]) @ self._examples.T
+        out: list[dict[str, Any]] = []
+        for s, row in zip(verdict.sentences, sims, strict=True):
+            near = [
+                {
+                    "text": labelled[i][0],
+                    "label": labelled[i][1],
+                    "similarity": round(float(row[i]), 3),
+                }
+                for i in np.argsort(-row)[:nearest]
+            ]
+            out.append(
+                {"sentence": s.text, "label": s.kind, "keep": round(s.keep, 3), "nearest": near}
+            )
+        return out
+
     def __call__(self, text: str) -> content.Verdict:
         try:
             return content.judge(text, self.score)
@@ -114,4 +148,4 @@ class Judge:
             return content.Verdict(False, why, speaker, (), ())
 
 
-__all__ = ["Judge", "Unavailable", "load_model"]
+__all__ = ["Judge", "Unavailable", "examples", "load_model"]
