@@ -145,7 +145,8 @@ def test_a_durable_fact_is_promoted_with_anchor_trailers_summary_and_preimage(
     promoted = [m for m in map(ENTRY_RE.match, memory.splitlines()) if m]
     assert len(promoted) == 1
     entry = promoted[0]
-    assert entry["text"] == FACT  # no list marker, no HH:MM stamp
+    day = JOURNAL.removeprefix("memory/").removesuffix(".md")
+    assert entry["text"] == f"{FACT} ({day})"  # no list marker, no HH:MM stamp; the day said
     assert entry["anchor"] == f"{JOURNAL}#L{line}-L{line}"
     assert int(entry["importance"]) == promoted_importance(cand.score)
     assert 1 <= len([t for t in re.split("[,;]", entry["triggers"]) if t.strip()]) <= 3

@@ -3,6 +3,8 @@ only, readable later, triggers from one clause, and a MEMORY.md that keeps its b
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -15,7 +17,7 @@ from reverie.dreaming.consolidate import Promotion
 from reverie.dreaming.content import strip_media
 from reverie.dreaming.dates import resolve
 from reverie.dreaming.grounding import readable
-from reverie.dreaming.memory_file import ANCHOR_RE, entries, render_entry
+from reverie.dreaming.memory_file import ANCHOR_RE, dated, entries, render_entry
 from reverie.dreaming.phases import light
 from reverie.dreaming.phrases import phrases, trigger_phrases
 from reverie.provenance.origin import Origin, SessionKind
@@ -241,6 +243,36 @@ def test_near_duplicates_merge_into_one_entry_with_both_anchors() -> None:
     assert merged.merged == 1 and not merged.added
     generated = [e for e in entries(merged.text) if e.generated]
     assert len(generated) == 1 and set(generated[0].anchors) == {a.anchor, b.anchor}
+
+
+def test_entries_stand_under_their_subjects_and_carry_the_day_they_were_said() -> None:
+    said = [
+        ("Caroline: I adopted a golden retriever named Oscar.", "2023-05-08"),
+        ("The staging database listens on port 5433.", "2023-05-09"),
+        ("Melanie: I run a pottery class on Mondays.", "2023-05-09"),
+        ("Caroline: My sister Beth moved to Leeds in March.", "2023-06-01"),
+    ]
+    memory = OWNER
+    for i, (text, day) in enumerate(said):
+        dated_text = dated(text, day)
+        p = replace(
+            _promo(i, 8, dated_text),
+            rendered=render_entry(dated_text, f"memory/{day}.md#L{i + 3}-L{i + 3}", 8, ()),
+        )
+        memory = fit(memory, [p], 10_000).text
+    assert memory.startswith(OWNER)  # the person's text, byte for byte
+    section = memory[len(OWNER) :]
+    heads = re.findall(r"^### (.+)$", section, re.M)
+    assert heads == ["Caroline", "Notes", "Melanie"]
+    caroline = section.split("### Caroline\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [ln.split(" Source:")[0] for ln in caroline] == [
+        "- Caroline: I adopted a golden retriever named Oscar. (2023-05-08)",
+        "- Caroline: My sister Beth moved to Leeds in March. (2023-06-01)",
+    ]
+    assert len([e for e in entries(memory) if e.generated]) == 4  # headings are not entries
+    again = fit(memory, [_promo(9, 8, dated(said[0][0], "2023-07-01"))], 10_000)
+    assert again.merged == 1 and not again.added  # the same words on another day: one entry
+    assert again.text.count("### Caroline") == 1
 
 
 # -- the bootstrap of an over-budget MEMORY.md ---------------------------------------------

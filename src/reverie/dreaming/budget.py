@@ -25,7 +25,7 @@ from ..tokens import jaccard, token_set
 from . import current
 from .consolidate import Promotion
 from .current import Superseded
-from .memory_file import ANCHOR_RE, append_generated, lines
+from .memory_file import ANCHOR_RE, lines, replace_generated, undated
 from .signals import compute_signals
 
 MERGE_SIMILARITY = 0.6
@@ -58,7 +58,7 @@ class _Slot:
 
 def _slot(raw: str, new: bool, need: Mapping[str, float], score: float | None = None) -> _Slot:
     imp = parse_line(raw).trailers.importance
-    body = ANCHOR_RE.sub(" ", strip(raw))
+    body = ANCHOR_RE.sub(" ", undated(strip(raw)))
     if score is None:
         known = [need[a] for a in ANCHOR_RE.findall(raw) if a in need]
         score = max(known) if known else (imp if imp is not None else 5) / 10
@@ -72,11 +72,8 @@ def _with_anchor(raw: str, anchor: str) -> str:
     return raw[: ends[-1]] + f" Source: {anchor}" + raw[ends[-1] :]
 
 
-def _render(head: list[str], slots: list[_Slot], tail: list[str], memory: str) -> str:
-    if not head and not tail:
-        return append_generated(memory, [s.raw for s in slots])
-    gap = [] if tail and not tail[0].strip() else [""]
-    return "\n".join([*head, *(s.raw for s in slots), *gap, *tail])
+def _render(slots: list[_Slot], memory: str) -> str:
+    return replace_generated(memory, [s.raw for s in slots])
 
 
 def fit(
@@ -89,16 +86,9 @@ def fit(
     what they would displace, and what moved out or merged. ``need``: source anchor ->
     how much it is needed now (a score in [0, 1])."""
     need = need or {}
-    rows = lines(memory)
-    gen = [r for r in rows if r.kind == "entry" and r.generated]
-    if gen:
-        first, last = gen[0].number - 1, gen[-1].number
-        head = [r.raw for r in rows[:first]]
-        tail = [r.raw for r in rows[last:]]
-        # blank lines between entries inside the section are not kept
-        slots = [_slot(r.raw, False, need) for r in gen]
-    else:
-        head, tail, slots = [], [], []
+    slots = [
+        _slot(ln.raw, False, need) for ln in lines(memory) if ln.kind == "entry" and ln.generated
+    ]
     out = Fitted(memory)
     ordered = sorted(promotions, key=lambda p: -p.score)
     present = set(ANCHOR_RE.findall(memory))  # (a superseded note names an anchor too)
@@ -106,7 +96,7 @@ def fit(
         if p.anchor in present:
             continue
         target = _superseded_by(p, slots) if p.origin == Origin.OWNER.value else None
-        toks = frozenset(token_set(ANCHOR_RE.sub(" ", p.text)))
+        toks = frozenset(token_set(ANCHOR_RE.sub(" ", undated(p.text))))
         twin = next((s for s in slots if jaccard(toks, s.tokens) >= MERGE_SIMILARITY), None)
         if target is None and twin is not None:
             twin.raw = _with_anchor(twin.raw, p.anchor)
@@ -118,7 +108,7 @@ def fit(
         cand = _slot(p.rendered, True, need, p.score)
         trial = [*slots, cand]
         evicted: list[_Slot] = []
-        while len(_render(head, trial, tail, memory)) > budget:
+        while len(_render(trial, memory)) > budget:
             # weakest: least needed, then the oldest (first in the section); the new
             # entry counts as weaker on a tie, so it must beat what it displaces
             weakest = min(trial, key=lambda s: (s.strength, not s.new, trial.index(s)))
@@ -126,7 +116,7 @@ def fit(
                 break
             trial.remove(weakest)
             evicted.append(weakest)
-        if len(_render(head, trial, tail, memory)) > budget:
+        if len(_render(trial, memory)) > budget:
             out.refused.append(p.key)
             if target:
                 target[0].strength = kept
@@ -144,7 +134,7 @@ def fit(
         out.refused += [q.key for q in ordered if q.rendered in gone]
         out.added = [a for a in out.added if a not in gone]
     changed = out.added or out.merged or out.superseded
-    out.text = _render(head, slots, tail, memory) if changed else memory
+    out.text = _render(slots, memory) if changed else memory
     return out
 
 

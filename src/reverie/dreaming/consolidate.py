@@ -18,7 +18,17 @@ from ..results import Accepted, Rejected
 from ..storage.trailers import Trailers, parse_line
 from ..tokens import token_set
 from .junk import junk_reason
-from .memory_file import ANCHOR_RE, GENERATED_HEADING, Entry, anchors, entries, lines, parses
+from .memory_file import (
+    ANCHOR_RE,
+    GENERATED_HEADING,
+    SUBJECT_HEADING,
+    Entry,
+    anchors,
+    entries,
+    lines,
+    parses,
+    subject,
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -203,7 +213,13 @@ def traceability(
 
     if _headings(new)[0] != _headings(old)[0]:
         return no("the heading structure changed", "")
-    if not _headings(new)[1] <= _headings(old)[1] | {GENERATED_HEADING}:
+    # a subject heading may be added only above an entry of that subject (its speaker)
+    subjects = {
+        f"{SUBJECT_HEADING}{subject(ln.raw)}"
+        for ln in lines(new)
+        if ln.kind == "entry" and ln.generated
+    }
+    if not _headings(new)[1] <= _headings(old)[1] | {GENERATED_HEADING} | subjects:
         return no("a heading was added to the generated section", "")
     extra = _others(new) - _others(old)
     if extra:

@@ -34,7 +34,7 @@ from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
 from ..tokens import jaccard, stem_set
 from .content import split_speaker
-from .memory_file import ANCHOR_RE
+from .memory_file import ANCHOR_RE, undated
 
 OVERLAP = 0.2  # Jaccard of the two entries' content stems (the speaker's name left out)
 MIN_SHARED = 2  # ... and at least this many stems in common
@@ -70,7 +70,7 @@ def _days(raw: str) -> list[str]:
 
 @lru_cache(maxsize=8192)  # fit() asks it of every entry for every new one
 def _subject(text: str) -> tuple[str | None, frozenset[str]]:
-    body = ANCHOR_RE.sub(" ", strip(re.sub(r"^\s*[-*+]\s+", "", text)))
+    body = ANCHOR_RE.sub(" ", undated(strip(re.sub(r"^\s*[-*+]\s+", "", text))))
     speaker, said = split_speaker(body.strip())
     names = stem_set(speaker) if speaker else frozenset()
     return (speaker.lower() if speaker else None), stem_set(said) - names

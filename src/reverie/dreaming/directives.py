@@ -54,6 +54,7 @@ from ..user.directives import (
 from ..write.transcript import load
 from .consolidate import Promotion
 from .junk import junk_reason
+from .memory_file import undated
 from .safe_write import MemoryFile, sha
 
 USER_FILE = "USER.md"
@@ -184,7 +185,7 @@ class UserModel:
         first-person preference."""
         if p.origin != "owner" or p.session_kind not in (None, "interactive") or p.projects:
             return None
-        text = as_directive(p.text)
+        text = as_directive(undated(p.text))  # (USER.md holds the instruction, no day)
         if text is None or junk_reason(text):
             return None
         return text

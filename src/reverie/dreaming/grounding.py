@@ -20,7 +20,7 @@ from ..storage.workspace import Workspace
 from . import consolidate
 from .content import Judge, strip_media
 from .dates import resolve
-from .memory_file import clean_snippet, normalise, render_entry
+from .memory_file import clean_snippet, dated, normalise, render_entry
 from .phrases import trigger_phrases
 from .signals import promoted_importance
 
@@ -102,6 +102,7 @@ def promotion(
     importance = promoted_importance(score)
     tags = trigger_phrases(text, [clean_snippet(d) for d in corpus])
     anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
+    text = dated(text, s.observed.isoformat() if s.observed else None)  # the day, in the text
     return consolidate.Promotion(
         key=s.key,
         anchor=anchor,

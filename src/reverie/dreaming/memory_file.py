@@ -21,6 +21,13 @@ ANCHOR_RE = re.compile(r"Source:\s*(\S+?#L\d+-L\d+)")
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 GENERATED_HEADING = "## Promoted by dreaming"
+SUBJECT_HEADING = "### "  # a subject's heading inside the generated section
+GENERAL_SUBJECT = "Notes"  # the heading of entries that name no speaker
+# the day an entry was said, written after its text: "... (2023-05-08) Source: ..."
+DAY_RE = re.compile(r"\s\((\d{4}-\d{2}-\d{2})\)(?=\s+Source:|\s*$)")
+_ENTRY_SPEAKER = re.compile(
+    r"^\s*[-*+]\s+([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{1,4})[:：]\s"
+)
 MAX_SNIPPET_TOKENS = MAX_TOKENS  # one limit: SPEC section 8, a promoted snippet
 
 
@@ -120,6 +127,36 @@ def clean_snippet(snippet: str) -> str:
     return text
 
 
+def dated(text: str, day: str | None) -> str:
+    """``text`` with the day it was said written after it (once)."""
+    if not day or text.rstrip().endswith(f"({day})"):
+        return text
+    return f"{text.rstrip()} ({day})"
+
+
+def undated(text: str) -> str:
+    """``text`` without the day written after it (what its words are compared by)."""
+    return DAY_RE.sub("", text)
+
+
+def subject(raw: str) -> str:
+    """The subject heading of a generated entry line: its speaker, else the general one."""
+    m = _ENTRY_SPEAKER.match(raw)
+    return m.group(1) if m else GENERAL_SUBJECT
+
+
+def grouped(raws: list[str]) -> list[str]:
+    """Generated entry lines under their subjects' headings (subjects in the order they
+    first appear, entries in their own order), a blank line between two subjects."""
+    groups: dict[str, list[str]] = {}
+    for raw in raws:
+        groups.setdefault(subject(raw), []).append(raw)
+    out: list[str] = []
+    for name, members in groups.items():
+        out += [*([""] if out else []), f"{SUBJECT_HEADING}{name}", *members]
+    return out
+
+
 def render_entry(
     text: str,
     anchor: str,
@@ -139,20 +176,29 @@ def render_entry(
     return render(f"- {text} Source: {anchor}", trailers)
 
 
-def append_generated(memory: str, lines: list[str]) -> str:
-    """Append promoted entries inside the generated section (created at the end if
-    absent). Everything outside it, the person's text, is left byte for byte."""
-    if not lines:
-        return memory
-    block = "\n".join(lines)
+def replace_generated(memory: str, raws: list[str]) -> str:
+    """MEMORY.md with its generated section holding exactly ``raws``, under their
+    subjects' headings (created at the end if absent). Everything outside the section,
+    the person's text, is left byte for byte."""
+    body = "\n".join([GENERATED_HEADING, "", *grouped(raws)] if raws else [GENERATED_HEADING])
     if GENERATED_BEGIN in memory and GENERATED_END in memory:
-        head, tail = memory.rsplit(GENERATED_END, 1)
-        head = head.rstrip("\n") + "\n"
-        return f"{head}{block}\n\n{GENERATED_END}{tail}"
+        before, rest = memory.split(GENERATED_BEGIN, 1)
+        _, after = rest.rsplit(GENERATED_END, 1)
+        # a blank line before the end marker: the marker never joins the last entry's chunk
+        return f"{before}{GENERATED_BEGIN}\n{body}\n\n{GENERATED_END}{after}"
+    if not raws:
+        return memory
     base = memory if memory.endswith("\n") or not memory else memory + "\n"
     sep = "" if base.endswith("\n\n") or not base else "\n"
-    # a blank line before the end marker: the marker never joins the last entry's chunk
-    return f"{base}{sep}{GENERATED_BEGIN}\n{GENERATED_HEADING}\n\n{block}\n\n{GENERATED_END}\n"
+    return f"{base}{sep}{GENERATED_BEGIN}\n{body}\n\n{GENERATED_END}\n"
+
+
+def append_generated(memory: str, new: list[str]) -> str:
+    """Append promoted entries to the generated section (see :func:`replace_generated`)."""
+    if not new:
+        return memory
+    present = [ln.raw for ln in lines(memory) if ln.kind == "entry" and ln.generated]
+    return replace_generated(memory, present + new)
 
 
 __all__ = [
@@ -162,9 +208,14 @@ __all__ = [
     "anchors",
     "append_generated",
     "clean_snippet",
+    "dated",
     "entries",
+    "grouped",
     "lines",
     "normalise",
     "parses",
     "render_entry",
+    "replace_generated",
+    "subject",
+    "undated",
 ]
