@@ -364,8 +364,10 @@ class Searcher:
             c.day,
             c.text,
             c.start_line,
-            mark.superseded_by if mark else None,
-            mark.changed_on if mark else None,
+            # "earlier; changed" is a claim, and a claim needs a version link (issue 38,
+            # point 3): supersession orders the versions, newest first, and marks none
+            None,
+            None,
         )
 
 
