@@ -20,6 +20,7 @@ from reverie.dreaming.grounding import readable
 from reverie.dreaming.memory_file import ANCHOR_RE, dated, entries, render_entry
 from reverie.dreaming.phases import light
 from reverie.dreaming.phrases import phrases, trigger_phrases
+from reverie.dreaming.state import DreamState, Promoted
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.recall.evidence import RecallStats
 from reverie.testing import scripted_judge
@@ -232,6 +233,29 @@ def test_when_full_a_new_entry_must_beat_the_weakest_which_moves_to_the_archive(
     archive = add_to_archive("", weak_beaten.archived, "2026-03-10")
     assert "(archived 2026-03-10)" in archive and "importance" not in archive
     assert add_to_archive(archive, weak_beaten.archived, "2026-03-11") == archive
+
+
+def test_an_entry_promoted_this_month_stays_and_a_superseded_one_leaves_first() -> None:
+    first = fit(OWNER, [_promo(1, 5), _promo(2, 9)], 10_000).text
+    budget = len(first) + 10
+    state = DreamState(
+        promoted={
+            "k1": Promoted("2026-03-01T03:00:00+00:00", _promo(1, 5).anchor),  # 9 days ago
+            "k2": Promoted("2026-01-20T03:00:00+00:00", _promo(2, 9).anchor),  # 49 days ago
+        }
+    )
+    need = state.recent(datetime(2026, 3, 10, 3, tzinfo=UTC))
+    assert need == {_promo(1, 5).anchor: 1.0}
+    lately = {_promo(1, 5).anchor: 0.1, _promo(2, 9).anchor: 0.2}  # entry 1 needed least
+    assert "Fact number 1 " in fit(first, [_promo(3, 7)], budget, lately).archived[0]
+    stays = fit(first, [_promo(3, 7)], budget, {**lately, **need})
+    assert "Fact number 1 " in stays.text and "Fact number 2 " in stays.archived[0]
+    marked = first.replace(
+        f"Source: {_promo(2, 9).anchor}",
+        f"Source: {_promo(2, 9).anchor} (superseded on 2026-03-05 by memory/2026-03-05.md#L1-L1)",
+    )
+    gone = fit(marked, [_promo(3, 7)], budget, {_promo(2, 9).anchor: 0.95})
+    assert "Fact number 2 " in gone.archived[0]  # superseded: first out, however needed
 
 
 def test_near_duplicates_merge_into_one_entry_with_both_anchors() -> None:

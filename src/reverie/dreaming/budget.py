@@ -20,6 +20,7 @@ from datetime import datetime
 
 from ..provenance.origin import Origin
 from ..recall.evidence import RecallStats
+from ..recall.triggers import superseded
 from ..storage.trailers import parse_line, strip
 from ..tokens import jaccard, token_set
 from . import current
@@ -62,6 +63,8 @@ def _slot(raw: str, new: bool, need: Mapping[str, float], score: float | None = 
     if score is None:
         known = [need[a] for a in ANCHOR_RE.findall(raw) if a in need]
         score = max(known) if known else (imp if imp is not None else 5) / 10
+        if superseded(strip(raw)):  # a superseded entry is the first to leave
+            score = 0.0
     return _Slot(raw, score, frozenset(token_set(body)), new)
 
 

@@ -143,7 +143,7 @@ class Dreamer:
                 or normalise(clean_snippet(s.snippet)) in promoted_texts
             )
 
-        self._need = need_now(grounded, now)
+        self._need = need_now(grounded, now) | state.recent(now)  # a month's stay
         self.judge.prime([clean_snippet(g.snippet) for g in grounded])
         lr = light(grounded, now=now, judge=self.judge, promoted=promoted)
         report.staged = len(lr.staged)

@@ -11,15 +11,19 @@ as they are (a newer version's state is never thrown away by an older one).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ..errors import ReverieError
 from ..storage.files import atomic_write
 from .memory_file import clean_snippet, normalise
+
+KEEP_DAYS = 30  # a promoted entry stays this long unless superseded (issue 39, point 4)
 
 _KNOWN = ("light_hits", "rem_hits", "promoted", "rejected", "last_run", "indexed_memory")
 
@@ -81,6 +85,19 @@ class DreamState:
     last_run: str | None = None
     indexed_memory: str | None = None
     unknown: dict[str, Any] = field(default_factory=dict)
+
+    def recent(self, now: datetime, days: int = KEEP_DAYS) -> dict[str, float]:
+        """The source anchors promoted in the last ``days``, each needed in full: a
+        promoted entry does not leave MEMORY.md within a month unless superseded."""
+        out: dict[str, float] = {}
+        for p in self.promoted.values():
+            with contextlib.suppress(ValueError):
+                at = datetime.fromisoformat(p.at)
+                if at.tzinfo is None or now.tzinfo is None:
+                    at, now = at.replace(tzinfo=None), now.replace(tzinfo=None)
+                if now - at <= timedelta(days=days):
+                    out[p.source] = 1.0
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DreamState:
