@@ -121,6 +121,7 @@ def test_forget_removes_it_from_files_index_signals_and_search(
     assert FACT in everything(paths) and recall_keys(paths)
     out = cli_json("forget", "orca-db-2")
     assert out["removed_lines"] == 4 and not out["dry_run"]
+    assert out["remains"] == []  # SQLite: the file and its WAL are rewritten, nothing stays
     assert set(out["files"]) == {
         "MEMORY.md",
         "USER.md",

@@ -38,6 +38,7 @@ def _render_forget(d: dict[str, Any]) -> str:
             + ", ".join(d["history_kept"])
             + "; forget again with --purge-history to remove it there too"
         )
+    out += [f"  STILL HELD outside Reverie's reach: {r}" for r in d.get("remains", [])]
     out += [f"  warning: {w}" for w in d["warnings"]]
     return "\n".join(out)
 

@@ -218,6 +218,8 @@ class Forgetter:
             report.history_kept = sorted(self._history(blocked, self._preimages(), dry_run=True))
         self._record(journal)
         busy, ok = self._scrub()
+        with contextlib.suppress(Exception):  # (the store says what it cannot remove)
+            report.remains = list(self.p.index().remains)
         self._close(journal, busy, ok, report)
 
     def _close(

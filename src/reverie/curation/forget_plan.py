@@ -32,6 +32,7 @@ class ForgetReport:
     stores: dict[str, int] = field(default_factory=dict)
     cached_vectors: int = 0
     warnings: list[str] = field(default_factory=list)
+    remains: list[str] = field(default_factory=list)  # what the index's store still holds
 
     @property
     def removed(self) -> int:

@@ -47,6 +47,14 @@ class PgIndex:
     """:class:`reverie.storage.index.port.IndexPort` of tenant ``tenant`` in ``db``."""
 
     backend = "postgres"
+    # what a forget cannot take out of a shared server (issue 40, point 5): said in its report
+    remains: tuple[str, ...] = (
+        "PostgreSQL keeps the deleted rows' bytes in the shared tables' files (chunks, "
+        "chunk_vectors, notes, provenance, embed_cache and the recall tables) until their "
+        "pages are reused or the operator runs VACUUM FULL on them, in the write-ahead log "
+        "(pg_wal) until its segments are recycled and overwritten, and in the server's "
+        "backups and replicas",
+    )
 
     def __init__(self, db: Database, tenant: str, *, cache_rows: int = 50_000) -> None:
         if not tenant:

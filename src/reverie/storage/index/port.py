@@ -43,6 +43,7 @@ class IndexReader(Protocol):
     """What recall reads (lane 1, triggers, status, freshness)."""
 
     backend: str
+    remains: tuple[str, ...]  # where a forget's deleted bytes stay that it cannot reach
 
     def reading(self) -> AbstractContextManager[None]:
         """The scope of one search: meta values may be read once for all of it."""

@@ -36,6 +36,7 @@ class SqliteIndex:
     own across calls); fresh ones when not given."""
 
     backend = "sqlite"
+    remains: tuple[str, ...] = ()  # a forget rewrites the file and its WAL: nothing stays
 
     def __init__(
         self,
