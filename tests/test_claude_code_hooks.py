@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXED_NOW, Paths, RunCli, cli_command
 from reverie.clock import Clock
+from reverie.engine import Reverie
 from reverie.integrations.claude_transcript import parse
 from reverie.integrations.hooks import MAX_CONTEXT_CHARS, cap_context
 from reverie.provenance.markers import resolve
@@ -485,3 +487,31 @@ def test_cap_context_names_the_files_it_cut() -> None:
     capped = cap_context(text, 2000)
     assert len(capped) <= 2000
     assert "MEMORY.md, USER.md cut here" in capped and "AGENTS.md" not in capped.split("[…")[1]
+
+
+def test_the_mirror_keeps_only_the_head_of_each_turns_injected_context(
+    engine_factory: Callable[..., Reverie], paths: Paths, tmp_path: Path
+) -> None:
+    """Issue 40, 11: the context a hook injects on every turn is stored once by the
+    runtime; the mirror keeps its head, not tens of KB per turn."""
+    from reverie.integrations.claude_mirror import RECALLED_KEPT, Mirror
+
+    injected = {"type": "hook_additional_context", "content": ["- remembered fact " * 4000]}
+    records = []
+    for i in range(3):
+        base = {"sessionId": "s1", "cwd": str(tmp_path), "timestamp": f"2026-04-30T10:0{i}:00Z"}
+        records.append({**base, "type": "attachment", "attachment": injected})
+        records.append({**base, "type": "user", "message": {"content": f"Turn {i}: use pnpm."}})
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    engine = engine_factory()
+    engine.init()
+    result = Mirror(engine, "s1").sync(transcript, end=True)
+    assert result.recorded == 6
+    [mirrored] = list((paths.state / "main" / "sessions").glob("*.jsonl"))
+    size = mirrored.stat().st_size
+    assert size < 6 * (RECALLED_KEPT + 600), size  # against 3 x 72 KB
+    said = [json.loads(x) for x in mirrored.read_text(encoding="utf-8").splitlines()]
+    texts = [r.get("text", "") for r in said if r.get("type") == "message"]
+    assert [t for t in texts if t.startswith("Turn")] == [f"Turn {i}: use pnpm." for i in range(3)]
+    assert all("recalled context not kept" in t for t in texts if "remembered" in t)

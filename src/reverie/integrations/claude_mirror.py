@@ -37,6 +37,10 @@ from .claude_transcript import Turn, parse, parse_ts
 
 # The person at the terminal of a Claude Code session is the owner, on a direct channel.
 OWNER = "owner"
+RECALLED_KEPT = 400
+"""A recalled record (a hook's injected context, a compaction summary: stripped at
+ingestion, R-PROV-4) keeps only this many characters in the mirror: each turn's whole
+injected context would otherwise be stored again, tens of KB a turn (issue 40, 11)."""
 CHUNK_BYTES = 4 * 1024 * 1024
 """A pass reads the transcript this much at a time (checkpointed after each chunk), so
 a 150 MB transcript costs one chunk of memory, not the whole file; a single record
@@ -136,7 +140,11 @@ class Mirror:
             source = Source.IMPORT  # not vouched for: external text
         session = self.side if turn.sidechain else self.main
         who = OWNER if self.owner else None
-        rec = session.record(turn.text, source=source, sender=who, at=parse_ts(turn.ts))
+        text = turn.text
+        if source is Source.RECALLED and len(text) > RECALLED_KEPT:
+            cut = len(text) - RECALLED_KEPT
+            text = f"{text[:RECALLED_KEPT]} [{cut} more characters of recalled context not kept]"
+        rec = session.record(text, source=source, sender=who, at=parse_ts(turn.ts))
         result.recorded += 1
         result.sidechain += int(turn.sidechain)
         name = SessionKind.SUBAGENT.value if turn.sidechain else rec.origin.value
