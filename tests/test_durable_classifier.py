@@ -92,6 +92,8 @@ def test_when_the_embedder_fails_nothing_is_kept_and_the_reason_says_why() -> No
     assert "classifier is unavailable" in v.reason and "truncated" in v.reason
     judge("The staging database lives on host orca-db-2.")
     assert Broken.calls == 1  # a broken model is not retried for every line of a dream
+    judge.prime(["Caroline: I moved to Leeds in May."])  # the next dream tries it again
+    assert Broken.calls == 2 and not judge("Caroline: I moved to Leeds in May.").durable
 
 
 def test_explain_gives_each_sentence_its_score_and_the_nearest_labelled_lines(

@@ -88,6 +88,11 @@ class ScriptedJudge:
     def prime(self, lines: Sequence[str]) -> None:
         """(nothing to batch)"""
 
+    def explain(self, text: str) -> list[dict[str, Any]]:
+        """Each sentence's scripted label (no labelled lines behind a script)."""
+        said = self(text).sentences
+        return [{"sentence": s.text, "label": s.kind, "keep": s.keep, "nearest": []} for s in said]
+
 
 def scripted_judge(*kept: str, keep_all: bool = False) -> Judge:
     """A :class:`ScriptedJudge` (pass it as ``Reverie(..., judge=...)``)."""

@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from .durable import Score
 
@@ -81,14 +81,19 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
 
+def parts(text: str) -> tuple[str | None, list[str]]:
+    """A line's speaker and its sentences, media markup out (what :func:`judge` scores)."""
+    speaker, body = split_speaker(strip_media(text))
+    return speaker, sentences(body)
+
+
 def judge(text: str, scorer: Scorer) -> Verdict:
     """The verdict on one (cleaned) line, each sentence scored by ``scorer``."""
-    speaker, body = split_speaker(strip_media(text))
-    parts = sentences(body)
-    scored = list(scorer(parts)) if parts else []
+    speaker, parts_ = parts(text)
+    scored = list(scorer(parts_)) if parts_ else []
     judged = tuple(
         Sentence(s, sc.label, f"{sc.label} (kept {sc.keep:.2f})", sc.keep)
-        for s, sc in zip(parts, scored, strict=True)
+        for s, sc in zip(parts_, scored, strict=True)
     )
     kept = tuple(j.text for j in judged if j.kind != "chatter")
     if kept:
@@ -111,6 +116,10 @@ class Judge(Protocol):
 
     def prime(self, lines: Sequence[str]) -> None: ...
 
+    def explain(self, text: str) -> list[dict[str, Any]]:
+        """Each sentence's label and score, and what the judgement rests on."""
+        ...
+
 
 __all__ = [
     "Judge",
@@ -118,6 +127,7 @@ __all__ = [
     "Sentence",
     "Verdict",
     "judge",
+    "parts",
     "sentences",
     "split_speaker",
     "strip_media",

@@ -26,7 +26,6 @@ else:
     from ..storage.lazy import numpy as np
 
 LABELS = ("fact", "pref", "chatter")
-KEEP = frozenset(("fact", "pref"))
 
 
 @dataclass(frozen=True)
@@ -47,10 +46,6 @@ class Score:
     label: str
     keep: float
     probabilities: tuple[float, ...]
-
-    @property
-    def kept(self) -> bool:
-        return self.label in KEEP
 
 
 def shape(text: str) -> list[float]:
@@ -91,7 +86,6 @@ def scores(model: DurableModel, texts: Sequence[str], vectors: np.ndarray) -> li
 
 
 __all__ = [
-    "KEEP",
     "LABELS",
     "DurableModel",
     "Score",

@@ -8,6 +8,7 @@ then and now wins: a file edited to raise a line's trust cannot raise it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -75,11 +76,19 @@ def ground(
     return None, "source line no longer exists"
 
 
-def line_text(ws: Workspace, path: str, number: int) -> str | None:
-    """The text of line ``number`` of ``path`` as the parser reads it (markers out)."""
-    lines = _lines(ws, path, None)
-    found = [line.text for line in lines or () if line.number == number]
-    return found[0] if found else None
+def with_judgement(ws: Workspace, found: dict[str, Any], judge: Judge) -> dict[str, Any]:
+    """A candidate's explanation (``found``: its key, gates, signals) with how each of
+    its sentences was judged (``judgement``); a line that cannot be read has none."""
+    path, _, rest = str(found.get("key", "")).rpartition(":")
+    path, _, start = path.rpartition(":")
+    text = found.get("snippet")
+    if not text and start.isdigit() and rest.isdigit():
+        lines = _lines(ws, path, None) or ()
+        text = next((ln.text for ln in lines if ln.number == int(start)), None)
+    if text:
+        with contextlib.suppress(Exception):  # an explanation never fails the command
+            found["judgement"] = judge.explain(clean_snippet(str(text)))
+    return found
 
 
 def readable(s: RecallStats, judge: Judge) -> str:
@@ -118,4 +127,4 @@ def promotion(
     )
 
 
-__all__ = ["Parsed", "ground", "line_text", "promotion", "readable"]
+__all__ = ["Parsed", "ground", "promotion", "readable", "with_judgement"]

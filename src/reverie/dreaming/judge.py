@@ -105,14 +105,11 @@ class Judge:
         return [self._cache[t] for t in texts]
 
     def prime(self, lines: Sequence[str]) -> None:
-        """Score every sentence of ``lines`` in one batch (the light phase's pool)."""
-        parts = [
-            s
-            for line in lines
-            for s in content.sentences(content.split_speaker(content.strip_media(line))[1])
-        ]
+        """Score every sentence of ``lines`` in one batch (a dream's pool). A dream
+        starts here: a model that failed on an earlier one is tried again."""
+        self._broken = None
         with contextlib.suppress(Unavailable):  # each line then says why
-            self.score(parts)
+            self.score([s for line in lines for s in content.parts(line)[1]])
 
     def explain(self, text: str, nearest: int = 3) -> list[dict[str, Any]]:
         """Each sentence's label and score, with the labelled lines nearest to it (by

@@ -15,6 +15,7 @@ from ..storage.trailers import (
     strip,
 )
 from ..tokens import count_tokens
+from .content import split_speaker
 from .junk import GENERATED_BEGIN, GENERATED_END, MAX_TOKENS, strip_generated_markers
 
 ANCHOR_RE = re.compile(r"Source:\s*(\S+?#L\d+-L\d+)")
@@ -25,9 +26,6 @@ SUBJECT_HEADING = "### "  # a subject's heading inside the generated section
 GENERAL_SUBJECT = "Notes"  # the heading of entries that name no speaker
 # the day an entry was said, written after its text: "... (2023-05-08) Source: ..."
 DAY_RE = re.compile(r"\s\((\d{4}-\d{2}-\d{2})\)(?=\s+Source:|\s*$)")
-_ENTRY_SPEAKER = re.compile(
-    r"^\s*[-*+]\s+([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{1,4})[:：]\s"
-)
 MAX_SNIPPET_TOKENS = MAX_TOKENS  # one limit: SPEC section 8, a promoted snippet
 
 
@@ -141,8 +139,8 @@ def undated(text: str) -> str:
 
 def subject(raw: str) -> str:
     """The subject heading of a generated entry line: its speaker, else the general one."""
-    m = _ENTRY_SPEAKER.match(raw)
-    return m.group(1) if m else GENERAL_SUBJECT
+    speaker, _ = split_speaker(re.sub(r"^\s*[-*+]\s+", "", strip(raw)))
+    return speaker or GENERAL_SUBJECT
 
 
 def grouped(raws: list[str]) -> list[str]:

@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -89,13 +89,14 @@ class DreamState:
     def recent(self, now: datetime, days: int = KEEP_DAYS) -> dict[str, float]:
         """The source anchors promoted in the last ``days``, each needed in full: a
         promoted entry does not leave MEMORY.md within a month unless superseded."""
+
+        def utc(t: datetime) -> datetime:  # (a naive stamp is UTC, as dreams write them)
+            return t if t.tzinfo else t.replace(tzinfo=UTC)
+
         out: dict[str, float] = {}
         for p in self.promoted.values():
             with contextlib.suppress(ValueError):
-                at = datetime.fromisoformat(p.at)
-                if at.tzinfo is None or now.tzinfo is None:
-                    at, now = at.replace(tzinfo=None), now.replace(tzinfo=None)
-                if now - at <= timedelta(days=days):
+                if utc(now) - utc(datetime.fromisoformat(p.at)) <= timedelta(days=days):
                     out[p.source] = 1.0
         return out
 

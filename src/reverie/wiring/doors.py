@@ -5,7 +5,6 @@ wait policy of :data:`reverie.wiring.adapters.WAITS`."""
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -104,22 +103,11 @@ class DreamDoor:
     def explain(self, key: str) -> dict[str, Any]:
         """The candidate's signals and gates, and how each of its sentences was judged
         (``judgement``: label, score, the nearest labelled lines, when the judge can)."""
+        from ..dreaming.grounding import with_judgement
+
         self._a.workspace.require()
         dreamer = self._get()
-        data = dreamer.explain(key)
-        m = re.fullmatch(r"(.+):(\d+):(\d+)", str(data.get("key", "")))
-        explain = getattr(dreamer.judge, "explain", None)
-        if m and explain is not None:
-            from ..dreaming.grounding import line_text
-            from ..dreaming.memory_file import clean_snippet
-
-            with contextlib.suppress(Exception):  # an explanation never fails the command
-                text = data.get("snippet") or line_text(
-                    self._a.workspace, m.group(1), int(m.group(2))
-                )
-                if text:
-                    data["judgement"] = explain(clean_snippet(str(text)))
-        return data
+        return with_judgement(self._a.workspace, dreamer.explain(key), dreamer.judge)
 
     def promote(self, key: str) -> OwnerPromotion:
         with self._locked(WAITS.owner_dream) as dreamer:
