@@ -10,11 +10,11 @@ from _update_cases import UNIQUE
 
 
 def fact_places(
-    cases: list[Any], spot: dict[str, tuple[str, int]]
+    cases: list[Any], spot: dict[str, tuple[str, int]], unique: list[Any] = UNIQUE
 ) -> dict[tuple[str, int], tuple[int, int]]:
     """Each version's and old-unique fact's place -> (fact number, version number)."""
     out = {c.where[t]: (n, k) for n, c in enumerate(cases) for k, (_, t) in enumerate(c.versions)}
-    out.update({spot[line]: (len(cases) + m, 0) for m, (line, _, _) in enumerate(UNIQUE)})
+    out.update({spot[line]: (len(cases) + m, 0) for m, (line, _, _) in enumerate(unique)})
     return out
 
 

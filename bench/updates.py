@@ -21,6 +21,15 @@ journal), as a user would:
 It also counts the "earlier; changed" marks the searches show (decay on): right, a
 fact marked by no newer version of it, or a remark marked (``bench/_marks.py``).
 
+``--cases set.json`` reads cases written elsewhere instead (``bench/data/updates/``,
+held out: never tuned on; their format in its ``FORMAT.md``): absolute dates, their
+own unchanged facts and filler lines, more shapes (the subject named differently, a
+cancellation, four versions, Chinese names and brands as values).
+
+``--link`` writes each version as the owner's signed line and links it to the one
+before (``reverie link``, as the owner or a consolidation model would): what search
+does once the files say which line replaces which.
+
 ``--locomo r.json`` (the ``--out`` of ``bench/locomo.py``) prints LoCoMo session
 recall@5 and the agent's view beside, so neither is bought with the other.
 
@@ -35,7 +44,7 @@ import json
 import random
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -50,6 +59,8 @@ from locomo import build_layout
 
 from reverie.clock import Clock
 from reverie.engine import Reverie
+from reverie.provenance.markers import render_marker
+from reverie.provenance.origin import Origin
 from reverie.settings import load_settings
 from reverie.storage.embedders.factory import make_embedder
 
@@ -228,11 +239,45 @@ def wins(ranked: int | None, others: list[int | None]) -> bool:
     return ranked is not None and all(o is None or ranked < o for o in others)
 
 
+Unique = tuple[str, str, str]  # line, question, distractor
+
+
+def read_cases(
+    path: Path,
+) -> tuple[list[Case], list[tuple[date, Unique, date]], list[tuple[date, str]]]:
+    """The cases, unchanged facts and filler lines of a held-out set (``--cases``)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    day = date.fromisoformat
+
+    def pairs(items: list[dict[str, str]]) -> list[tuple[date, str]]:
+        return [(day(i["date"]), i["text"]) for i in items]
+
+    cases = [
+        Case(
+            c["lang"],
+            c["shape"],
+            c["question"],
+            c["past_question"],
+            pairs(c["versions"]),
+            (day(c["used"]["date"]), c["used"]["text"]) if c.get("used") else None,
+            int(c["past_answer"]),
+            pairs(c.get("distract") or []),
+        )
+        for c in raw["cases"]
+    ]
+    unique = [
+        (day(u["date"]), (u["text"], u["question"], u["distract"]["text"]),
+         day(u["distract"]["date"]))
+        for u in raw["unchanged"]
+    ]  # fmt: skip
+    return cases, unique, pairs(raw.get("filler") or [])
+
+
 def build(
-    data: Path, rng: random.Random
-) -> tuple[dict[str, list[str]], list[Case], dict[str, tuple[str, int]], date]:
+    data: Path, rng: random.Random, written: Path | None = None
+) -> tuple[dict[str, list[str]], list[Case], dict[str, tuple[str, int]], date, list[Unique]]:
     """The journals (path -> lines), the cases with their lines' places, every line's
-    place, and the day after the last journal week (the clock)."""
+    place, the day after the last journal week (the clock), and the unchanged facts."""
     samples = json.loads(data.read_text(encoding="utf-8"))
     files: dict[str, list[str]] = {}
     last = datetime(2000, 1, 1)
@@ -242,8 +287,19 @@ def build(
             files.setdefault(rel, []).extend(text.splitlines())
         last = max(last, layout.last or last)
     end = (last + timedelta(days=7)).date()
+    if written is not None:
+        cases, unique, own = read_cases(written)
+        latest = max(d for c in cases for d, _ in (*c.versions, *c.distract))
+        end = max(end, latest + timedelta(days=7))
     start = end - timedelta(days=DAYS)
-    cases = make_cases(start, rng)
+    if written is None:
+        cases = make_cases(start, rng)
+        unique = [
+            (start + timedelta(days=rng.randint(0, 200)), u,
+             start + timedelta(days=rng.randint(200, DAYS - 3)))
+            for u in UNIQUE
+        ]  # fmt: skip
+        own = []
     days = filler(start, rng)
 
     def put(day: date, text: str) -> tuple[str, int]:
@@ -257,9 +313,9 @@ def build(
     ]
     for c in cases:
         placed += [(d, t, c) for d, t in (*c.versions, *c.distract, *([c.used] if c.used else []))]
-    for line, _question, distract in UNIQUE:
-        placed.append((start + timedelta(days=rng.randint(0, 200)), line, None))
-        placed.append((start + timedelta(days=rng.randint(200, DAYS - 3)), distract, None))
+    placed += [(d, t, None) for d, t in own]
+    for day, (line, _question, distract), later in unique:
+        placed += [(day, line, None), (later, distract, None)]
     rng.shuffle(placed)
     spot: dict[str, tuple[str, int]] = {}
     for day, text, case in sorted(placed, key=lambda p: p[0]):
@@ -267,7 +323,7 @@ def build(
         if case is not None:
             case.where[text] = where
         spot.setdefault(text, where)
-    return files, cases, spot, end
+    return files, cases, spot, end, [u for _, u, _ in unique]
 
 
 def main() -> int:
@@ -280,13 +336,17 @@ def main() -> int:
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--locomo", type=Path, help="bench/locomo.py --out JSON to print beside")
     ap.add_argument("--show", action="store_true", help="print every case that fails")
+    ap.add_argument(
+        "--link", action="store_true", help="link each version to the one before (reverie link)"
+    )
+    ap.add_argument("--cases", type=Path, help="a held-out set (bench/data/updates/)")
     ap.add_argument("--keep", type=Path, help="build the workspace here and reuse it")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     overrides = parse_sets(args.sets)
     inner = make_embedder(load_settings({"embedder": args.embedder, **overrides}, environ={}))
     embedder = MemoQueryEmbedder(inner) if inner is not None else None
-    files, cases, spot, end = build(args.data, rng)
+    files, cases, spot, end, unique = build(args.data, rng, args.cases)
     results: dict[str, list[bool]] = defaultdict(list)
     failures: list[str] = []
     marks: list[str] = []  # each "earlier; changed" mark shown: right / wrong-fact / other
@@ -303,6 +363,12 @@ def main() -> int:
             **overrides,
         )
         engine.init()
+        if args.link:  # every version an owner's signed line, so that a link can hold
+            key = engine.workspace.origin_key()
+            for c in cases:
+                for _, text in c.versions:
+                    rel, no = c.where[text]
+                    files[rel][no - 1] = render_marker(files[rel][no - 1], Origin.OWNER, key=key)
         for old in (ws / "memory").rglob("*.md") if args.keep else ():
             if old.relative_to(ws).as_posix() not in files:
                 old.unlink()  # another seed's journal
@@ -312,8 +378,12 @@ def main() -> int:
             if not (ws / rel).exists() or (ws / rel).read_text(encoding="utf-8") != body:
                 (ws / rel).write_text(body, encoding="utf-8")  # unchanged: a no-op resync
         stats = engine.index()
+        for c in cases if args.link else ():  # as the owner (or a model) would link them
+            for (_, new), (_, old) in zip(c.versions[1:], c.versions, strict=False):
+                (nr, nn), (orl, on) = c.where[new], c.where[old]
+                engine.curation.link(f"{nr}#L{nn}", f"{orl}#L{on}")
         engine.warm()
-        facts = fact_places(cases, spot)
+        facts = fact_places(cases, spot, unique)
         for decay in (True, False):
             tag = "decay" if decay else "no-decay"
             for c in cases:
@@ -341,7 +411,7 @@ def main() -> int:
                 results[f"{tag}/as-of"].append(ok)
                 if decay and not ok and args.show:
                     failures.append(f"AS-OF {c.shape} {c.past_question} want {mine} vs {others}")
-            for line, question, _ in UNIQUE:
+            for line, question, _ in unique:
                 hits = engine.search(question, decay=decay, record=False).hits
                 pos_u = first_rank(hits, [spot[line]])
                 results[f"{tag}/old-unique"].append(pos_u is not None and pos_u < 3)
@@ -349,8 +419,8 @@ def main() -> int:
     n_en = sum(c.lang == "en" for c in cases)
     print(
         f"knowledge updates: {len(cases)} ({n_en} English, {len(cases) - n_en} Chinese; "
-        f"shapes {dict(sorted((s, sum(c.shape == s for c in cases)) for s in SHAPES))}), "
-        f"{len(UNIQUE)} old-unique facts, {len(files)} journals over {DAYS} days plus "
+        f"shapes {dict(sorted(Counter(c.shape for c in cases).items()))}), "
+        f"{len(unique)} old-unique facts, {len(files)} journals over {DAYS} days plus "
         f"background, {stats.chunks_written} chunks, embedder {args.embedder}, sets {overrides}"
     )
     for key in sorted(results):

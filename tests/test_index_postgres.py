@@ -629,13 +629,13 @@ UPDATES = {
 
 
 def _newer(hit: Any) -> Any:
-    """The newer version supersession found for a hit (its --explain; never shown)."""
-    return (hit.explain.get("supersede") or {}).get("superseded_by")
+    """Why a hit is one of the versions of the best hit (its --explain)."""
+    return (hit.explain.get("versions") or {}).get("why")
 
 
-def test_supersession_reads_alike_on_both_backends(tmp_path: Path, pg_dsn: str) -> None:
-    """Supersession reads the hits' own vectors: PostgreSQL hands them back as pgvector
-    objects, and the order and the marks are SQLite's."""
+def test_versions_read_alike_on_both_backends(tmp_path: Path, pg_dsn: str) -> None:
+    """Versions are told by the hits' own vectors: PostgreSQL hands them back as
+    pgvector objects, and the order and the reasons are SQLite's; no mark is shown."""
     lite = _space(tmp_path / "lite", UPDATES)
     pg = _space(tmp_path / "pg", UPDATES, **_pg(pg_dsn, "updates"))
     try:
@@ -646,9 +646,50 @@ def test_supersession_reads_alike_on_both_backends(tmp_path: Path, pg_dsn: str) 
         assert before[0].path == "memory/2026-02-01.md"
         now = lite.search("Which city does Aisha live in?", record=False).hits
         assert now[0].path == "memory/2026-06-01.md"
-        assert dict((h.path, _newer(h)) for h in now)["memory/2026-02-01.md"] == (
-            "memory/2026-06-01.md#L3"
+        assert dict((h.path, _newer(h)) for h in now)["memory/2026-06-01.md"]
+        assert not any(h.superseded_by for h in now)
+    finally:
+        lite.close()
+        pg.close()
+
+
+def _linked_space(root: Path, **env: str) -> Reverie:
+    """Two signed owner lines of one fact, months apart, the newer linked to the older
+    by ``reverie link``, among filler."""
+    from reverie.provenance.markers import render_marker
+    from reverie.provenance.origin import Origin
+
+    engine = _open(root, **env)
+    engine.init()
+    key = engine.workspace.origin_key()
+    lines = {"2026-02-01": "- 09:00 Aisha lives in the city of Lyon, above a bakery.",
+             "2026-06-01": "- 09:00 Settled in Grenoble at last, near the river."}  # fmt: skip
+    for day, line in lines.items():
+        text = f"# {day}\n\n{render_marker(line, Origin.OWNER, key=key)}\n"
+        (root / "ws" / "memory" / f"{day}.md").write_text(text, encoding="utf-8")
+    for d in range(1, 8):
+        (root / "ws" / "memory" / f"2026-04-{d:02d}.md").write_text(
+            f"# 2026-04-{d:02d}\n\n- Walked to the market, bought {d} figs.\n", encoding="utf-8"
         )
+    engine.index()
+    engine.curation.link("memory/2026-06-01.md#L3", "memory/2026-02-01.md#L3")
+    return engine
+
+
+def test_links_are_followed_alike_on_both_backends(tmp_path: Path, pg_dsn: str) -> None:
+    """The links table on PostgreSQL: the same chain, order and marks as SQLite's, and
+    a forget of the newer line takes its link with it."""
+    lite = _linked_space(tmp_path / "lite")
+    pg = _linked_space(tmp_path / "pg", **_pg(pg_dsn, "links"))
+    try:
+        q = "Which city does Aisha live in?"
+        seen = [(h.path, h.superseded_by) for h in lite.search(q, record=False).hits]
+        assert seen[0] == ("memory/2026-06-01.md", None)
+        assert ("memory/2026-02-01.md", "memory/2026-06-01.md#L3") in seen
+        assert [(h.path, h.superseded_by) for h in pg.search(q, record=False).hits] == seen
+        pg.curation.forget(key="memory/2026-06-01.md:3")
+        after = pg.search(q, record=False).hits
+        assert after[0].path == "memory/2026-02-01.md" and not after[0].superseded_by
     finally:
         lite.close()
         pg.close()

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "device": "sync:device",
     # curation by the owner
     "forget": "curation:forget",
+    "link": "curation:link",
     "pending": "curation:pending",
     "trust": "curation:trust",
     "untrust": "curation:untrust",

@@ -1,4 +1,5 @@
-"""Curation by the owner: ``forget``, ``pending list|confirm|reject``, ``trust``, ``untrust``."""
+"""Curation by the owner: ``forget``, ``link``, ``pending list|confirm|reject``, ``trust``,
+``untrust``."""
 
 from __future__ import annotations
 
@@ -141,6 +142,24 @@ def pending_reject(obj: Ctx, rid: str, as_json: bool) -> None:
 
 
 @click.command()
+@click.argument("newer")
+@click.argument("older")
+@json_option
+@click.pass_obj
+@handles_errors
+def link(obj: Ctx, newer: str, older: str, as_json: bool) -> None:
+    """Line NEWER replaces line OLDER (each PATH#Ln of a journal): the link is written
+    into NEWER's signed marker; search then puts NEWER first and marks OLDER changed."""
+    done = obj.engine.curation.link(newer, older)
+    emit(
+        done.as_dict(),
+        as_json,
+        lambda d: (f"{d['newer']} already replaces {d['older']}" if d["already"]
+                   else f"linked: {d['newer']} replaces {d['older']} ({d['target']})"),
+    )  # fmt: skip
+
+
+@click.command()
 @click.argument("path")
 @json_option
 @click.pass_obj
@@ -166,4 +185,4 @@ def untrust(obj: Ctx, path: str, as_json: bool) -> None:
     )
 
 
-__all__ = ["forget", "pending", "trust", "untrust"]
+__all__ = ["forget", "link", "pending", "trust", "untrust"]

@@ -12,6 +12,7 @@ from ..recall.log_port import RecallLogPort
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
+from .link import Linked, LinkRefused, link
 from .pending import Pending
 from .requests import Requests, RequestStore
 from .select import Selector
@@ -70,6 +71,15 @@ class Curation:
         sel = Selector.of(text, key=key, session=session, source=source)
         return self.forgetter.forget(sel, dry_run=dry_run, purge_history=purge_history)
 
+    def link(self, newer: str, older: str) -> Linked:
+        """``reverie link``: line ``newer`` (``path#Ln``) replaces line ``older``; the
+        link is written into the newer line's signed marker and the index re-read
+        (:mod:`.link`). Raises :class:`LinkRefused`, naming why, changing nothing."""
+        done = link(self.ws, newer, older, self.trusted.folders())
+        if not done.already:
+            self._reindex()
+        return done
+
     def trust(self, folder: str) -> list[str]:
         """``reverie trust``: ``folder`` holds owner-written notes; its files are re-read
         at their new origin. Returns the trusted folders."""
@@ -93,4 +103,4 @@ class Curation:
         return self.forgetter.resume(locked=locked)
 
 
-__all__ = ["Curation"]
+__all__ = ["Curation", "LinkRefused", "Linked"]

@@ -13,8 +13,7 @@ The same subject, decided by code and explained in DREAMS.md:
 - the new entry is from a later day than every source of the old one (the journal
   days of their anchors) and states the change ("moved to", "now", "no longer",
   "switched", "instead of", "换成", "不再", ...:
-  :func:`reverie.recall.change.strong_change_words`, without the words too common to
-  decide alone: "new", "started");
+  ``_CHANGE``, without the words too common to decide alone: "new", "started");
 - they share at least :data:`MIN_SHARED` content stems besides the speaker's name, and
   at least :data:`OVERLAP` of them (Jaccard).
 
@@ -29,13 +28,24 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..recall.change import strong_change_words
 from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
 from ..tokens import jaccard, stem_set
 from .content import split_speaker
 from .memory_file import ANCHOR_RE, undated
 
+# the words that say a value changed, English and Chinese: the last word list deciding
+# a claim, until MEMORY.md's entries are superseded by version links in the files
+# (issue 38, point 1); "new", "started" are too common to decide alone
+_CHANGE = re.compile(
+    r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
+    r"not any ?more|any ?more|replaced|replacing|instead|changed|changing|"
+    r"rescheduled|migrated|took over|taking over|from now on|these days|since then|"
+    r"cancelled|gave up|stopped|rotated|renamed|upgraded|sold)\b"
+    "|改到|改成|改为|改放|改学|已经|不再|换成|换了|换到|搬到|迁到|现在|"
+    "推迟到|提前到|交给|接手|新家|新号|从今天起|目前",
+    re.I,
+)
 OVERLAP = 0.2  # Jaccard of the two entries' content stems (the speaker's name left out)
 MIN_SHARED = 2  # ... and at least this many stems in common
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md#L")
@@ -83,7 +93,7 @@ def why_supersedes(new_text: str, new_anchor: str, old_raw: str) -> str | None:
     new_days, old_days = _days(new_anchor), _days(old_raw)
     if not new_days or not old_days or new_days[0] <= max(old_days):
         return None
-    changed = strong_change_words(new_text)  # "new", "started" are too common alone
+    changed = [m.group(0) for m in _CHANGE.finditer(new_text)]
     if not changed:
         return None
     who_new, new = _subject(new_text)

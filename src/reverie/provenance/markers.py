@@ -33,6 +33,13 @@ line can only lose trust, never gain it. (With the marker at the end, as before,
 cut before its marker read as the journal default, ``agent``, even when it had been
 written as ``untrusted``.)
 
+``replaces:`` names the earlier line this one replaces (a version link, issue 38:
+``memory/2026-05-02.md@3f9a0c1d``, its path and the hash of its text,
+:mod:`reverie.provenance.links`). It is covered by the signature like ``project:``, so
+only code holding the key links two lines (the owner's ``reverie link``, a confirmed
+correction, a model's link that passed its checks); a link in a marker that does not
+verify links nothing.
+
 Lines without any marker keep the path's default: in a journal that is ``agent``. They
 are what a person types into the journal by hand, so the owner's own notes stay
 eligible for promotion, but never as ``owner`` (a path cannot prove who typed a line;
@@ -51,6 +58,7 @@ import hmac
 import re
 from dataclasses import dataclass
 
+from .links import TARGET_RE
 from .origin import Origin, SessionKind, cap, lowest
 
 # the body may not contain '<' or '>': an unclosed "<!-- origin: owner;" in the text can
@@ -75,17 +83,25 @@ class LineOrigin:
     session: SessionKind | None
     project: str | None = None  # the project a verified signed marker names
     project_unverified: bool = False  # a project claim no valid signature covers
+    replaces: str | None = None  # the earlier line a verified signed marker links
 
 
 _PROJECT_VALUE = re.compile(r"^[a-z0-9][a-z0-9._/@~+-]{0,127}$")
 
 
 def _sign(
-    key: bytes, origin: Origin, session: SessionKind | None, text: str, project: str | None = None
+    key: bytes,
+    origin: Origin,
+    session: SessionKind | None,
+    text: str,
+    project: str | None = None,
+    replaces: str | None = None,
 ) -> str:
     msg = f"{origin.value}\x00{session.value if session else ''}\x00{text.strip()}"
     if project is not None:  # lines without a project sign exactly as before
         msg += f"\x00project\x00{project}"
+    if replaces is not None:  # ... and so do lines without a link
+        msg += f"\x00replaces\x00{replaces}"
     return hmac.new(key, msg.encode("utf-8"), hashlib.sha256).hexdigest()[:SIG_HEX]
 
 
@@ -153,6 +169,19 @@ class _Marker:
     sig: str | None
     ok: bool
     project: str | None
+    replaces: str | None = None
+
+    def signs(self, key: bytes, text: str) -> bool:
+        """The marker is well formed and its signature verifies for ``text``."""
+        return bool(
+            self.ok
+            and self.sig
+            and self.origin is not None
+            and hmac.compare_digest(
+                self.sig,
+                _sign(key, self.origin, self.session, text, self.project, self.replaces),
+            )
+        )
 
 
 def _parse_marker(body: str) -> _Marker:
@@ -163,6 +192,7 @@ def _parse_marker(body: str) -> _Marker:
     session: SessionKind | None = None
     sig: str | None = None
     project: str | None = None
+    replaces: str | None = None
     ok = origin is not None
     for part in parts[1:]:
         if ":" not in part:
@@ -179,11 +209,14 @@ def _parse_marker(body: str) -> _Marker:
         elif name == "project":
             project = value
             ok = ok and bool(_PROJECT_VALUE.match(value))
+        elif name == "replaces":
+            replaces = part.split(":", 1)[1].strip()  # a path keeps its case
+            ok = ok and bool(TARGET_RE.fullmatch(replaces))
         elif name in INFO_FIELDS:
             continue  # informational (role, anchor): never affects trust
         else:
             ok = False
-    return _Marker(origin, session, sig, ok, project)
+    return _Marker(origin, session, sig, ok, project, replaces)
 
 
 _SIG_FIELD_RE = re.compile(r"(;\s*sig\s*:\s*)([A-Za-z0-9_-]+)", re.IGNORECASE)
@@ -202,17 +235,9 @@ def resign(old_line: str, new_line: str, key: bytes) -> str:
     out, at = [], 0
     for m in MARKER_RE.finditer(new_line):
         body = _parse_marker(m.group(1))
-        good = (
-            body.ok
-            and body.sig is not None
-            and body.origin is not None
-            and hmac.compare_digest(
-                body.sig, _sign(key, body.origin, body.session, old_text, body.project)
-            )
-        )
         marker = m.group(0)
-        if good and body.origin is not None:
-            sig = _sign(key, body.origin, body.session, new_text, body.project)
+        if body.signs(key, old_text) and body.origin is not None:
+            sig = _sign(key, body.origin, body.session, new_text, body.project, body.replaces)
             f = _SIG_FIELD_RE.search(marker)
             if f is not None:
                 marker = marker[: f.start(2)] + sig + marker[f.end(2) :]
@@ -236,6 +261,7 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
     session: SessionKind | None = None
     signed: list[Origin] = []
     projects: set[str] = set()
+    links: set[str] = set()
     unverified = False
     for body in bodies:
         m = _parse_marker(body)
@@ -248,15 +274,12 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
             sess is SessionKind.INTERACTIVE and session is None
         ):
             session = sess
-        if (
-            m.ok
-            and m.sig
-            and key is not None
-            and hmac.compare_digest(m.sig, _sign(key, origin, sess, text, m.project))
-        ):
+        if key is not None and m.signs(key, text):
             signed.append(origin)
             if m.project is not None:
                 projects.add(m.project)
+            if m.replaces is not None:
+                links.add(m.replaces)
         else:
             claims.append(origin)
             unverified = unverified or m.project is not None
@@ -265,7 +288,29 @@ def resolve(line: str, *, default: Origin, ceiling: Origin, key: bytes | None) -
     result = lowest(base, *claims) if claims else base
     project = next(iter(projects)) if len(projects) == 1 else None
     unverified = unverified or len(projects) > 1  # two signed projects: trust neither
-    return LineOrigin(text, cap(result, ceiling), session, project, unverified)
+    link = next(iter(links)) if len(links) == 1 else None  # two: neither
+    return LineOrigin(text, cap(result, ceiling), session, project, unverified, link)
+
+
+def with_link(line: str, target: str, key: bytes) -> str | None:
+    """``line`` with its first verified marker naming ``target`` as the line it
+    replaces, signed again (same origin, session and project: a link never changes a
+    line's trust); None when no marker of the line verifies (nothing to sign a link
+    with) or ``target`` is no line key."""
+    if not TARGET_RE.fullmatch(target):
+        return None
+    text = strip_markers(line)
+    for m in MARKER_RE.finditer(line):
+        body = _parse_marker(m.group(1))
+        if not body.signs(key, text) or body.origin is None:
+            continue
+        fields = [f for f in (p.strip() for p in m.group(1).split(";")[1:]) if f]
+        kept = [f for f in fields if f.split(":", 1)[0].strip().lower() not in ("sig", "replaces")]
+        sig = _sign(key, body.origin, body.session, text, body.project, target)
+        parts = [f"origin: {body.origin.value}", *kept, f"replaces: {target}", f"sig: {sig}"]
+        lead = m.group(0)[: len(m.group(0)) - len(m.group(0).lstrip())]
+        return line[: m.start()] + f"{lead}<!-- {'; '.join(parts)} -->" + line[m.end() :]
+    return None
 
 
 __all__ = [
@@ -276,4 +321,5 @@ __all__ = [
     "resign",
     "resolve",
     "strip_markers",
+    "with_link",
 ]

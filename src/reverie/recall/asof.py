@@ -2,7 +2,7 @@
 first value, or a window of days ("in March", "in the spring", "三月份", "去年").
 
 Only words of the question decide; the hits' days are compared against the window by
-:mod:`reverie.recall.supersede`. A question with no time words asks about now.
+:mod:`reverie.recall.versions`. A question with no time words asks about now.
 """
 
 from __future__ import annotations

@@ -98,18 +98,11 @@ class Hit:
             head += f" (earlier; changed{on}, see {self.superseded_by})"
         out = f"{head}\n{self.framed}"
         if explain:
-            chain = {k: v for k, v in self.explain.items() if k != "supersede"}
+            chain = {k: v for k, v in self.explain.items() if k != "versions"}
             out += "\n  " + ", ".join(f"{k}={v}" for k, v in chain.items())
-            group = self.explain.get("supersede")
-            if group:  # which fact this hit states, how its group was ordered, and why
-                out += (
-                    f"\n  supersede: group {group['group']}, {group['order']}; {group['why']}"
-                    + (
-                        f"; superseded by {group['superseded_by']}"
-                        if group["superseded_by"]
-                        else ""
-                    )
-                )
+            group = self.explain.get("versions")
+            if group:  # the versions this hit is one of, how they were ordered, and why
+                out += f"\n  versions: {group['order']}; {group['why']}"
         return out
 
     def piece(self, *, under_head: bool) -> str:

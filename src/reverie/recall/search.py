@@ -6,7 +6,6 @@ Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ran
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from typing import Any, Literal
@@ -20,21 +19,20 @@ from ..storage.index.port import IndexReader
 from ..storage.index.query import PathLane, VectorLane
 from ..storage.index.rows import NO_SCORES, LaneScores
 from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
-from .asof import TimeAsk, asks_event, time_ask
+from .asof import asks_event, time_ask
+from .chains import Link
+from .follow import SUPERSEDE_POOL, chains_of, versions_of
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
 from .hops import context_speaker, lift_speakers, sessions_together
 from .neighbours import neighbour_scores
 from .ranking import RankConfig, Scored, rank_scored, score
 from .rerank import Reranker, reorder
-from .slots import OwnerLines, SlotView
 from .snippets import focus, pack_grouped
-from .supersede import Mark, supersede
+from .versions import Version
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
-SUPERSEDE_POOL = 24  # the ranked hits supersession looks at (a newer one may move up)
-OWNER_LINES = 48  # the owner's lines past the pool a slot may find another value in
 
 
 class Searcher:
@@ -46,7 +44,6 @@ class Searcher:
         self.vectors = VectorLane()
         self.keywords = KeywordIndex()
         self.paths = PathLane()
-        self._slots: Any = None  # the slot likeness (:mod:`.slot_likeness`), made on first use
         self.reranker = (
             Reranker(
                 settings.rerank_url,
@@ -194,13 +191,16 @@ class Searcher:
         every = lift_speakers(every, query, s.search_speaker_boost)  # the named speaker
         # a newer version just past the cut may come in
         ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
-        marks: dict[int, Mark] = {}
+        marks: dict[int, Version] = {}
         if supersedes and len(ranked) > 1:
-            more = self._owner_lines(
-                ix, qvec, drop, lambda found: score(found, cfg, today=today, query=query,
-                                                    active_projects=active_projects)
-            )  # fmt: skip
-            ranked, marks = self._supersede(ix, ranked, query, ask, more)
+            rank = lambda found: score(found, cfg, today=today, query=query,  # noqa: E731
+                                       active_projects=active_projects)  # fmt: skip
+            ranked, marks = versions_of(ix, ranked, query, ask, rank, qvec)
+        links: dict[int, Link] = {}
+        if s.search_supersede and ranked:  # a link is followed, and claimed, always
+            rank = lambda found: score(found, cfg, today=today, query=query,  # noqa: E731
+                                       active_projects=active_projects)  # fmt: skip
+            ranked, links = chains_of(ix, ranked, ask, rank, qvec, reorder=supersedes)
         ranked = ranked[:want]
         if budget_tokens:  # a session that keeps to the topic is read together
             bonus = s.search_session_bonus
@@ -209,7 +209,7 @@ class Searcher:
         reranked: dict[int, float] = {}
         if self.reranker is not None and ranked:
             ranked, reranked = self._rerank(query, ranked, notes)
-        hits = [self._hit(r, query, s.snippet_context_lines, marks) for r in ranked]
+        hits = [self._hit(r, query, s.snippet_context_lines, marks, links) for r in ranked]
         for i, value in reranked.items():
             hits[i].explain["rerank"] = round(value, 4)
         if budget_tokens and s.search_context_reach:
@@ -228,44 +228,6 @@ class Searcher:
         if any(s.below_min for s in ranked):
             notes.append("nothing passed the min score; showing keyword hits below it")
         return SearchResponse(query, hits, mode, None if lanes == "keyword" else degraded, notes)
-
-    @staticmethod
-    def _owner_lines(
-        ix: IndexReader, qvec: Any, drop: frozenset[str], rank: Callable[[list[Any]], list[Scored]]
-    ) -> OwnerLines:
-        """The owner's lines a keyword query of the owner's words finds (their vector
-        lane scores against the question's, no keyword score): where a slot may find
-        another value past the pool (:mod:`.slot_likeness`)."""
-
-        def more(words: str, seen: set[int]) -> list[Scored]:
-            ids = [i for i in ix.keyword_top(words, OWNER_LINES, drop) if i not in seen]
-            vecs = ix.vectors(ids) if ids and qvec is not None else {}
-            qn = float(qvec @ qvec) ** 0.5 if qvec is not None else 1.0
-            cos = {i: float(v @ qvec) / ((float(v @ v) ** 0.5 or 1.0) * (qn or 1.0))
-                   for i, v in vecs.items()}  # fmt: skip
-            found = ix.candidates(ids, LaneScores(cos, {}, {})) if ids else []
-            return rank([c for c in found if not in_group_corpus(c.path)])
-
-        return more
-
-    def _supersede(
-        self, ix: IndexReader, ranked: list[Scored], query: str, ask: TimeAsk, more: OwnerLines
-    ) -> tuple[list[Scored], dict[int, Mark]]:
-        """Each group of hits stating one fact in the order the question's time wants
-        (:mod:`reverie.recall.supersede`), with the hits' own vectors."""
-        pool = ranked[:SUPERSEDE_POOL]
-        dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
-        vectors = ix.vectors(dated) if len(dated) > 1 else {}
-        slots = SlotView()
-        if self.embedder is not None and vectors:  # the slot, read without its owner
-            if self._slots is None:
-                from .slot_likeness import SlotLikeness
-
-                words = bool(self.settings.search_embed_content_words)
-                self._slots = SlotLikeness(self.embedder, content_words=words)
-            asked = query.replace(ask.words, " ") if ask.words else query
-            slots = self._slots(asked, pool, more)
-        return supersede(ranked, query, ask, vectors=vectors, window=SUPERSEDE_POOL, slots=slots)
 
     def _with_neighbours(
         self,
@@ -339,18 +301,25 @@ class Searcher:
         notes.append(result.note)
         if result.scores is None:
             return ranked, {}
-        order = reorder(list(range(len(top))), result.scores)
-        moved = [top[i] for i in order] + ranked[len(top) :]
-        return moved, {pos: result.scores[i] for pos, i in enumerate(order) if i in result.scores}
+        now = reorder(list(range(len(top))), result.scores)
+        moved = [top[i] for i in now] + ranked[len(top) :]
+        return moved, {pos: result.scores[i] for pos, i in enumerate(now) if i in result.scores}
 
     @staticmethod
-    def _hit(s: Scored, query: str, context: int, marks: dict[int, Mark] | None = None) -> Hit:
+    def _hit(
+        s: Scored,
+        query: str,
+        context: int,
+        marks: dict[int, Version] | None = None,
+        links: dict[int, Link] | None = None,
+    ) -> Hit:
         c = s.candidate
         shown = focus(c.text, c.start_line, query, context=context, max_tokens=SNIPPET_TOKENS)
         mark = (marks or {}).get(c.chunk_id)
+        link = (links or {}).get(c.chunk_id)
         explain = s.explain()
         if mark is not None:
-            explain["supersede"] = mark.as_dict()
+            explain["versions"] = mark.as_dict()
         return Hit(
             c.path,
             shown.start_line,
@@ -364,10 +333,9 @@ class Searcher:
             c.day,
             c.text,
             c.start_line,
-            # "earlier; changed" is a claim, and a claim needs a version link (issue 38,
-            # point 3): supersession orders the versions, newest first, and marks none
-            None,
-            None,
+            # "earlier; changed" is a claim, and a claim needs a version link (issue 38)
+            link.superseded_by if link else None,
+            link.changed_on if link else None,
         )
 
 

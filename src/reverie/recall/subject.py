@@ -2,8 +2,8 @@
 
 "Where does Priya live?": ``priya`` and ``live``, ``priya`` a name; "周婷的牙医是谁？":
 the character pairs of its words, less those holding a particle (的, 是) and those that
-only say what kind of question it is (是谁). What :mod:`reverie.recall.supersede` links
-two hits by, and :mod:`reverie.recall.slots` reads an owner from.
+only say what kind of question it is (是谁). Two hits that both hold one may be
+versions of one statement (:mod:`reverie.recall.versions`).
 """
 
 from __future__ import annotations

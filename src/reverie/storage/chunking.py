@@ -36,6 +36,7 @@ class Line:
     origin: Origin = Origin.UNTRUSTED
     session: SessionKind | None = None
     trailers: Trailers = NO_TRAILERS
+    replaces: str | None = None  # the earlier line it replaces (a verified version link)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,7 @@ class Chunk:
     session: SessionKind | None
     trailers: Trailers = NO_TRAILERS
     part: int = 0  # piece number when one line or entry was cut
+    links: tuple[tuple[int, str], ...] = ()  # (line, the earlier line it replaces)
 
 
 def _session_of(lines: Sequence[Line]) -> SessionKind | None:
@@ -72,6 +74,7 @@ def _make(lines: Sequence[Line], trailers: Trailers | None = None) -> Chunk:
         origin=lowest(*(ln.origin for ln in lines)),
         session=_session_of(lines),
         trailers=merged,
+        links=tuple((ln.number, ln.replaces) for ln in lines if ln.replaces),
     )
 
 
@@ -113,6 +116,7 @@ def _pieces(chunk: Chunk, budget: int) -> list[Chunk]:
                 chunk.session,
                 chunk.trailers,
                 i,
+                chunk.links if i == 0 else (),
             )
         )
     return out

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..provenance.frames import strip_generated_markers
 from ..provenance.markers import LineOrigin, resolve
-from ..provenance.origin import cap, lowest
+from ..provenance.origin import Origin, cap, lowest
 from ..provenance.paths import PathClass, SourceKind
 from .chunking import Chunk, Line, chunk_lines
 from .file_warning import FileWarning
@@ -99,7 +99,8 @@ def parse_lines(
             origin = lo.origin
             if number in damaged:
                 origin = lowest(origin, cap(pclass.default_origin, pclass.ceiling))
-            lines.append(Line(number, lo.text, origin, lo.session, _marker_project(lo)))
+            link = lo.replaces if origin in (Origin.OWNER, Origin.AGENT) else None
+            lines.append(Line(number, lo.text, origin, lo.session, _marker_project(lo), link))
         else:
             origin = cap(pclass.default_origin, pclass.ceiling)
             lines.append(Line(number, raw.rstrip(), origin))

@@ -70,6 +70,14 @@ CREATE TABLE IF NOT EXISTS provenance (
     session_kind TEXT,
     source TEXT NOT NULL
 );
+-- version links (issue 38): the earlier line (path@hash) a chunk's line replaces,
+-- from its signed origin marker
+CREATE TABLE IF NOT EXISTS links (
+    chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    target TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_target ON links(target);
 -- R-STORE-6 embedding cache
 CREATE TABLE IF NOT EXISTS embed_cache (
     provider TEXT NOT NULL,

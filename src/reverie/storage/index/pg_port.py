@@ -12,20 +12,18 @@ precision; equal scores in content order on both.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ...tokens import keyword_body
 from ..chunking import Chunk
 from .bm25 import Doc
 from .keyword import KeywordIndex
 from .pg_cache import PgEmbeddingCache
 from .pg_schema import SCHEMA_VERSION, Database, applied, hnsw_index
-from .pg_sql import CANDIDATE_SQL, EXACT_SQL, TRIGGER_SQL, hnsw_query, hnsw_settings
+from .pg_sql import CANDIDATE_SQL, EXACT_SQL, LINKS_SQL, TRIGGER_SQL, hnsw_query, hnsw_settings
+from .pg_write import write_chunks
 from .port import counts_report
 from .query import PathLane, candidate_row, trigger_row
 from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
@@ -192,6 +190,12 @@ class PgIndex:
         c, b, t = scores.cosines, scores.bm25, scores.tiers
         return [candidate_row(r, cosines=c, bm25=b, tiers=t) for r in rows]
 
+    def replacing(self, targets: Iterable[str]) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for target, cid in self._all(LINKS_SQL, list(dict.fromkeys(targets))):
+            out.setdefault(str(target), []).append(int(cid))
+        return out
+
     def entry_order(self, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
         out: dict[str, list[tuple[int, bool]]] = {}
         for path in dict.fromkeys(paths):
@@ -271,34 +275,7 @@ class PgIndex:
         rel, t, dims = source.path, self.tenant, self.meta("vec_dims")
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM chunks WHERE tenant_id = %s AND path = %s", (t, rel))
-            for chunk, vec in zip(chunks, vectors, strict=True):
-                embed = vec is not None and dims is not None
-                cid = conn.execute(
-                    "INSERT INTO chunks(tenant_id, path, start_line, end_line, part, text, "
-                    "text_hash, kind, day, has_vector, body) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-                    "%s, %s, %s, to_tsvector('simple', %s)) RETURNING id",
-                    (t, rel, chunk.start_line, chunk.end_line, chunk.part, chunk.text,
-                     hashlib.sha256(chunk.text.encode()).hexdigest(), source.kind, source.day, embed, keyword_body(chunk.text)),
-                ).fetchone()[0]  # fmt: skip
-                if embed:
-                    conn.execute(
-                        "INSERT INTO chunk_vectors(tenant_id, chunk_id, dims, embedding) "
-                        "VALUES (%s, %s, %s, %s)",
-                        (t, cid, int(str(dims)), np.asarray(vec, np.float32)),
-                    )
-                tr = chunk.trailers
-                conn.execute(
-                    "INSERT INTO notes(tenant_id, chunk_id, importance, triggers, projects) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    (t, cid, tr.importance, json.dumps(list(tr.triggers), ensure_ascii=False),
-                     json.dumps(list(tr.projects), ensure_ascii=False)),
-                )  # fmt: skip
-                conn.execute(
-                    "INSERT INTO provenance(tenant_id, chunk_id, origin, session_kind, source) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    (t, cid, chunk.origin.value, chunk.session.value if chunk.session else None,
-                     f"{rel}#L{chunk.start_line}-L{chunk.end_line}"),
-                )  # fmt: skip
+            write_chunks(conn, t, source, chunks, vectors, dims)
             conn.execute(
                 "INSERT INTO sources(tenant_id, path, hash, size, mtime_ns, kind, day, generation,"
                 " chunks, indexed_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "

@@ -167,6 +167,10 @@ MIGRATIONS: tuple[str, ...] = (
         tenant_id TEXT PRIMARY KEY, events BIGINT NOT NULL
     );
     """,
+    # 5: version links (issue 38): the earlier line a chunk's line replaces (path@hash)
+    """CREATE TABLE links (tenant_id TEXT NOT NULL, chunk_id BIGINT NOT NULL, line INTEGER
+    NOT NULL, target TEXT NOT NULL, FOREIGN KEY (tenant_id, chunk_id) REFERENCES chunks
+    (tenant_id, id) ON DELETE CASCADE); CREATE INDEX links_target ON links (tenant_id, target);""",
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

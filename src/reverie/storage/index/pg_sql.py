@@ -30,6 +30,12 @@ EXACT_SQL = (
 )
 
 
+LINK_INSERT = "INSERT INTO links(tenant_id, chunk_id, line, target) VALUES (%s, %s, %s, %s)"
+LINKS_SQL = (
+    "SELECT target, chunk_id FROM links WHERE tenant_id = %s AND target = ANY(%s) ORDER BY chunk_id"
+)
+
+
 def hnsw_settings(fetch: int) -> list[str]:
     """The transaction's settings of an HNSW search: iterative scans (the tenant filter
     still yields ``fetch`` rows), that many candidates, and no plan that would scan and

@@ -80,6 +80,17 @@ class SqliteIndex:
             self.conn, ids, cosines=scores.cosines, bm25=scores.bm25, tiers=scores.tiers
         )
 
+    def replacing(self, targets: Iterable[str]) -> dict[str, list[int]]:
+        want = list(dict.fromkeys(targets))
+        out: dict[str, list[int]] = {}
+        for i in range(0, len(want), 500):
+            part = want[i : i + 500]
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT target, chunk_id FROM links WHERE target IN ({marks}) ORDER BY chunk_id"
+            for target, cid in self.conn.execute(sql, part):
+                out.setdefault(target, []).append(int(cid))
+        return out
+
     def entry_order(self, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
         return query.entry_order(self.conn, paths)
 

@@ -90,6 +90,10 @@ def write_file(
                 json.dumps(list(t.projects), ensure_ascii=False),
             ),
         )
+        conn.executemany(
+            "INSERT INTO links(chunk_id, line, target) VALUES (?, ?, ?)",
+            [(cid, line, target) for line, target in chunk.links],
+        )
         conn.execute(
             "INSERT INTO provenance(chunk_id, origin, session_kind, source) VALUES (?, ?, ?, ?)",
             (

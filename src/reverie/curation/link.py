@@ -1,0 +1,105 @@
+"""The owner says "this line replaces that one" (``reverie link``; issue 38, point 1).
+
+The newer line's signed origin marker gains ``replaces: <path>@<hash>`` naming the
+older line (:mod:`reverie.provenance.links`), signed again with the workspace key: the
+link lives in the Markdown, and an index rebuilt from the files has it again. Search
+then follows it (:mod:`reverie.recall.chains`): the newer line first for a question
+about now, the older one marked as changed, with the day.
+
+Refused, naming the line and changing nothing: a line that is not there, or is not a
+journal line; an older line that is not of an earlier day; a line whose origin may not
+replace the other's (owner and agent only, and an agent line never replaces the
+owner's); a newer line with no marker signed by this workspace's key (a line typed by
+hand into a journal has none: ``reverie write`` it again, then link).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from filelock import FileLock, Timeout
+
+from ..errors import ReverieError, WriteError
+from ..provenance.links import line_key, may_replace
+from ..provenance.markers import LineOrigin, resolve, with_link
+from ..provenance.paths import SourceKind, classify
+from ..storage.files import atomic_write
+from ..storage.workspace import Workspace
+
+_REF = re.compile(r"^(?P<path>[^#]+)#L(?P<line>\d+)$")
+_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md$")
+
+
+class LinkRefused(ReverieError):
+    """The two lines cannot be linked; the message names which and why."""
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A link written: the newer line, the older one, and the key it names."""
+
+    newer: str
+    older: str
+    target: str
+    already: bool  # the newer line named this older line before: nothing written
+
+    def as_dict(self) -> dict[str, object]:
+        return {"newer": self.newer, "older": self.older, "target": self.target,
+                "already": self.already}  # fmt: skip
+
+
+def _line(ws: Workspace, ref: str, trusted: list[str]) -> tuple[str, int, str, LineOrigin, date]:
+    m = _REF.match(ref.strip())
+    if m is None:
+        raise LinkRefused(f"{ref}: name a line as path#Ln (memory/2026-05-02.md#L7)")
+    rel, number = m.group("path"), int(m.group("line"))
+    pclass = classify(rel, trusted)
+    day = _DAY.search(rel)
+    if pclass.kind is not SourceKind.JOURNAL or not pclass.markers or day is None:
+        raise LinkRefused(f"{ref}: only journal lines (memory/YYYY-MM-DD.md) are linked")
+    path = ws.check_inside(rel)
+    lines = path.read_text(encoding="utf-8").split("\n") if path.is_file() else []
+    if not 1 <= number <= len(lines) or not lines[number - 1].strip():
+        raise LinkRefused(f"{ref}: there is no such line")
+    raw = lines[number - 1]
+    lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=ws.origin_key())
+    return rel, number, raw, lo, date.fromisoformat(day.group(1))
+
+
+def link(ws: Workspace, newer: str, older: str, trusted: list[str]) -> Linked:
+    """Write the link from line ``newer`` to line ``older`` (module doc)."""
+    n_rel, n_no, n_raw, n_lo, n_day = _line(ws, newer, trusted)
+    _, _, _, o_lo, o_day = _line(ws, older, trusted)
+    if n_day <= o_day:
+        raise LinkRefused(f"{newer}: a line replaces only a line of an earlier day ({older})")
+    if not may_replace(n_lo.origin, o_lo.origin):
+        raise LinkRefused(
+            f"{newer} ({n_lo.origin.value}) may not replace {older} ({o_lo.origin.value}): "
+            "owner and agent lines only, and an agent line never replaces the owner's"
+        )
+    target = line_key(_REF.match(older.strip()).group("path"), o_lo.text)  # type: ignore[union-attr]
+    if n_lo.replaces == target:
+        return Linked(newer, older, target, already=True)
+    edited = with_link(n_raw, target, ws.origin_key())
+    if edited is None:
+        raise LinkRefused(f"{newer}: the line has no marker signed by this workspace's key")
+    path = ws.check_inside(n_rel)
+    try:
+        with FileLock(str(ws.journal_lock(n_day)), timeout=60):
+            lines = path.read_text(encoding="utf-8").split("\n")
+            if lines[n_no - 1] != n_raw:
+                raise LinkRefused(f"{newer}: the line changed while linking; nothing written")
+            lines[n_no - 1] = edited
+            atomic_write(path, "\n".join(lines))
+    except Timeout:
+        raise ReverieError(f"{n_rel}: another writer held the journal lock for 60 s") from None
+    except OSError as exc:
+        raise WriteError(
+            f"{n_rel}: cannot write ({exc.strerror or exc}); nothing written"
+        ) from None
+    return Linked(newer, older, target, already=False)
+
+
+__all__ = ["LinkRefused", "Linked", "link"]

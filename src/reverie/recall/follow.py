@@ -1,0 +1,110 @@
+"""Versions and version links among a search's hits, read from the index: the hits'
+own vectors, the lines nearest the best hit's vector (:mod:`reverie.recall.versions`),
+and the newer lines the files link to the hits, link by link
+(:mod:`reverie.recall.chains`). Each line fetched here is scored as the question's
+vector lane scores it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..provenance.links import line_key
+from ..provenance.paths import in_group_corpus
+from ..storage.index.port import IndexReader
+from ..storage.index.rows import LaneScores
+from .asof import TimeAsk
+from .chains import DEPTH, Link, follow
+from .ranking import Scored
+from .subject import subject_terms
+from .versions import Version, order
+
+SUPERSEDE_POOL = 24  # the ranked hits versions are looked for in (a newer one may move up)
+ALIKE_LINES = 24  # the lines nearest the best hit's vector offered as its versions
+
+
+def versions_of(
+    ix: IndexReader,
+    ranked: list[Scored],
+    query: str,
+    ask: TimeAsk,
+    rank: Callable[[list[Any]], list[Scored]],
+    qvec: Any,
+) -> tuple[list[Scored], dict[int, Version]]:
+    """The best hit's versions in the order the question's time wants
+    (:mod:`reverie.recall.versions`), with the hits' own vectors, offered the lines
+    nearest the best hit's vector too (a newer version may share no word with the
+    question)."""
+    pool = ranked[:SUPERSEDE_POOL]
+    dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
+    vectors = ix.vectors(dated) if len(dated) > 1 else {}
+    extras: list[Scored] = []
+    seed = next((r for r in pool if r.tier == 0), None)
+    if ALIKE_LINES and seed is not None and seed.candidate.chunk_id in vectors:
+        shown = {r.candidate.chunk_id for r in ranked}
+        near = ix.vector_top(vectors[seed.candidate.chunk_id], ALIKE_LINES)
+        ids = [i for i in near if i not in shown]
+        if ids and qvec is not None:
+            more = ix.vectors(ids)
+            extras = _by_question(ix, ids, more, qvec, rank)
+            vectors.update(more)
+    asked = query.replace(ask.words, " ") if ask.words else query
+    subject = subject_terms(asked).terms
+    return order(ranked, ask, subject, vectors=vectors, window=SUPERSEDE_POOL, extras=extras)
+
+
+def chains_of(
+    ix: IndexReader,
+    ranked: list[Scored],
+    ask: TimeAsk,
+    rank: Callable[[list[Any]], list[Scored]],
+    qvec: Any,
+    *,
+    reorder: bool,
+) -> tuple[list[Scored], dict[int, Link]]:
+    """The newer versions the files link to the hits (:mod:`reverie.recall.chains`),
+    followed link by link, each scored as the question's lanes would score it."""
+    known = {r.candidate.chunk_id: r for r in ranked}
+    todo = [r for r in ranked[:SUPERSEDE_POOL] if r.candidate.kind in ("journal", "transcript")]
+    newer: dict[int, list[Scored]] = {}
+    for _ in range(DEPTH):
+        keys = {line_key(r.candidate.path, line): r.candidate.chunk_id
+                for r in todo for line in r.candidate.text.split("\n") if line.strip()}  # fmt: skip
+        found = ix.replacing(keys) if keys else {}
+        fresh = [i for ids in found.values() for i in ids if i not in known]
+        if fresh:
+            more = ix.vectors(fresh) if qvec is not None else {}
+            known.update(
+                (s.candidate.chunk_id, s) for s in _by_question(ix, fresh, more, qvec, rank)
+            )
+        todo = []
+        for key, ids in found.items():
+            for i in ids:
+                if i in known:
+                    newer.setdefault(keys[key], []).append(known[i])
+                    todo += [known[i]] if i in fresh else []
+        if not todo:
+            break
+    if not newer:
+        return ranked, {}
+    return follow(ranked, newer, ask, reorder=reorder)
+
+
+def _by_question(
+    ix: IndexReader,
+    ids: list[int],
+    vecs: dict[int, Any],
+    qvec: Any,
+    rank: Callable[[list[Any]], list[Scored]],
+) -> list[Scored]:
+    """The chunks ``ids`` scored as the question's vector lane scores them (cosine of
+    their stored vectors ``vecs``; none: no vector score)."""
+    cos: dict[int, float] = {}
+    if qvec is not None:
+        q = qvec / (float(qvec @ qvec) ** 0.5 or 1.0)
+        cos = {i: float(v @ q) / (float(v @ v) ** 0.5 or 1.0) for i, v in vecs.items()}
+    found = ix.candidates(ids, LaneScores(cos, {}, {}))
+    return rank([c for c in found if not in_group_corpus(c.path)])
+
+
+__all__ = ["ALIKE_LINES", "SUPERSEDE_POOL", "chains_of", "versions_of"]

@@ -1,0 +1,169 @@
+"""Versions of one statement among a search's hits, in the order the question's time
+asks (pure). No claim: nothing here says a line is out of date.
+
+A hit is a version of the best content hit (the seed) when both are dated journal or
+transcript lines of different days that read as the same statement: their vectors'
+cosine is at least :data:`SAME`, or at least :data:`SAME_SHARED` when they also share
+a term of the question's subject (``priya``, ``dentist``, 牙医), and its relevance to
+the question is at least :data:`NEAR` of the seed's. Nothing else decides: no change
+words, no value shapes, no list of any language. A line joins when it is as alike to
+a version already in the group (a value changed three times drifts away from the
+first wording), up to :data:`VERSIONS` lines, best ranked first. What each constant
+earned, on which sets, is in ``bench/README.md`` ("Versions without rules"). The search also offers the
+lines nearest the seed's own vector that it did not rank (``extras``: a newer version
+may share no word with the question); such a line joins only as a version, else it is
+not shown.
+
+The group's lines then take the group's places in the order asked for
+(:class:`reverie.recall.asof.TimeAsk`): for now, newest first; "before", the one before
+the newest; "originally", the oldest; a window, the newest not after its end. Owner and
+agent lines come before system lines, and those before untrusted ones, whatever their
+days: an untrusted line never passes an owner's. Each place keeps its score, every
+other hit its place. What a line replaced is said only by a link in the files
+(:mod:`reverie.recall.chains`), never here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..provenance.origin import Origin
+from ..tokens import stem_set
+from .asof import TimeAsk
+from .ranking import Scored
+
+SAME = 0.6  # cosine of two lines' vectors: the same statement
+SAME_SHARED = 0.2  # ... when both hold a term of the question's subject
+VERSIONS = 5  # at most this many lines in a group: more is a topic the chat comes back to
+NEAR = 0.5  # a version's relevance is at least this share of the seed's
+
+
+@dataclass(frozen=True)
+class Version:
+    """Why a hit stands where it does in its group (``--explain`` prints it)."""
+
+    group: int
+    order: str  # "newest first", "as of 'in March'", ...
+    why: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _trust(origin: Origin) -> int:
+    """0 owner and agent, 1 system, 2 untrusted: the order trust puts a group in."""
+    if origin in (Origin.OWNER, Origin.AGENT):
+        return 0
+    return 1 if origin is Origin.SYSTEM else 2
+
+
+def _unit(v: Any) -> Any:
+    u = np.asarray(v, dtype=np.float64)
+    n = float(np.linalg.norm(u))
+    return u / n if n else u
+
+
+def _dated(s: Scored) -> bool:
+    c = s.candidate
+    return s.tier == 0 and c.day is not None and c.kind in ("journal", "transcript")
+
+
+def alike(a: Scored, b: Scored, va: Any, vb: Any, subject: frozenset[str]) -> str | None:
+    """Why ``a`` and ``b`` read as the same statement, or None."""
+    if va is None or vb is None or a.candidate.day == b.candidate.day:
+        return None
+    cos = float(va @ vb)
+    shared = stem_set(a.candidate.text) & stem_set(b.candidate.text) & subject
+    if cos >= SAME or (shared and cos >= SAME_SHARED):
+        held = f", both say {', '.join(sorted(shared)[:3])!r}" if shared else ""
+        return f"cosine {cos:.2f}{held}"
+    return None
+
+
+def time_key(s: Scored, ask: TimeAsk, newest: int) -> tuple[int, int, int]:
+    day = s.candidate.day.toordinal() if s.candidate.day else 0
+    bucket = _trust(s.candidate.origin)
+    if ask.when == "first":
+        return bucket, 0, day
+    if ask.when == "before":
+        return bucket, int(day == newest), -day
+    if ask.when == "window" and ask.end is not None:
+        return bucket, int(day > ask.end.toordinal()), -day
+    return bucket, 0, -day
+
+
+def order(
+    ranked: Sequence[Scored],
+    ask: TimeAsk,
+    subject: frozenset[str],
+    *,
+    vectors: Mapping[int, Any],
+    window: int = 24,
+    extras: Sequence[Scored] = (),
+) -> tuple[list[Scored], dict[int, Version]]:
+    """``ranked`` with the seed's versions in the order ``ask`` wants (module doc), and
+    a :class:`Version` per grouped chunk id."""
+    items = list(ranked)
+    units = {k: _unit(v) for k, v in vectors.items()}
+    pool = [s for s in items[:window] if _dated(s)]
+    if not pool or pool[0] is not next((s for s in items[:window] if s.tier == 0), None):
+        return items, {}
+    seed = pool[0]
+    shown = {s.candidate.chunk_id for s in items}
+    offers = [*pool[1:], *(e for e in extras if e.candidate.chunk_id not in shown and _dated(e))]
+    group, why = [seed], {seed.candidate.chunk_id: "the best content hit"}
+    for s in offers:
+        if len(group) == VERSIONS:
+            break
+        if s.relevance < NEAR * seed.relevance:
+            continue
+        if any(g.candidate.day == s.candidate.day for g in group):
+            continue
+        v = units.get(s.candidate.chunk_id)
+        for m in group:
+            said = alike(m, s, units.get(m.candidate.chunk_id), v, subject)
+            if said:
+                group.append(s)
+                why[s.candidate.chunk_id] = f"like {_ref(m)}: {said}"
+                break
+    if len(group) < 2:
+        return items, {}
+    newest = max(s.candidate.day.toordinal() for s in group if s.candidate.day)
+    wanted = sorted(group, key=lambda s: time_key(s, ask, newest))
+    base = list(items)
+    joined = [s for s in group if s.candidate.chunk_id not in shown]
+    if joined:  # a version the search did not rank comes in after the seed
+        at = items.index(seed) + 1
+        base = [*items[:at], *joined, *items[at:]]
+    moved = promote(list(base), wanted)
+    out = [replace(s, final=base[n].final, mmr_rank=base[n].mmr_rank) for n, s in enumerate(moved)]
+    marks = {
+        s.candidate.chunk_id: Version(1, ask.order_name, why[s.candidate.chunk_id]) for s in group
+    }
+    return out, marks
+
+
+def promote(items: list[Scored], wanted: list[Scored]) -> list[Scored]:
+    """``items`` with the group in the ``wanted`` order, moving as little as it takes:
+    each line that must come before an earlier-placed one moves up to just before it
+    (the hits it passes step down one place); a group already in order moves nothing."""
+    rest = list(wanted)
+    while rest:
+        first = rest.pop(0)
+        at = {id(s): n for n, s in enumerate(items)}
+        here = at[id(first)]
+        top = min((at[id(m)] for m in rest), default=here)
+        if top < here:
+            items.insert(top, items.pop(here))
+    return items
+
+
+def _ref(s: Scored) -> str:
+    return f"{s.candidate.path}#L{s.candidate.start_line}"
+
+
+__all__ = ["SAME", "SAME_SHARED", "VERSIONS", "Version", "alike", "order", "promote", "time_key"]
