@@ -1,6 +1,8 @@
-"""Dreaming keeps MEMORY.md current (issue 21, point 4): a newer owner entry that says a
-promoted entry changed marks the old one superseded in place; DREAMS.md says what and
-why; a superseded entry no longer fires triggers and is not bootstrapped as current."""
+"""Dreaming keeps MEMORY.md current by the version links in the files (issue 38): an
+entry whose source line a newer promotion's line links to as replaced is marked
+superseded in place; without a link nothing is marked, however the words sound;
+DREAMS.md says what and why; a superseded entry no longer fires triggers and is not
+bootstrapped as current."""
 
 from __future__ import annotations
 
@@ -39,41 +41,47 @@ def _generated(text: str) -> list[str]:
     return [e.text for e in entries(text) if e.generated]
 
 
-def test_a_newer_owner_change_marks_the_old_entry_superseded_in_place() -> None:
+OLD_AT, NEW_AT = "memory/2026-03-02.md#L4-L4", "memory/2026-09-10.md#L7-L7"
+LINKED = {NEW_AT: frozenset({OLD_AT})}  # the new line replaces the old (reverie link)
+
+
+def test_a_linked_newer_entry_marks_the_old_entry_superseded_in_place() -> None:
     memory = fit(OWNER, [promo(OLD, "2026-03-02")], 10_000).text
-    fitted = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000)
+    fitted = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000, replaces=LINKED)
     old, new = _generated(fitted.text)
     assert old.startswith("- " + OLD)  # kept, where it was, its text unchanged
-    assert "(superseded on 2026-09-10 by memory/2026-09-10.md#L7-L7)" in old
+    assert f"(superseded on 2026-09-10 by {NEW_AT})" in old
     assert NEW in new and "superseded" not in new
     raw_old = next(ln for ln in fitted.text.split("\n") if ln.startswith("- " + OLD))
     assert "<!-- trigger: standup -->" in raw_old  # its trailers kept, nothing deleted
     (why,) = fitted.superseded
-    assert "“moved”" in why.why and "standup" in why.why and "2026-09-10" in why.why
+    assert OLD_AT in why.why and "version link" in why.why
     assert fitted.text.startswith(OWNER.rstrip("\n"))  # the person's text, byte for byte
 
 
-def test_only_a_newer_owner_line_that_says_it_changed_supersedes() -> None:
+def test_without_a_link_nothing_is_marked_however_it_sounds() -> None:
     memory = fit(OWNER, [promo(OLD, "2026-03-02")], 10_000).text
     cases = {
-        "untrusted": promo(NEW, "2026-09-10", origin="untrusted"),
-        "agent": promo(NEW, "2026-09-10", origin="agent"),
-        "older": promo(NEW, "2026-01-10"),
-        "no change word": promo(
-            "Priya: The team standup is fun every morning with the new hires.", "2026-09-10"
+        "a change word, no link": (promo(NEW, "2026-09-10", 7), {}),
+        "a link to another entry": (
+            promo(NEW, "2026-09-10", 7),
+            {NEW_AT: frozenset({"memory/2026-03-01.md#L2-L2"})},
         ),
-        "another speaker": promo(NEW.replace("Priya", "Marco"), "2026-09-10"),
-        "another subject": promo("Priya: I moved to a flat near the river.", "2026-09-10"),
+        "a link from another promotion": (
+            promo(NEW, "2026-09-10", 8),
+            LINKED,  # the line linked is L7, this one L8
+        ),
+        "older": (promo(NEW, "2026-01-10", 7), {"memory/2026-01-10.md#L7-L7": LINKED[NEW_AT]}),
     }
-    for why, p in cases.items():
-        fitted = fit(memory, [p], 10_000)
+    for why, (p, links) in cases.items():
+        fitted = fit(memory, [p], 10_000, replaces=links)
         assert not fitted.superseded, why
         assert "superseded" not in fitted.text, why
 
 
 def test_the_persons_own_entry_is_never_marked() -> None:
-    memory = "# Memory\n\n- " + OLD + " Source: memory/2026-03-02.md#L4-L4\n"
-    fitted = fit(memory, [promo(NEW, "2026-09-10")], 10_000)
+    memory = "# Memory\n\n- " + OLD + f" Source: {OLD_AT}\n"
+    fitted = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000, replaces=LINKED)
     assert not fitted.superseded and fitted.text.startswith(memory.rstrip("\n"))
 
 
@@ -89,7 +97,8 @@ def test_a_superseded_entry_is_the_first_to_leave_for_the_archive() -> None:
         10_000,
     ).text
     budget = len(first) + 40  # room for about nothing more
-    fitted = fit(first, [replace(promo(NEW, "2026-09-10", 7), score=0.5)], budget)
+    fitted = fit(first, [replace(promo(NEW, "2026-09-10", 7), score=0.5)], budget,
+                 replaces=LINKED)  # fmt: skip
     assert len(fitted.text) <= budget
     assert len(fitted.archived) == 1 and OLD in fitted.archived[0]
     assert "superseded on 2026-09-10" in fitted.archived[0]  # archived with its note
@@ -98,7 +107,7 @@ def test_a_superseded_entry_is_the_first_to_leave_for_the_archive() -> None:
 
 def test_dreams_md_says_what_was_superseded_and_why() -> None:
     memory = fit(OWNER, [promo(OLD, "2026-03-02")], 10_000).text
-    fitted = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000)
+    fitted = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000, replaces=LINKED)
     report = DreamReport(at="2026-09-11T03:00:00Z", enabled=True, dry_run=False)
     report = replace(
         report,
@@ -109,7 +118,7 @@ def test_dreams_md_says_what_was_superseded_and_why() -> None:
     summary = change_summary(report, memory, fitted.text)
     assert "superseded 1" in summary
     line = next(ln for ln in summary.split("\n") if ln.startswith("- superseded “"))
-    assert "9:30" in line and "10:15" in line and "moved" in line
+    assert "9:30" in line and "10:15" in line and "version link" in line
 
 
 def _engine(tmp_path: Path, memory: str):  # type: ignore[no-untyped-def]
@@ -127,7 +136,8 @@ def test_a_superseded_curated_entry_stops_firing_triggers(tmp_path: Path) -> Non
     ask = "what time is the standup tomorrow?"
     before = _engine(tmp_path / "a", memory).context(ask)
     assert [h.entry.text for h in before.trigger_hits if OLD in h.entry.text]
-    marked = fit(memory, [promo(NEW, "2026-09-10", 7, tags=("new hires",))], 10_000).text
+    marked = fit(memory, [promo(NEW, "2026-09-10", 7, tags=("new hires",))], 10_000,
+                 replaces=LINKED).text  # fmt: skip
     after = _engine(tmp_path / "b", marked).context(ask)
     assert not [h for h in after.trigger_hits if OLD in h.entry.text]
     # still found by search (nothing lost), and the newer one is current
@@ -139,7 +149,7 @@ def test_a_superseded_entry_is_not_bootstrapped_as_current(tmp_path: Path) -> No
     from reverie.recall.bootstrap import Bootstrapper
 
     memory = fit(OWNER, [promo(OLD, "2026-03-02")], 10_000).text
-    marked = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000).text
+    marked = fit(memory, [promo(NEW, "2026-09-10", 7)], 10_000, replaces=LINKED).text
     (tmp_path / "MEMORY.md").write_text(marked, encoding="utf-8")
     boot = Bootstrapper(tmp_path).load(file_chars=20_000, total_chars=60_000, user_chars=4000)
     assert NEW in boot.text and "passport" in boot.text

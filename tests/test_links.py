@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -213,3 +213,53 @@ def test_the_cli_links_and_says_so(run_cli: RunCli, paths: Paths) -> None:
     refused = run_cli("link", "memory/2026-01-05.md#L3", "memory/2026-04-02.md#L3", check=False)
     assert refused.returncode != 0 and "earlier day" in refused.stderr
     assert Path(paths.workspace / "memory" / "2026-04-02.md").read_text().count("replaces:") == 1
+
+
+def test_a_dream_marks_the_memory_entry_a_linked_line_replaces(
+    paths: Paths, env: dict[str, str]
+) -> None:
+    """The old fact is promoted to MEMORY.md; months later the owner's new line is
+    linked to it (``reverie link``) and promoted in turn: the old entry is marked
+    superseded in place, by the new entry's source, and DREAMS.md says why."""
+    from conftest import plant
+    from test_dream_e2e import KEEP, NOW
+
+    def at(days: int) -> Reverie:
+        return Reverie.open(paths.workspace, paths.state, environ=env, embedder="fake",
+                            judge=KEEP, clock=Clock(NOW + timedelta(days=days)))  # fmt: skip
+
+    def farm(days: range, queries: tuple[str, ...]) -> None:
+        for day in days:
+            e = at(day)
+            for q in queries:
+                e.search(q)
+            e.close()
+
+    e = at(-60)
+    e.init()
+    old = plant(e, "The staging database lives on host orca-db-2 in Frankfurt.",
+                origin=Origin.OWNER, session=SessionKind.INTERACTIVE)  # fmt: skip
+    e.index()
+    e.close()
+    farm(range(-59, -56), ("staging database host orca-db-2", "where is the staging database",
+                           "staging database in Frankfurt"))  # fmt: skip
+    e = at(-55)
+    assert e.dream().promoted
+    e.close()
+    e = at(-4)
+    new = plant(e, "Staging database migrated to host heron-db-5 in Dublin.",
+                origin=Origin.OWNER, session=SessionKind.INTERACTIVE)  # fmt: skip
+    e.index()
+    e.curation.link(f"{new.path}#L{new.first_line}", f"{old.path}#L{old.first_line}")
+    e.close()
+    farm(range(-3, 0), ("staging database host heron-db-5", "where is the staging database",
+                        "staging database in Dublin"))  # fmt: skip
+    e = at(0)
+    report = e.dream()
+    e.close()
+    assert report.promoted
+    memory = (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
+    old_entry = next(ln for ln in memory.splitlines() if "orca-db-2" in ln)
+    assert f"(superseded on {new.path[7:17]} by {new.path}#L{new.first_line}" in old_entry
+    assert any("heron-db-5" in ln and "superseded" not in ln for ln in memory.splitlines())
+    assert "version link" in (paths.workspace / "DREAMS.md").read_text(encoding="utf-8")

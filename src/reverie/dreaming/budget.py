@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..provenance.origin import Origin
 from ..recall.evidence import RecallStats
 from ..recall.triggers import superseded
 from ..storage.trailers import parse_line, strip
@@ -84,11 +83,13 @@ def fit(
     promotions: Sequence[Promotion],
     budget: int,
     need: Mapping[str, float] | None = None,
+    replaces: Mapping[str, frozenset[str]] | None = None,
 ) -> Fitted:
     """The new MEMORY.md text with as many of ``promotions`` (strongest first) as beat
     what they would displace, and what moved out or merged. ``need``: source anchor ->
-    how much it is needed now (a score in [0, 1])."""
-    need = need or {}
+    how much it is needed now (a score in [0, 1]); ``replaces``: a promotion's anchor ->
+    the anchors its source line links to as the lines it replaces (:mod:`.current`)."""
+    need, replaces = need or {}, replaces or {}
     slots = [
         _slot(ln.raw, False, need) for ln in lines(memory) if ln.kind == "entry" and ln.generated
     ]
@@ -98,7 +99,7 @@ def fit(
     for p in ordered:
         if p.anchor in present:
             continue
-        target = _superseded_by(p, slots) if p.origin == Origin.OWNER.value else None
+        target = _superseded_by(p, slots, replaces)
         toks = frozenset(token_set(ANCHOR_RE.sub(" ", undated(p.text))))
         twin = next((s for s in slots if jaccard(toks, s.tokens) >= MERGE_SIMILARITY), None)
         if target is None and twin is not None:
@@ -141,10 +142,12 @@ def fit(
     return out
 
 
-def _superseded_by(p: Promotion, slots: list[_Slot]) -> tuple[_Slot, str] | None:
+def _superseded_by(
+    p: Promotion, slots: list[_Slot], replaces: Mapping[str, frozenset[str]]
+) -> tuple[_Slot, str] | None:
     """The generated entry ``p`` supersedes (:mod:`.current`), and why."""
     for s in slots:
-        why = current.why_supersedes(p.text, p.anchor, s.raw)
+        why = current.why_supersedes(p.anchor, s.raw, replaces)
         if why is not None:
             return s, why
     return None

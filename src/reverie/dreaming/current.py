@@ -1,53 +1,32 @@
-"""Dreaming keeps MEMORY.md current (issue 21, point 4; R-CURRENT-3). Pure.
+"""Dreaming keeps MEMORY.md current by the version links in the files (issue 38;
+R-CURRENT-3). Pure.
 
-When a new promoted entry says that something about the same subject changed, the
-older generated entry it replaces is marked superseded *in place* (never deleted, never
-rewritten): ``- <old text> Source: <anchor> (superseded on <day> by <new anchor>)``,
-its trailers kept. A superseded entry no longer fires triggers and is not bootstrapped
-as current (:func:`reverie.recall.triggers.superseded`); it is the first to leave for
-the archive when MEMORY.md is full, and search still finds it.
+When a new promoted entry's source line replaces (a signed ``replaces:`` link,
+:mod:`reverie.provenance.links`, written by ``reverie link`` or a model's checked
+link) a source line of an older generated entry, the older entry is marked superseded
+*in place* (never deleted, never rewritten): ``- <old text> Source: <anchor>
+(superseded on <day> by <new anchor>)``, its trailers kept. A superseded entry no
+longer fires triggers and is not bootstrapped as current
+(:func:`reverie.recall.triggers.superseded`); it is the first to leave for the archive
+when MEMORY.md is full, and search still finds it.
 
-The same subject, decided by code and explained in DREAMS.md:
-
-- the same speaker (``Caroline: ...``), or neither names one;
-- the new entry is from a later day than every source of the old one (the journal
-  days of their anchors) and states the change ("moved to", "now", "no longer",
-  "switched", "instead of", "换成", "不再", ...:
-  ``_CHANGE``, without the words too common to decide alone: "new", "started");
-- they share at least :data:`MIN_SHARED` content stems besides the speaker's name, and
-  at least :data:`OVERLAP` of them (Jaccard).
-
-Only what dreaming promotes can supersede, and it promotes owner and agent lines only
-(the provenance gate): an untrusted or system line never marks anything superseded. The
+Without a link, no entry is marked: a mark is a claim, and words that sound like a
+change ("moved to", "换成") are no evidence of which entry changed (on wordings written
+elsewhere a third of such marks were wrong). The link's own rules hold: owner and agent
+lines only, an agent line never replaces the owner's, the newer of a later day. The
 person's own entries (outside the generated section) are never marked.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
-from ..tokens import jaccard, stem_set
-from .content import split_speaker
-from .memory_file import ANCHOR_RE, undated
+from .memory_file import ANCHOR_RE
 
-# the words that say a value changed, English and Chinese: the last word list deciding
-# a claim, until MEMORY.md's entries are superseded by version links in the files
-# (issue 38, point 1); "new", "started" are too common to decide alone
-_CHANGE = re.compile(
-    r"\b(?:moved|moving|move to|now|switched|switching|switch(?:ed)? to|no longer|"
-    r"not any ?more|any ?more|replaced|replacing|instead|changed|changing|"
-    r"rescheduled|migrated|took over|taking over|from now on|these days|since then|"
-    r"cancelled|gave up|stopped|rotated|renamed|upgraded|sold)\b"
-    "|改到|改成|改为|改放|改学|已经|不再|换成|换了|换到|搬到|迁到|现在|"
-    "推迟到|提前到|交给|接手|新家|新号|从今天起|目前",
-    re.I,
-)
-OVERLAP = 0.2  # Jaccard of the two entries' content stems (the speaker's name left out)
-MIN_SHARED = 2  # ... and at least this many stems in common
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md#L")
 
 
@@ -78,36 +57,21 @@ def _days(raw: str) -> list[str]:
     return [m.group(1) for a in found for m in [_DAY.search(a)] if m]
 
 
-@lru_cache(maxsize=8192)  # fit() asks it of every entry for every new one
-def _subject(text: str) -> tuple[str | None, frozenset[str]]:
-    body = ANCHOR_RE.sub(" ", undated(strip(re.sub(r"^\s*[-*+]\s+", "", text))))
-    speaker, said = split_speaker(body.strip())
-    names = stem_set(speaker) if speaker else frozenset()
-    return (speaker.lower() if speaker else None), stem_set(said) - names
-
-
-def why_supersedes(new_text: str, new_anchor: str, old_raw: str) -> str | None:
-    """Why the new entry supersedes the old one (``None``: it does not)."""
+def why_supersedes(
+    new_anchor: str, old_raw: str, replaces: Mapping[str, frozenset[str]]
+) -> str | None:
+    """Why the entry of ``new_anchor`` supersedes the entry ``old_raw``: its source
+    line links to one of the old entry's (``replaces``: a new anchor -> the anchors
+    whose lines its line replaces, read from the files); ``None``: it does not."""
     if superseded(strip(old_raw)):
+        return None
+    linked = replaces.get(new_anchor, frozenset()) & set(ANCHOR_RE.findall(old_raw))
+    if not linked:
         return None
     new_days, old_days = _days(new_anchor), _days(old_raw)
     if not new_days or not old_days or new_days[0] <= max(old_days):
         return None
-    changed = [m.group(0) for m in _CHANGE.finditer(new_text)]
-    if not changed:
-        return None
-    who_new, new = _subject(new_text)
-    who_old, old = _subject(old_raw)
-    if who_new != who_old:
-        return None
-    shared = new & old
-    if len(shared) < MIN_SHARED or jaccard(new, old) < OVERLAP:
-        return None
-    who = f"{who_new.title()}, " if who_new else ""
-    return (
-        f"the same subject ({who}shared {', '.join(sorted(shared)[:5])}), newer "
-        f"({new_days[0]} after {max(old_days)}), and it says it changed (“{changed[0]}”)"
-    )
+    return f"its line replaces {min(linked)} (a version link in {new_anchor.split('#')[0]})"
 
 
 def mark(old_raw: str, day: str, anchor: str) -> str:
@@ -123,4 +87,4 @@ def day_of(anchor: str) -> str:
     return days[0] if days else ""
 
 
-__all__ = ["MIN_SHARED", "OVERLAP", "Superseded", "day_of", "mark", "why_supersedes"]
+__all__ = ["Superseded", "day_of", "mark", "why_supersedes"]

@@ -29,7 +29,7 @@ from ..settings import Settings
 from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
-from . import archive, consolidate
+from . import archive, consolidate, linked
 from .budget import fit, need_now
 from .content import Judge
 from .curate import OwnerPorts, OwnerPromotion, OwnerRejected
@@ -337,12 +337,12 @@ class Dreamer:
         return None  # unreachable: the outcome is Accepted or Rejected
 
     def _append_only(self, promotions: list[consolidate.Promotion], report: DreamReport) -> None:
-        """Promote within ``memory_max_chars`` (R-DREAM-Q2, :mod:`.budget`): what a new
-        entry displaces goes to the archive first, so nothing is lost if we die here."""
+        """Promote within ``memory_max_chars`` (R-DREAM-Q2, :mod:`.budget`, :mod:`.linked`): what
+        a new entry displaces goes to the archive first, so nothing is lost if we die here."""
         budget = self.settings.memory_max_chars
         for _attempt in range(5):
-            current = self._read_memory()
-            fitted = fit(current, promotions, budget, self._need)
+            links = linked.replaced(self.ws, promotions, anchors(current := self._read_memory()))
+            fitted = fit(current, promotions, budget, self._need, links)
             if fitted.refused:  # not promoted: a candidate again on another night
                 report.promoted = [k for k in report.promoted if k not in fitted.refused]
                 report.warnings.append(

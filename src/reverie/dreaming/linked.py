@@ -1,0 +1,78 @@
+"""The version links between a dream's promotions and MEMORY.md's entries, read from
+the files (issue 38): which cited source line each promotion's source line replaces.
+
+A promotion's source lines are read from their journal (or transcript) and resolved
+with the workspace key; a verified ``replaces:`` link from an owner or agent line
+(:mod:`reverie.provenance.links`) names an earlier line by path and text hash. The
+lines MEMORY.md's entries cite are read the same way and keyed alike; where a link
+names one, the promotion replaces that entry (:mod:`.current` marks it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+from ..provenance.links import line_key, may_replace
+from ..provenance.markers import LineOrigin, resolve
+from ..provenance.paths import classify
+from ..storage.workspace import Workspace
+
+_ANCHOR = re.compile(r"^(?P<path>[^#]+)#L(?P<a>\d+)-L(?P<b>\d+)$")
+
+
+class _Reader:
+    """Each file read once, each line resolved with the key."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws, self.key = ws, ws.origin_key()
+        self._files: dict[str, list[str]] = {}
+
+    def lines(self, anchor: str) -> list[LineOrigin]:
+        m = _ANCHOR.match(anchor)
+        if m is None:
+            return []
+        rel = m.group("path")
+        pclass = classify(rel)
+        if not pclass.markers:
+            return []
+        if rel not in self._files:
+            try:
+                path = self.ws.check_inside(rel)
+                self._files[rel] = path.read_text(encoding="utf-8").split("\n")
+            except (OSError, UnicodeDecodeError, ValueError):
+                self._files[rel] = []
+        raw = self._files[rel][int(m.group("a")) - 1 : int(m.group("b"))]
+        return [resolve(r, default=pclass.default_origin, ceiling=pclass.ceiling, key=self.key)
+                for r in raw]  # fmt: skip
+
+
+class _Anchored(Protocol):
+    @property
+    def anchor(self) -> str: ...
+
+
+def replaced(
+    ws: Workspace, promoted: Iterable[_Anchored], cited: Iterable[str]
+) -> dict[str, frozenset[str]]:
+    """A promotion's anchor -> the cited anchors whose lines its lines replace."""
+    read = _Reader(ws)
+    links: dict[str, set[str]] = {}
+    for anchor in (p.anchor for p in promoted):
+        for lo in read.lines(anchor):
+            if lo.replaces is not None:
+                links.setdefault(lo.replaces, set()).add(anchor)
+    out: dict[str, set[str]] = {}
+    if not links:
+        return {}
+    for anchor in set(cited):
+        for lo in read.lines(anchor):
+            path = anchor.split("#", 1)[0]
+            for newer in links.get(line_key(path, lo.text), ()):
+                if all(may_replace(n.origin, lo.origin) for n in read.lines(newer)):
+                    out.setdefault(newer, set()).add(anchor)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+__all__ = ["replaced"]
