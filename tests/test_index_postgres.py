@@ -610,8 +610,14 @@ ROUND_TRIPS_MAX = 5
 def test_one_search_makes_few_round_trips_to_the_database(
     both: tuple[Reverie, Reverie], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from reverie.storage.index import pg_schema
+
     _, pg = both
     assert _hits(pg, "kafka broker port")  # warm: the keyword lane is loaded
+    # a connection idle past CHECK_IDLE is checked first: on a loaded machine the gap
+    # between two statements of one search can pass it, so the count would say how
+    # busy the cores were, not what the search sends (issue 40, point 15)
+    monkeypatch.setattr(pg_schema, "CHECK_IDLE", 3600.0)
     seen = _round_trips(monkeypatch)
     assert _hits(pg, "kafka broker port MEMORY.md")
     assert 0 < len(seen) <= ROUND_TRIPS_MAX, seen

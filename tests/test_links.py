@@ -263,3 +263,65 @@ def test_a_dream_marks_the_memory_entry_a_linked_line_replaces(
     assert f"(superseded on {new.path[7:17]} by {new.path}#L{new.first_line}" in old_entry
     assert any("heron-db-5" in ln and "superseded" not in ln for ln in memory.splitlines())
     assert "version link" in (paths.workspace / "DREAMS.md").read_text(encoding="utf-8")
+
+
+def test_a_models_link_is_written_only_when_its_checks_hold(
+    engine_factory: Callable[..., Reverie], paths: Paths
+) -> None:
+    """With a model configured, a dream offers it the recent owner lines and the older
+    ones alike them; of its proposals, a pair it was not offered and a subject missing
+    from a line are refused, and what holds is written as ``reverie link`` writes it."""
+    from reverie.testing import ScriptedLLM
+
+    seen: list[str] = []
+
+    def reply(messages: list[object]) -> dict[str, object]:
+        text = messages[-1].content  # type: ignore[attr-defined]
+        seen.append(text)
+        new = next(ln.split()[0] for ln in text.split("\n") if "NEW" in ln and "10:40" in ln)
+        old = next(ln.split()[0] for ln in text.split("\n")
+                   if ln.startswith(f"  {new}.") and "9:30" in ln)  # fmt: skip
+        return {"links": [
+            {"new": new, "old": old, "subject": "team standup"},
+            {"new": new, "old": old, "subject": "weekly retro"},  # not in either line
+            {"new": "N9", "old": "N9.a", "subject": "team standup"},  # never offered
+        ]}  # fmt: skip
+
+    engine = engine_factory(llm=ScriptedLLM([reply]))
+    engine.init()
+    old = _write(engine, "2026-01-05", "The team standup is at 9:30 every morning.")
+    _write(engine, "2026-01-06", "Lunch with the team at the noodle bar.")
+    _at(engine, "2026-11-16")
+    engine.write("Page says the team standup is cancelled for good.", source=Source.WEB,
+                 author=OWNER_AT_CLI)  # fmt: skip
+    new = _write(engine, "2026-11-18", "The team standup is at 10:40 every morning now.")
+    _at(engine, "2026-11-20")
+    engine.index()
+    report = engine.dream()
+    assert report.links["linked"] == [{"new": new, "old": old, "subject": "team standup"}]
+    whys = [r["why"] for r in report.links["refused"]]
+    assert any("not in both lines" in w for w in whys)
+    assert any("not a pair that was offered" in w for w in whys)
+    assert "cancelled for good" not in seen[0]  # an untrusted line is never offered
+    text = (paths.workspace / new.split("#")[0]).read_text(encoding="utf-8")
+    assert text.count("replaces: memory/2026-01-05.md@") == 1
+    now = _order(engine, "When is the team standup?")
+    assert now[0][0] == new and dict(now)[old] == new
+
+
+def test_a_failed_linking_turn_writes_nothing_and_the_dream_goes_on(
+    engine_factory: Callable[..., Reverie], paths: Paths
+) -> None:
+    from reverie.testing import ScriptedLLM, SimulatedTimeout
+
+    engine = engine_factory(llm=ScriptedLLM([SimulatedTimeout()]))
+    engine.init()
+    _write(engine, "2026-01-05", "The team standup is at 9:30 every morning.")
+    _write(engine, "2026-11-18", "The team standup is at 10:40 every morning now.")
+    _at(engine, "2026-11-20")
+    engine.index()
+    before = {p: p.read_bytes() for p in (paths.workspace / "memory").glob("*.md")}
+    report = engine.dream()
+    assert report.enabled and "failed" in str(report.links["note"])
+    assert report.links["linked"] == []
+    assert {p: p.read_bytes() for p in (paths.workspace / "memory").glob("*.md")} == before

@@ -43,6 +43,7 @@ class DreamReport:
     warnings: list[str] = field(default_factory=list)
     directives: list[dict[str, Any]] = field(default_factory=list)  # USER.md (R-USER-1)
     superseded: list[str] = field(default_factory=list)  # entries marked superseded, and why
+    links: dict[str, Any] = field(default_factory=dict)  # version links a model proposed
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .adapters import WAITS, Adapters
 
 if TYPE_CHECKING:
+    from ..curation.model_links import LinkPass
     from ..curation.service import Curation
     from ..dreaming.content import Judge
     from ..dreaming.curate import OwnerPromotion, OwnerRejected
@@ -96,9 +97,28 @@ class DreamDoor:
             return DreamReport(at=at, enabled=True, dry_run=False, fallback_reason=waits)
         with self._locked(WAITS.dream) as dreamer:
             self._curation().resume(locked=True)  # a forget killed halfway goes first
+            links = self._link_versions() if self._enabled() else None
             report = dreamer.run()
+        if links is not None:
+            report.links = links.as_dict()
         after_dream(self._a)
         return report
+
+    def _link_versions(self) -> LinkPass | None:
+        """A configured model's version links, checked and written before the dream
+        reads them (:mod:`reverie.curation.model_links`); None without a model."""
+        from ..curation.model_links import propose
+
+        a = self._a
+        llm = a.llm("main")
+        if llm is None:
+            return None
+        trusted = self._curation().trusted.folders()
+        done = propose(a.workspace, a.port, a.embedder, llm, a.clock.now(),
+                       timeout=a.settings.llm_timeout, trusted=trusted)  # fmt: skip
+        if done.linked:
+            a.reindex()
+        return done
 
     def explain(self, key: str) -> dict[str, Any]:
         """The candidate's signals and gates, and how each of its sentences was judged
