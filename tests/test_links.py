@@ -126,6 +126,7 @@ def test_reverie_link_brings_the_newest_version_first_and_marks_the_older(
     hit = next(h for h in engine.search("When is the team standup?", record=False).hits
                if f"{h.path}#L{h.start_line}" == refs[0])  # fmt: skip
     assert hit.changed_on is not None and hit.changed_on.isoformat() == "2026-04-02"
+    assert hit.explain["link"].startswith(f"replaced by {refs[1]}")
     first = _order(engine, "When was the team standup originally?")
     assert first[0][0] == refs[0]
     summer = _order(engine, "When was the team standup in August?")

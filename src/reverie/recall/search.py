@@ -320,6 +320,8 @@ class Searcher:
         explain = s.explain()
         if mark is not None:
             explain["versions"] = mark.as_dict()
+        if link is not None:  # the one claim search makes, and only with a link
+            explain["link"] = f"replaced by {link.superseded_by} (its signed replaces: link)"
         return Hit(
             c.path,
             shown.start_line,
