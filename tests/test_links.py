@@ -326,3 +326,20 @@ def test_a_failed_linking_turn_writes_nothing_and_the_dream_goes_on(
     assert report.enabled and "failed" in str(report.links["note"])
     assert report.links["linked"] == []
     assert {p: p.read_bytes() for p in (paths.workspace / "memory").glob("*.md")} == before
+
+
+def test_a_linking_pass_that_breaks_never_blocks_the_dream(
+    engine_factory: Callable[..., Reverie], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reverie.curation import model_links
+    from reverie.testing import ScriptedLLM
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(model_links, "propose", broken)
+    engine = engine_factory(llm=ScriptedLLM([]))
+    engine.init()
+    _write(engine, "2026-11-18", "The team standup is at 10:40 every morning now.")
+    report = engine.dream()
+    assert report.enabled and "linking failed (disk went away)" in str(report.links["note"])

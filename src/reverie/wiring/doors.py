@@ -107,17 +107,21 @@ class DreamDoor:
     def _link_versions(self) -> LinkPass | None:
         """A configured model's version links, checked and written before the dream
         reads them (:mod:`reverie.curation.model_links`); None without a model."""
-        from ..curation.model_links import propose
+        from ..curation.model_links import LinkPass, propose
+        from ..errors import ReverieError
 
         a = self._a
         llm = a.llm("main")
         if llm is None:
             return None
         trusted = self._curation().trusted.folders()
-        done = propose(a.workspace, a.port, a.embedder, llm, a.clock.now(),
-                       timeout=a.settings.llm_timeout, trusted=trusted)  # fmt: skip
-        if done.linked:
-            a.reindex()
+        try:  # a memory failure never blocks the dream
+            done = propose(a.workspace, a.port, a.embedder, llm, a.clock.now(),
+                           timeout=a.settings.llm_timeout, trusted=trusted)  # fmt: skip
+            if done.linked:
+                a.reindex()
+        except (ReverieError, OSError) as exc:
+            return LinkPass(note=f"linking failed ({exc}): the dream went on")
         return done
 
     def explain(self, key: str) -> dict[str, Any]:
