@@ -343,3 +343,18 @@ def test_a_linking_pass_that_breaks_never_blocks_the_dream(
     _write(engine, "2026-11-18", "The team standup is at 10:40 every morning now.")
     report = engine.dream()
     assert report.enabled and "linking failed (disk went away)" in str(report.links["note"])
+
+
+def test_reverie_dream_says_what_a_model_linked_and_what_it_refused() -> None:
+    from reverie.cli.dream import _render_report
+
+    report = {"enabled": True, "dry_run": False, "at": "2026-11-20T03:00:00+00:00",
+              "staged": 0, "promoted": [], "mode": "none", "fallback_reason": None,
+              "candidates": [], "warnings": [], "links": {
+                  "linked": [{"new": "memory/b.md#L3", "old": "memory/a.md#L3",
+                              "subject": "team standup"}],
+                  "refused": [{"new": "N9", "old": "N9.a", "why": "not a pair that was offered"}],
+                  "note": None}}  # fmt: skip
+    text = _render_report(report)
+    assert "linked: memory/b.md#L3 replaces memory/a.md#L3 (team standup)" in text
+    assert "link refused: N9 -> N9.a: not a pair that was offered" in text

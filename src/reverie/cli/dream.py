@@ -29,6 +29,13 @@ def _render_report(d: dict[str, Any]) -> str:
             f"  {c['decision']:7} {c['score']:.3f} {c['source']} [{c['origin']}] {c['reason']}"
         )
         out.append(f"          {c['snippet'][:120]}")
+    links = d.get("links") or {}
+    out += [f"  linked: {x['new']} replaces {x['old']} ({x['subject']})"
+            for x in links.get("linked", [])]  # fmt: skip
+    out += [f"  link refused: {x['new']} -> {x['old']}: {x['why']}"
+            for x in links.get("refused", [])]  # fmt: skip
+    if links.get("note"):
+        out.append(f"  links: {links['note']}")
     out += [f"  warning: {w}" for w in d["warnings"]]
     return "\n".join(out)
 
