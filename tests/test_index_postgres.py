@@ -600,8 +600,9 @@ def _round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 # one hybrid search of a warm process naming a file: meta, the vector query (BEGIN,
-# settings, query, COMMIT pipelined), path lane, candidates; one spare for a connection
-# idle past CHECK_IDLE (was 21: a check per checkout, the meta rows read five times, the
+# settings, query, COMMIT pipelined), path lane, candidates; one spare for the version
+# links' lookup when journal lines are among the hits; the pool's checks are not counted
+# (was 21: a check per checkout, the meta rows read five times, the
 # vector lane's transaction in five exchanges, a query per path; then 5 with the vector
 # count, now counted once per index version)
 ROUND_TRIPS_MAX = 5
@@ -610,17 +611,15 @@ ROUND_TRIPS_MAX = 5
 def test_one_search_makes_few_round_trips_to_the_database(
     both: tuple[Reverie, Reverie], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reverie.storage.index import pg_schema
-
     _, pg = both
     assert _hits(pg, "kafka broker port")  # warm: the keyword lane is loaded
-    # a connection idle past CHECK_IDLE is checked first: on a loaded machine the gap
-    # between two statements of one search can pass it, so the count would say how
-    # busy the cores were, not what the search sends (issue 40, point 15)
-    monkeypatch.setattr(pg_schema, "CHECK_IDLE", 3600.0)
     seen = _round_trips(monkeypatch)
     assert _hits(pg, "kafka broker port MEMORY.md")
-    assert 0 < len(seen) <= ROUND_TRIPS_MAX, seen
+    # the pool checks a connection it hands out idle past CHECK_IDLE, or never handed
+    # out before: which one it hands out, and how long a statement waited, depends on
+    # how busy the cores are, so those checks are not the search's (issue 40, point 15)
+    sent = [s for s in seen if s != "the pool's check"]
+    assert 0 < len(sent) <= ROUND_TRIPS_MAX, seen
 
 
 UPDATES = {
