@@ -20,6 +20,23 @@ else:
     from ..lazy import numpy as np  # loaded on first use
 
 
+_CHUNKS = (
+    "INSERT INTO chunks(tenant_id, path, start_line, end_line, part, text, text_hash, kind, "
+    "day, has_vector, body) SELECT %s, %s, s, e, p, x, h, %s, %s, v, to_tsvector('simple', b) "
+    "FROM unnest(%s::int[], %s::int[], %s::int[], %s::text[], %s::text[], %s::bool[], "
+    "%s::text[]) WITH ORDINALITY AS u(s, e, p, x, h, v, b, o) ORDER BY o RETURNING id"
+)
+_VECTOR = "INSERT INTO chunk_vectors(tenant_id, chunk_id, dims, embedding) VALUES (%s, %s, %s, %s)"
+_NOTES = (
+    "INSERT INTO notes(tenant_id, chunk_id, importance, triggers, projects) "
+    "VALUES (%s, %s, %s, %s, %s)"
+)
+_PROVENANCE = (
+    "INSERT INTO provenance(tenant_id, chunk_id, origin, session_kind, source) "
+    "VALUES (%s, %s, %s, %s, %s)"
+)
+
+
 def write_chunks(
     conn: Any,
     t: str,
@@ -28,35 +45,38 @@ def write_chunks(
     vectors: Vectors,
     dims: str | None,
 ) -> None:
-    """Insert ``chunks`` of ``source`` (its old rows already deleted)."""
-    rel = source.path
-    for chunk, vec in zip(chunks, vectors, strict=True):
-        embed = vec is not None and dims is not None
-        cid = conn.execute(
-            "INSERT INTO chunks(tenant_id, path, start_line, end_line, part, text, "
-            "text_hash, kind, day, has_vector, body) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, to_tsvector('simple', %s)) RETURNING id",
-            (t, rel, chunk.start_line, chunk.end_line, chunk.part, chunk.text,
-             hashlib.sha256(chunk.text.encode()).hexdigest(), source.kind, source.day, embed, keyword_body(chunk.text)),
-        ).fetchone()[0]  # fmt: skip
-        if embed:
-            conn.execute(
-                "INSERT INTO chunk_vectors(tenant_id, chunk_id, dims, embedding) "
-                "VALUES (%s, %s, %s, %s)",
-                (t, cid, int(str(dims)), np.asarray(vec, np.float32)),
-            )
-        for line, target in chunk.links:
-            conn.execute(LINK_INSERT, (t, cid, line, target))
-        tr = chunk.trailers
-        conn.execute(
-            "INSERT INTO notes(tenant_id, chunk_id, importance, triggers, projects) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (t, cid, tr.importance, json.dumps(list(tr.triggers), ensure_ascii=False),
-             json.dumps(list(tr.projects), ensure_ascii=False)),
-        )  # fmt: skip
-        conn.execute(
-            "INSERT INTO provenance(tenant_id, chunk_id, origin, session_kind, source) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (t, cid, chunk.origin.value, chunk.session.value if chunk.session else None,
-             f"{rel}#L{chunk.start_line}-L{chunk.end_line}"),
-        )  # fmt: skip
+    """Insert ``chunks`` of ``source`` (its old rows already deleted): the chunks in one
+    statement (their ids come back in insertion order: one identity, one statement,
+    rows inserted in the order asked), the side rows in pipelined batches."""
+    rel, pairs = source.path, list(zip(chunks, vectors, strict=True))
+    if not pairs:
+        return
+    embed = [vec is not None and dims is not None for _, vec in pairs]
+    rows = conn.execute(_CHUNKS, (
+        t, rel, source.kind, source.day,
+        [c.start_line for c, _ in pairs], [c.end_line for c, _ in pairs],
+        [c.part for c, _ in pairs], [c.text for c, _ in pairs],
+        [hashlib.sha256(c.text.encode()).hexdigest() for c, _ in pairs], embed,
+        [keyword_body(c.text) for c, _ in pairs],
+    )).fetchall()  # fmt: skip
+    ids = sorted(int(r[0]) for r in rows)
+    cur = conn.cursor()
+    batches = [
+        (_VECTOR, [(t, cid, int(str(dims)), np.asarray(vec, np.float32))
+                   for cid, (_, vec), e in zip(ids, pairs, embed, strict=True) if e]),
+        (LINK_INSERT, [(t, cid, line, target)
+                       for cid, (c, _) in zip(ids, pairs, strict=True) for line, target in c.links]),
+        (_NOTES, [(t, cid, c.trailers.importance,
+                   json.dumps(list(c.trailers.triggers), ensure_ascii=False),
+                   json.dumps(list(c.trailers.projects), ensure_ascii=False))
+                  for cid, (c, _) in zip(ids, pairs, strict=True)]),
+        (_PROVENANCE, [(t, cid, c.origin.value, c.session.value if c.session else None,
+                        f"{rel}#L{c.start_line}-L{c.end_line}")
+                       for cid, (c, _) in zip(ids, pairs, strict=True)]),
+    ]  # fmt: skip
+    for sql, params in batches:
+        if params:
+            cur.executemany(sql, params)
+
+
+__all__ = ["write_chunks"]
