@@ -6,7 +6,8 @@ same: the keyword lane is the in-memory BM25 of :mod:`.bm25` (FTS5's ``bm25()``,
 the score) fed from this tenant's rows; the vector lane is an exact cosine scan for a
 small tenant and, past :data:`EXACT_MAX` vectors, the HNSW index on ``halfvec`` with
 iterative scans (so the tenant filter still yields k rows), re-scored in full
-precision; equal scores in content order on both.
+precision; equal scores in content order on both. The HNSW index is built by the sync
+that first takes a tenant past :data:`EXACT_MAX` (no insert pays its upkeep before).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class PgIndex:
         self.cache = PgEmbeddingCache(db, tenant, cap_rows=cache_rows)
         self._read = threading.local()  # .meta: this thread's snapshot (in reading())
         self._vector_count: tuple[str, int, int] | None = None  # (index_version, dims, n)
+        self._hnsw_ready: set[int] = set()  # dims whose HNSW index is known to exist
 
     def _all(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         with self.db.connection() as conn:
@@ -263,8 +265,7 @@ class PgIndex:
         return self.meta("vec_dims") is not None
 
     def create_vectors(self, dims: int) -> None:
-        with self.db.transaction() as conn:
-            hnsw_index(conn, dims)
+        with self.db.transaction() as conn:  # (the HNSW index comes when it is needed)
             conn.execute("DELETE FROM chunk_vectors WHERE tenant_id = %s", (self.tenant,))
             conn.execute(
                 "UPDATE chunks SET has_vector = false WHERE tenant_id = %s", (self.tenant,)
@@ -286,6 +287,25 @@ class PgIndex:
                 (t, rel, source.digest, source.size, source.mtime_ns, source.kind, source.day,
                  source.generation, len(chunks), source.indexed_at),
             )  # fmt: skip
+        if dims is not None:
+            self._index_when_big(int(dims))
+
+    def _index_when_big(self, d: int) -> None:
+        """Build the shared HNSW index of ``d``-wide vectors once this tenant has more
+        than :data:`EXACT_MAX` of them: below that its searches scan exactly, and until
+        some tenant needs the index no insert pays for its upkeep (issue 41, point 4)."""
+        if d in self._hnsw_ready:
+            return
+        with self.db.transaction() as conn:
+            if not conn.execute("SELECT to_regclass(%s)", (f"chunk_vectors_hnsw_{d}",)).fetchone()[
+                0
+            ]:
+                n = conn.execute("SELECT count(*) FROM chunk_vectors WHERE tenant_id = %s AND "
+                                 "dims = %s", (self.tenant, d)).fetchone()[0]  # fmt: skip
+                if n <= EXACT_MAX:
+                    return
+                hnsw_index(conn, d)
+        self._hnsw_ready.add(d)
 
     def touch_source(self, rel: str, *, size: int, mtime_ns: int) -> None:
         with self.db.connection() as conn:
@@ -326,6 +346,8 @@ class PgIndex:
                     "UPDATE chunks SET has_vector = true WHERE tenant_id = %s AND id = %s",
                     (self.tenant, cid),
                 )
+        if dims:
+            self._index_when_big(dims)
 
     def dirty_seq(self) -> int:
         return int(self.meta("dirty_seq", "0") or 0)
