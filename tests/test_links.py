@@ -358,3 +358,16 @@ def test_reverie_dream_says_what_a_model_linked_and_what_it_refused() -> None:
     text = _render_report(report)
     assert "linked: memory/b.md#L3 replaces memory/a.md#L3 (team standup)" in text
     assert "link refused: N9 -> N9.a: not a pair that was offered" in text
+
+
+def test_a_reply_out_of_shape_links_nothing() -> None:
+    from reverie.curation.model_links import Offer, check
+
+    offers = [Offer("memory/2026-11-18.md#L3", "- 09:00 The team standup is at 10:40 now.",
+                    (("memory/2026-01-05.md#L3", "- 09:00 The team standup is at 9:30."),))]  # fmt: skip
+    for data in ({"links": ["N1 replaces N1.a"]}, {"links": "all"}, ["N1"], None,
+                 {"links": [{"new": "N1", "old": "N2.a", "subject": "team standup"}]}):  # fmt: skip
+        ok, _ = check(offers, data)
+        assert ok == [], data
+    ok, _ = check(offers, {"links": [{"new": "N1", "old": "N1.a", "subject": "team standup"}]})
+    assert ok == [("memory/2026-11-18.md#L3", "memory/2026-01-05.md#L3", "team standup")]

@@ -71,7 +71,7 @@ def _line(ws: Workspace, ref: str, trusted: list[str]) -> tuple[str, int, str, L
 def link(ws: Workspace, newer: str, older: str, trusted: list[str]) -> Linked:
     """Write the link from line ``newer`` to line ``older`` (module doc)."""
     n_rel, n_no, n_raw, n_lo, n_day = _line(ws, newer, trusted)
-    _, _, _, o_lo, o_day = _line(ws, older, trusted)
+    o_rel, _, _, o_lo, o_day = _line(ws, older, trusted)
     if n_day <= o_day:
         raise LinkRefused(f"{newer}: a line replaces only a line of an earlier day ({older})")
     if not may_replace(n_lo.origin, o_lo.origin):
@@ -79,7 +79,7 @@ def link(ws: Workspace, newer: str, older: str, trusted: list[str]) -> Linked:
             f"{newer} ({n_lo.origin.value}) may not replace {older} ({o_lo.origin.value}): "
             "owner and agent lines only, and an agent line never replaces the owner's"
         )
-    target = line_key(_REF.match(older.strip()).group("path"), o_lo.text)  # type: ignore[union-attr]
+    target = line_key(o_rel, o_lo.text)
     if n_lo.replaces == target:
         return Linked(newer, older, target, already=True)
     edited = with_link(n_raw, target, ws.origin_key())

@@ -128,6 +128,9 @@ def check(
     refused: list[dict[str, str]] = []
     items = data.get("links", []) if isinstance(data, dict) else []
     for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            refused.append({"new": "", "old": "", "why": f"not a link: {str(item)[:80]!r}"})
+            continue
         new, old = str(item.get("new", "")), str(item.get("old", ""))
         subject = str(item.get("subject", "")).strip()
         m = re.fullmatch(r"N(\d+)", new)
