@@ -371,3 +371,27 @@ def test_a_reply_out_of_shape_links_nothing() -> None:
         assert ok == [], data
     ok, _ = check(offers, {"links": [{"new": "N1", "old": "N1.a", "subject": "team standup"}]})
     assert ok == [("memory/2026-11-18.md#L3", "memory/2026-01-05.md#L3", "team standup")]
+
+
+def test_links_read_journals_under_the_reader_policy(
+    standup: tuple[Reverie, list[str]], paths: Paths, tmp_path: Path
+) -> None:
+    """A journal that is a link out of the workspace, or a FIFO, is refused by
+    ``reverie link`` and skipped by dreaming's link reader: never read, never blocking."""
+    import os
+    from types import SimpleNamespace
+
+    from reverie.dreaming.linked import replaced
+
+    engine, refs = standup
+    outside = tmp_path / "outside.md"
+    outside.write_text((paths.workspace / refs[1].split("#")[0]).read_text(), encoding="utf-8")
+    (paths.workspace / "memory" / "2026-11-02.md").symlink_to(outside)
+    with pytest.raises(LinkRefused, match="link out"):
+        engine.curation.link("memory/2026-11-02.md#L3", refs[0])
+    os.mkfifo(paths.workspace / "memory" / "2026-11-03.md")
+    with pytest.raises(LinkRefused, match="FIFO"):
+        engine.curation.link("memory/2026-11-03.md#L3", refs[0])
+    promoted = [SimpleNamespace(anchor="memory/2026-11-03.md#L3-L3"),
+                SimpleNamespace(anchor="memory/2026-11-02.md#L3-L3")]  # fmt: skip
+    assert replaced(engine.workspace, promoted, [f"{refs[0].split('#')[0]}#L3-L3"]) == {}

@@ -15,7 +15,6 @@ hand into a journal has none: ``reverie write`` it again, then link).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -25,11 +24,10 @@ from ..errors import ReverieError, WriteError
 from ..provenance.links import line_key, may_replace
 from ..provenance.markers import LineOrigin, resolve, with_link
 from ..provenance.paths import SourceKind, classify
+from ..recall.escalation.protocol import parse_anchor
+from ..storage import reader
 from ..storage.files import atomic_write
 from ..storage.workspace import Workspace
-
-_REF = re.compile(r"^(?P<path>[^#]+)#L(?P<line>\d+)$")
-_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md$")
 
 
 class LinkRefused(ReverieError):
@@ -50,22 +48,36 @@ class Linked:
                 "already": self.already}  # fmt: skip
 
 
+def _lines(ws: Workspace, rel: str) -> list[str]:
+    """The file's lines under the reader policy (no FIFO, no link out of the workspace);
+    a file that is not clean UTF-8 is refused, never rewritten."""
+    try:
+        data = reader.read(ws.root / rel, ws.root).data
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise LinkRefused(f"{rel}: {exc}") from None
+    bad = reader.undecodable(data, rel)
+    if bad is not None:
+        raise LinkRefused(f"{bad}; nothing written")
+    return data.decode("utf-8").split("\n")
+
+
 def _line(ws: Workspace, ref: str, trusted: list[str]) -> tuple[str, int, str, LineOrigin, date]:
-    m = _REF.match(ref.strip())
-    if m is None:
+    parsed = parse_anchor(ref.strip())
+    if parsed is None or parsed[1] != parsed[2]:
         raise LinkRefused(f"{ref}: name a line as path#Ln (memory/2026-05-02.md#L7)")
-    rel, number = m.group("path"), int(m.group("line"))
+    rel, number, _ = parsed
     pclass = classify(rel, trusted)
-    day = _DAY.search(rel)
+    day = pclass.day  # (from the file name)
     if pclass.kind is not SourceKind.JOURNAL or not pclass.markers or day is None:
         raise LinkRefused(f"{ref}: only journal lines (memory/YYYY-MM-DD.md) are linked")
-    path = ws.check_inside(rel)
-    lines = path.read_text(encoding="utf-8").split("\n") if path.is_file() else []
+    lines = _lines(ws, rel)
     if not 1 <= number <= len(lines) or not lines[number - 1].strip():
         raise LinkRefused(f"{ref}: there is no such line")
     raw = lines[number - 1]
     lo = resolve(raw, default=pclass.default_origin, ceiling=pclass.ceiling, key=ws.origin_key())
-    return rel, number, raw, lo, date.fromisoformat(day.group(1))
+    return rel, number, raw, lo, day
 
 
 def link(ws: Workspace, newer: str, older: str, trusted: list[str]) -> Linked:
@@ -88,8 +100,8 @@ def link(ws: Workspace, newer: str, older: str, trusted: list[str]) -> Linked:
     path = ws.check_inside(n_rel)
     try:
         with FileLock(str(ws.journal_lock(n_day)), timeout=60):
-            lines = path.read_text(encoding="utf-8").split("\n")
-            if lines[n_no - 1] != n_raw:
+            lines = _lines(ws, n_rel)
+            if len(lines) < n_no or lines[n_no - 1] != n_raw:
                 raise LinkRefused(f"{newer}: the line changed while linking; nothing written")
             lines[n_no - 1] = edited
             atomic_write(path, "\n".join(lines))

@@ -32,6 +32,7 @@ from ..provenance.markers import resolve
 from ..provenance.origin import Origin
 from ..provenance.paths import classify
 from ..provenance.redact import mask
+from ..storage import reader
 from ..storage.embedders.base import Embedder
 from ..storage.index.port import IndexReader
 from ..storage.index.rows import LaneScores
@@ -156,11 +157,11 @@ def _recent(ws: Workspace, today: date) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for back in range(RECENT_DAYS):
         rel = f"memory/{(today - timedelta(days=back)).isoformat()}.md"
-        path = ws.root / rel
-        if not path.is_file():
+        try:  # the one reader policy: no FIFO, no link out of the workspace
+            raw = reader.read_text(ws.root / rel, ws.root).split("\n")
+        except OSError:  # missing, or refused
             continue
         pclass = classify(rel)
-        raw = path.read_text(encoding="utf-8", errors="replace").split("\n")
         for n in range(len(raw), 0, -1):
             lo = resolve(raw[n - 1], default=pclass.default_origin, ceiling=pclass.ceiling, key=key)
             if lo.origin in TRUSTED and lo.replaces is None and "sig:" in raw[n - 1]:

@@ -10,16 +10,15 @@ names one, the promotion replaces that entry (:mod:`.current` marks it).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Protocol
 
 from ..provenance.links import line_key, may_replace
 from ..provenance.markers import LineOrigin, resolve
 from ..provenance.paths import classify
+from ..recall.escalation.protocol import parse_anchor
+from ..storage import reader
 from ..storage.workspace import Workspace
-
-_ANCHOR = re.compile(r"^(?P<path>[^#]+)#L(?P<a>\d+)-L(?P<b>\d+)$")
 
 
 class _Reader:
@@ -30,22 +29,20 @@ class _Reader:
         self._files: dict[str, list[str]] = {}
 
     def lines(self, anchor: str) -> list[LineOrigin]:
-        m = _ANCHOR.match(anchor)
-        if m is None:
+        parsed = parse_anchor(anchor)
+        if parsed is None:
             return []
-        rel = m.group("path")
+        rel, a, b = parsed
         pclass = classify(rel)
         if not pclass.markers:
             return []
         if rel not in self._files:
-            try:
-                path = self.ws.check_inside(rel)
-                self._files[rel] = path.read_text(encoding="utf-8").split("\n")
-            except (OSError, UnicodeDecodeError, ValueError):
+            try:  # the one reader policy: a FIFO or a link out never blocks a dream
+                self._files[rel] = reader.read_text(self.ws.root / rel, self.ws.root).split("\n")
+            except OSError:
                 self._files[rel] = []
-        raw = self._files[rel][int(m.group("a")) - 1 : int(m.group("b"))]
         return [resolve(r, default=pclass.default_origin, ceiling=pclass.ceiling, key=self.key)
-                for r in raw]  # fmt: skip
+                for r in self._files[rel][a - 1 : b]]  # fmt: skip
 
 
 class _Anchored(Protocol):

@@ -1,7 +1,6 @@
 """Versions and version links among a search's hits, read from the index: the hits'
-own vectors, the lines nearest the best hit's vector (:mod:`reverie.recall.versions`),
-and the newer lines the files link to the hits, link by link
-(:mod:`reverie.recall.chains`). Each line fetched here is scored as the question's
+own vectors (:mod:`reverie.recall.versions`), and the newer lines the files link to
+the hits, link by link (:mod:`reverie.recall.chains`), each scored as the question's
 vector lane scores it."""
 
 from __future__ import annotations
@@ -20,37 +19,18 @@ from .subject import subject_terms
 from .versions import Version, order
 
 SUPERSEDE_POOL = 24  # the ranked hits versions are looked for in (a newer one may move up)
-ALIKE_LINES = 24  # the lines nearest the best hit's vector offered as its versions
 
 
 def versions_of(
-    ix: IndexReader,
-    ranked: list[Scored],
-    query: str,
-    ask: TimeAsk,
-    rank: Callable[[list[Any]], list[Scored]],
-    qvec: Any,
+    ix: IndexReader, ranked: list[Scored], query: str, ask: TimeAsk
 ) -> tuple[list[Scored], dict[int, Version]]:
     """The best hit's versions in the order the question's time wants
-    (:mod:`reverie.recall.versions`), with the hits' own vectors, offered the lines
-    nearest the best hit's vector too (a newer version may share no word with the
-    question)."""
-    pool = ranked[:SUPERSEDE_POOL]
-    dated = [r.candidate.chunk_id for r in pool if r.candidate.day is not None]
+    (:mod:`reverie.recall.versions`), told by the hits' own stored vectors."""
+    dated = [r.candidate.chunk_id for r in ranked[:SUPERSEDE_POOL] if r.candidate.day is not None]
     vectors = ix.vectors(dated) if len(dated) > 1 else {}
-    extras: list[Scored] = []
-    seed = next((r for r in pool if r.tier == 0), None)
-    if ALIKE_LINES and seed is not None and seed.candidate.chunk_id in vectors:
-        shown = {r.candidate.chunk_id for r in ranked}
-        near = ix.vector_top(vectors[seed.candidate.chunk_id], ALIKE_LINES)
-        ids = [i for i in near if i not in shown]
-        if ids and qvec is not None:
-            more = ix.vectors(ids)
-            extras = _by_question(ix, ids, more, qvec, rank)
-            vectors.update(more)
     asked = query.replace(ask.words, " ") if ask.words else query
     subject = subject_terms(asked).terms
-    return order(ranked, ask, subject, vectors=vectors, window=SUPERSEDE_POOL, extras=extras)
+    return order(ranked, ask, subject, vectors=vectors, window=SUPERSEDE_POOL)
 
 
 def chains_of(
@@ -107,4 +87,4 @@ def _by_question(
     return rank([c for c in found if not in_group_corpus(c.path)])
 
 
-__all__ = ["ALIKE_LINES", "SUPERSEDE_POOL", "chains_of", "versions_of"]
+__all__ = ["SUPERSEDE_POOL", "chains_of", "versions_of"]

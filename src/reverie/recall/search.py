@@ -193,9 +193,7 @@ class Searcher:
         ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Version] = {}
         if supersedes and len(ranked) > 1:
-            rank = lambda found: score(found, cfg, today=today, query=query,  # noqa: E731
-                                       active_projects=active_projects)  # fmt: skip
-            ranked, marks = versions_of(ix, ranked, query, ask, rank, qvec)
+            ranked, marks = versions_of(ix, ranked, query, ask)
         links: dict[int, Link] = {}
         if s.search_supersede and ranked:  # a link is followed, and claimed, always
             rank = lambda found: score(found, cfg, today=today, query=query,  # noqa: E731

@@ -2,17 +2,15 @@
 asks (pure). No claim: nothing here says a line is out of date.
 
 A hit is a version of the best content hit (the seed) when both are dated journal or
-transcript lines of different days that read as the same statement: their vectors'
-cosine is at least :data:`SAME`, or at least :data:`SAME_SHARED` when they also share
-a term of the question's subject (``priya``, ``dentist``, 牙医), and its relevance to
+transcript lines of different days that read as the same statement: both hold a term
+of the question's subject (``priya``, ``dentist``, 牙医) and their vectors' cosine is
+at least :data:`SAME_SHARED`, and its relevance to
 the question is at least :data:`NEAR` of the seed's. Nothing else decides: no change
 words, no value shapes, no list of any language. A line joins when it is as alike to
 a version already in the group (a value changed three times drifts away from the
 first wording), up to :data:`VERSIONS` lines, best ranked first. What each constant
-earned, on which sets, is in ``bench/README.md`` ("Versions without rules"). The search also offers the
-lines nearest the seed's own vector that it did not rank (``extras``: a newer version
-may share no word with the question); such a line joins only as a version, else it is
-not shown.
+earned, on which sets, is in ``bench/README.md`` ("Versions without rules"). A newer
+version the search did not rank comes in only by a link (:mod:`reverie.recall.chains`).
 
 The group's lines then take the group's places in the order asked for
 (:class:`reverie.recall.asof.TimeAsk`): for now, newest first; "before", the one before
@@ -36,8 +34,7 @@ from ..tokens import stem_set
 from .asof import TimeAsk
 from .ranking import Scored
 
-SAME = 0.6  # cosine of two lines' vectors: the same statement
-SAME_SHARED = 0.2  # ... when both hold a term of the question's subject
+SAME_SHARED = 0.2  # cosine of two lines' vectors that both hold a subject term
 VERSIONS = 5  # at most this many lines in a group: more is a topic the chat comes back to
 NEAR = 0.5  # a version's relevance is at least this share of the seed's
 
@@ -78,9 +75,8 @@ def alike(a: Scored, b: Scored, va: Any, vb: Any, subject: frozenset[str]) -> st
         return None
     cos = float(va @ vb)
     shared = stem_set(a.candidate.text) & stem_set(b.candidate.text) & subject
-    if cos >= SAME or (shared and cos >= SAME_SHARED):
-        held = f", both say {', '.join(sorted(shared)[:3])!r}" if shared else ""
-        return f"cosine {cos:.2f}{held}"
+    if shared and cos >= SAME_SHARED:
+        return f"cosine {cos:.2f}, both say {', '.join(sorted(shared)[:3])!r}"
     return None
 
 
@@ -103,7 +99,6 @@ def order(
     *,
     vectors: Mapping[int, Any],
     window: int = 24,
-    extras: Sequence[Scored] = (),
 ) -> tuple[list[Scored], dict[int, Version]]:
     """``ranked`` with the seed's versions in the order ``ask`` wants (module doc), and
     a :class:`Version` per grouped chunk id."""
@@ -113,10 +108,8 @@ def order(
     if not pool or pool[0] is not next((s for s in items[:window] if s.tier == 0), None):
         return items, {}
     seed = pool[0]
-    shown = {s.candidate.chunk_id for s in items}
-    offers = [*pool[1:], *(e for e in extras if e.candidate.chunk_id not in shown and _dated(e))]
     group, why = [seed], {seed.candidate.chunk_id: "the best content hit"}
-    for s in offers:
+    for s in pool[1:]:
         if len(group) == VERSIONS:
             break
         if s.relevance < NEAR * seed.relevance:
@@ -134,13 +127,10 @@ def order(
         return items, {}
     newest = max(s.candidate.day.toordinal() for s in group if s.candidate.day)
     wanted = sorted(group, key=lambda s: time_key(s, ask, newest))
-    base = list(items)
-    joined = [s for s in group if s.candidate.chunk_id not in shown]
-    if joined:  # a version the search did not rank comes in after the seed
-        at = items.index(seed) + 1
-        base = [*items[:at], *joined, *items[at:]]
-    moved = promote(list(base), wanted)
-    out = [replace(s, final=base[n].final, mmr_rank=base[n].mmr_rank) for n, s in enumerate(moved)]
+    moved = promote(list(items), wanted)
+    out = [
+        replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
+    ]
     marks = {
         s.candidate.chunk_id: Version(1, ask.order_name, why[s.candidate.chunk_id]) for s in group
     }
@@ -166,4 +156,4 @@ def _ref(s: Scored) -> str:
     return f"{s.candidate.path}#L{s.candidate.start_line}"
 
 
-__all__ = ["SAME", "SAME_SHARED", "VERSIONS", "Version", "alike", "order", "promote", "time_key"]
+__all__ = ["SAME_SHARED", "VERSIONS", "Version", "alike", "order", "promote", "time_key"]
