@@ -657,15 +657,16 @@ def test_the_claude_code_hook_runs_the_lane_within_its_own_deadline(
     paths: Paths, env: dict[str, str], history: None, stub: Stub, tmp_path: Path
 ) -> None:
     """``reverie hook user-prompt-submit`` as Claude Code runs it, with a provider that
-    hangs: the prompt gets its answer after the hook's deadline (2 s: time for the lane
-    to reach the provider on a loaded machine), not the lane's 30 s."""
+    hangs: the prompt gets its answer after the hook's deadline (2 s), not the lane's
+    (300 s). The log shows the lane started and was cut at the hook's deadline, whether
+    or not a loaded machine let it reach the provider within those 2 s."""
     import subprocess
 
     from conftest import cli_command
 
-    stub.model = lambda _p: Reply(text='{"action": "none"}', delay=60)
+    stub.model = lambda _p: Reply(text='{"action": "none"}', delay=600)
     settings = {"escalation": "true", "escalation_strong_relevance": "0.99", **stub.flags}
-    settings |= {"escalation_timeout": "30", "hook_escalation_timeout": "2"}
+    settings |= {"escalation_timeout": "300", "hook_escalation_timeout": "2"}
     hook_env = {**env, **{f"REVERIE_{k.upper()}": v for k, v in settings.items()}}
     prompt = {"session_id": "cc-1", "transcript_path": str(tmp_path / "t.jsonl")}
     prompt |= {"cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit", "prompt": ASK}
@@ -675,11 +676,12 @@ def test_the_claude_code_hook_runs_the_lane_within_its_own_deadline(
         input=json.dumps(prompt).encode(),
         env=hook_env,
         capture_output=True,
-        timeout=60,
+        timeout=200,
     )
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
-    assert stub.prompts, "the lane ran: the provider was asked"
-    assert elapsed < 15  # the hook's 2 s deadline (plus start-up), never the lane's 30 s
+    # the hook's 2 s deadline plus start-up (slow on a loaded machine), never the lane's
+    assert elapsed < 150
     log = (paths.state / "hooks.log").read_text(encoding="utf-8")
+    # the lane started (its gates passed) and the hook stopped waiting at its deadline
     assert "no answer within 2 s" in log  # the timeout is logged as degraded memory

@@ -32,6 +32,7 @@ from reverie.recall.ranking import (
     spread,
 )
 from reverie.storage.trailers import INVALID_PROJECT
+from reverie.tokens import scripts
 
 TODAY = date(2026, 5, 1)
 CFG = RankConfig()
@@ -434,14 +435,14 @@ def test_a_lane_blind_to_a_chunk_does_not_vote() -> None:
     cfg = RankConfig(min_score=0.35)
     zh = cand(1, "用户喜欢在所有编辑器里使用深色主题。", cosine=0.6)
     en = cand(2, "the user likes dark themes in every editor", cosine=0.6)
-    query = "which editor theme does the user like?"
-    assert keyword_blind(query, zh.text) and not keyword_blind(query, en.text)
-    ranked = rank([zh], cfg, today=TODAY, query=query)
+    asked = scripts("which editor theme does the user like?")
+    assert keyword_blind(asked, zh.text) and not keyword_blind(asked, en.text)
+    ranked = rank([zh], cfg, today=TODAY, asked=asked)
     assert [s.candidate.chunk_id for s in ranked] == [1] and not ranked[0].below_min
     assert ranked[0].hybrid == pytest.approx(ranked[0].vector)
     # the same vector evidence on a chunk the keyword lane could see but did not find
     # is weighed as usual and falls under the min score
-    assert rank([en], cfg, today=TODAY, query=query) == []
+    assert rank([en], cfg, today=TODAY, asked=asked) == []
 
 
 def test_the_next_results_reach_other_days() -> None:

@@ -16,9 +16,9 @@ import numpy as np
 
 from reverie.provenance.origin import Origin
 from reverie.provenance.paths import SourceKind
-from reverie.recall.asof import TimeAsk, time_ask
+from reverie.recall.asof import TimeAsk
+from reverie.recall.question import read
 from reverie.recall.ranking import Scored
-from reverie.recall.subject import subject_terms
 from reverie.recall.versions import Version, order
 from reverie.storage.index.rows import Candidate
 
@@ -46,10 +46,9 @@ def run(
     query: str,
     ask: TimeAsk | None = None,
 ) -> tuple[list[int], dict[int, Version], list[Scored]]:
-    ask = ask or time_ask(query, TODAY)
-    words = query.replace(ask.words, " ") if ask.words else query
+    q = read(query, TODAY)  # the question read once, its time words by the date libraries
     vectors = {k: np.asarray(v, dtype=np.float32) for k, v in vecs.items()}
-    out, marks = order(items, ask, subject_terms(words).terms, vectors=vectors)
+    out, marks = order(items, ask or q.ask, q.subject.terms, vectors=vectors)
     return [s.candidate.chunk_id for s in out], marks, out
 
 

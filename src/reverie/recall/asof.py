@@ -1,56 +1,31 @@
 """What time a question asks about (pure): now, the value before the current one, the
-first value, or a window of days ("in March", "in the spring", "三月份", "去年").
+first value, a window of days ("in March", "last summer", "三月份", "去年"), or, for a
+question in the past tense with no time named, an event as it was told.
 
-Only words of the question decide; the hits' days are compared against the window by
-:mod:`reverie.recall.versions`. A question with no time words asks about now.
+The question's time words are read by the date libraries (:mod:`reverie.timewords`),
+once, when the question is read (:mod:`reverie.recall.question`); this module only
+turns what they read into a :class:`TimeAsk`. The hits' days are compared against it
+by :mod:`reverie.recall.versions`. A question with no time words asks about now.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Literal
+from datetime import date
+from typing import TYPE_CHECKING, Literal
 
-When = Literal["now", "before", "first", "window"]
+from ..timewords import EARLIER, FIRST
+from ..tokens import is_cjk
 
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
-          "september", "october", "november", "december"]  # fmt: skip
-# northern seasons, by their months
-SEASONS = {
-    "spring": (3, 4, 5),
-    "summer": (6, 7, 8),
-    "autumn": (9, 10, 11),
-    "fall": (9, 10, 11),
-    "winter": (12, 1, 2),
-}
-ZH_SEASONS = {"春": (3, 4, 5), "夏": (6, 7, 8), "秋": (9, 10, 11), "冬": (12, 1, 2)}
-ZH_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
-          "十": 10, "十一": 11, "十二": 12}  # fmt: skip
+if TYPE_CHECKING:
+    from ..timewords import Said
 
-# "before" as the question's last word ("Where did she live before?"), not "before the
-# race" (an event, a question of its own)
-_BEFORE = re.compile(
-    r"\b(?:before|previously|formerly|used to|earlier|in the past|prior)\s*[?.!]*\s*$"
-    r"|\b(?:previously|formerly|used to|use to|in the past|the previous|the old)\b",
-    re.I,
-)
-_FIRST = re.compile(
-    r"\b(?:originally|at first|initially|in the beginning|at the start|the original|"
-    r"first (?:one|value|time))\b",
-    re.I,
-)
-_ZH_BEFORE = re.compile("以前|之前|过去|曾经|上一个|旧的|原先")
-_ZH_FIRST = re.compile("原来|最初|一开始|起初|当初|最早|本来")
-_MONTH = re.compile(r"\b(?:in|during|back in)\s+(" + "|".join(MONTHS) + r")\b", re.I)
-_SEASON = re.compile(
-    r"\b(?:in|during)\s+(?:the\s+)?(?:last\s+)?(" + "|".join(SEASONS) + r")\b|"
-    r"\blast\s+(" + "|".join(SEASONS) + r")\b",
-    re.I,
-)
-_LAST_YEAR = re.compile(r"\blast year\b", re.I)
-_ZH_MONTH = re.compile("(十二|十一|十|一|二|三|四|五|六|七|八|九|[1-9]|1[0-2])月")
-_ZH_SEASON = re.compile("(春|夏|秋|冬)(?:天|季)")
+When = Literal["now", "before", "first", "window", "event"]
+
+_EARLIER = [re.compile(p, re.I) for p in EARLIER.values()]
+_FIRST = [re.compile(p, re.I) for p in FIRST.values()]
 
 
 @dataclass(frozen=True)
@@ -64,7 +39,7 @@ class TimeAsk:
 
     @property
     def past(self) -> bool:
-        return self.when != "now"
+        return self.when not in ("now", "event")
 
     @property
     def order_name(self) -> str:
@@ -74,6 +49,7 @@ class TimeAsk:
             "before": f"the one before the newest first ({self.words!r})",
             "first": f"oldest first ({self.words!r})",
             "window": f"as of {self.words!r} ({self.start} to {self.end})",
+            "event": "as told (an event asked in the past tense)",
         }[self.when]
 
 
@@ -97,6 +73,9 @@ _EVENT_EN = re.compile(
     re.I,
 )
 _EVENT_ZH = re.compile("过")
+# the present tense, which asks about a state that holds now ("Where does Mia swim on
+# Tuesdays?", "What time do I wake up on Saturdays?")
+_STATE_EN = re.compile(r"\b(?:is|are|am|does|do|isn't|aren't|doesn't|don't)\b", re.I)
 
 
 def asks_event(question: str) -> bool:
@@ -105,56 +84,27 @@ def asks_event(question: str) -> bool:
     return bool(_EVENT_EN.search(question) or _EVENT_ZH.search(question))
 
 
-def _month_window(month: int, today: date) -> tuple[date, date]:
-    """The last such month that began before today (this month counts as the past
-    only once it is over: "in March" asked in March means last year's)."""
-    year = today.year if month < today.month else today.year - 1
-    start = date(year, month, 1)
-    nxt = date(year + (month == 12), month % 12 + 1, 1)
-    return start, nxt - timedelta(days=1)
-
-
-def _months_window(months: tuple[int, ...], today: date) -> tuple[date, date]:
-    """The last whole run of ``months`` (a season) before today."""
-    last = _month_window(months[-1], today)[1]
-    if last >= today:
-        last = _month_window(months[-1], today.replace(day=1) - timedelta(days=1))[1]
-    first_month = months[0]
-    year = last.year if first_month <= last.month else last.year - 1
-    return date(year, first_month, 1), last
-
-
-def time_ask(question: str, today: date) -> TimeAsk:
-    """The time a question asks about (``now`` when it names none)."""
-    m = _MONTH.search(question)
-    if m:
-        start, end = _month_window(MONTHS.index(m.group(1).lower()) + 1, today)
-        return TimeAsk("window", start, end, m.group(0))
-    m = _SEASON.search(question)
-    if m:
-        name = (m.group(1) or m.group(2)).lower()
-        start, end = _months_window(SEASONS[name], today)
-        return TimeAsk("window", start, end, m.group(0))
-    m = _ZH_MONTH.search(question)
-    if m:
-        raw = m.group(1)
-        month = ZH_NUM.get(raw) or int(raw)
-        start, end = _month_window(month, today)
-        return TimeAsk("window", start, end, m.group(0))
-    m = _ZH_SEASON.search(question)
-    if m:
-        start, end = _months_window(ZH_SEASONS[m.group(1)], today)
-        return TimeAsk("window", start, end, m.group(0))
-    if _LAST_YEAR.search(question) or "去年" in question:
-        return TimeAsk(
-            "window", date(today.year - 1, 1, 1), date(today.year - 1, 12, 31), "last year"
-        )
-    for pattern, when in ((_FIRST, "first"), (_ZH_FIRST, "first"), (_BEFORE, "before"),
-                          (_ZH_BEFORE, "before")):  # fmt: skip
-        m = pattern.search(question)
-        if m:
-            return TimeAsk(when, words=m.group(0).strip(" ?.!"))  # type: ignore[arg-type]
-    return TimeAsk()
+def time_ask(question: str, today: date, said: Sequence[Said] = ()) -> TimeAsk:
+    """The time a question asks about. A window its time words name, over before
+    ``today``, is asked about unless the question is in the present tense and the
+    words name days only as a reader leans ("Where does Mia swim on Tuesdays?": the
+    weekday is part of what is asked); words that name the same days however read
+    ("last summer", "in 2022") always name the time asked, and Chinese, with no tense,
+    names it by its time words alone ("我三月份住在哪里？"). Else the question asks for
+    the first or an earlier value when it says so; else, in the past tense, about an
+    event, as told; else about now."""
+    event = asks_event(question)
+    present = not event and bool(_STATE_EN.search(question))
+    tenseless = any(is_cjk(ch) for ch in question)
+    for s in said:
+        if s.last < today and (s.settled or not present or tenseless):
+            return TimeAsk("window", s.first, s.last, s.words)
+    for patterns, when in ((_FIRST, "first"), (_EARLIER, "before")):
+        for pattern in patterns:
+            m = pattern.search(question)
+            if m:
+                return TimeAsk(when, words=m.group(0).strip(" ?.!"))  # type: ignore[arg-type]
+    return TimeAsk("event") if event else TimeAsk()
 
 
 __all__ = ["TimeAsk", "When", "asks_event", "time_ask"]

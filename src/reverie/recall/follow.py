@@ -14,23 +14,21 @@ from ..storage.index.port import IndexReader
 from ..storage.index.rows import LaneScores
 from .asof import TimeAsk
 from .chains import DEPTH, Link, follow
+from .question import Question
 from .ranking import Scored
-from .subject import subject_terms
 from .versions import Version, order
 
 SUPERSEDE_POOL = 24  # the ranked hits versions are looked for in (a newer one may move up)
 
 
 def versions_of(
-    ix: IndexReader, ranked: list[Scored], query: str, ask: TimeAsk
+    ix: IndexReader, ranked: list[Scored], q: Question
 ) -> tuple[list[Scored], dict[int, Version]]:
     """The best hit's versions in the order the question's time wants
     (:mod:`reverie.recall.versions`), told by the hits' own stored vectors."""
     dated = [r.candidate.chunk_id for r in ranked[:SUPERSEDE_POOL] if r.candidate.day is not None]
     vectors = ix.vectors(dated) if len(dated) > 1 else {}
-    asked = query.replace(ask.words, " ") if ask.words else query
-    subject = subject_terms(asked).terms
-    return order(ranked, ask, subject, vectors=vectors, window=SUPERSEDE_POOL)
+    return order(ranked, q.ask, q.subject.terms, vectors=vectors, window=SUPERSEDE_POOL)
 
 
 def chains_of(

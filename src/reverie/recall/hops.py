@@ -52,14 +52,14 @@ def _note(s: Scored, note: str) -> Scored:
     return replace(s, notes=(*s.notes, note))
 
 
-def lift_speakers(scored: list[Scored], query: str, factor: float) -> list[Scored]:
+def lift_speakers(scored: list[Scored], asked: frozenset[str], factor: float) -> list[Scored]:
     """``scored`` with the content lines spoken by a person the question names
     multiplied by ``factor`` in their order (the final score), not in their relevance:
     the min score lets in the same hits, so a search returns no more lines, and the
     recall that dreaming counts is not inflated. Unchanged when the question names
     no speaker, or when every line with a speaker is spoken by a named person ("What
-    do Jon and Gina both like?" names both: nothing to tell apart)."""
-    asked = names(query)
+    do Jon and Gina both like?" names both: nothing to tell apart). ``asked``: the
+    names the question holds (:func:`names`)."""
     if not asked or factor == 1.0:
         return scored
     who = [speaker(s.candidate.text) if s.tier == 0 else None for s in scored]
@@ -73,7 +73,7 @@ def lift_speakers(scored: list[Scored], query: str, factor: float) -> list[Score
 
 
 def context_speaker(
-    query: str, ranked: Sequence[Scored], factor: float
+    asked: frozenset[str], ranked: Sequence[Scored], factor: float
 ) -> tuple[list[float], Callable[[str], float]]:
     """For the neighbours of a budget: each ranked hit's score without its speaker
     lift, and the lift a neighbour's own line earns (the named person's reply beside
@@ -81,7 +81,6 @@ def context_speaker(
     lifted = [any(n.startswith(SPOKEN) for n in s.notes) for s in ranked]
     if not any(lifted):
         return [s.final for s in ranked], lambda _text: 1.0
-    asked = names(query)
 
     def lift(text: str) -> float:
         return factor if speaker(text) in asked else 1.0

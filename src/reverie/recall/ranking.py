@@ -156,10 +156,10 @@ def spread(values: dict[int, float], how: str = "spread") -> dict[int, float]:
     return {k: 0.5 * absolute[k] + 0.5 * top * position[k] for k in values}
 
 
-def keyword_blind(query: str, text: str) -> bool:
-    """The keyword lane could not have matched ``text`` for ``query``: they share no script."""
-    q = scripts(query)
-    return bool(q) and not (q & scripts(text))
+def keyword_blind(asked: frozenset[str], text: str) -> bool:
+    """The keyword lane could not have matched ``text`` for a question written in the
+    scripts ``asked``: they share no script."""
+    return bool(asked) and not (asked & scripts(text))
 
 
 def score(
@@ -168,9 +168,10 @@ def score(
     *,
     today: date,
     active_projects: frozenset[str] = frozenset(),
-    query: str = "",
+    asked: frozenset[str] = frozenset(),
 ) -> list[Scored]:
-    """Every candidate scored (unsorted)."""
+    """Every candidate scored (unsorted); ``asked``: the scripts the question is
+    written in."""
     cands = list(candidates)
     if cfg.scaling == "relative":
         # cosine as it is; BM25 relative to the query's best, which keeps its absolute
@@ -191,7 +192,7 @@ def score(
     for c in cands:
         v = vecs.get(c.chunk_id, 0.0)
         t = texts.get(c.chunk_id, 0.0)
-        if c.bm25 is None and w_vec > 0 and query and keyword_blind(query, c.text):
+        if c.bm25 is None and w_vec > 0 and keyword_blind(asked, c.text):
             hybrid = v  # the keyword lane was blind to this chunk: it does not vote
         else:
             hybrid = w_vec * v + w_text * t
@@ -265,13 +266,13 @@ def rank(
     *,
     today: date,
     active_projects: frozenset[str] = frozenset(),
-    query: str = "",
+    asked: frozenset[str] = frozenset(),
     pool: int = 0,
 ) -> list[Scored]:
     """The final result list (at most ``cfg.max_results``), then, up to ``pool`` hits
     in all, the next passing hits by score (no diversity re-rank: a cheap look past the
     cut, for supersession)."""
-    scored = score(candidates, cfg, today=today, active_projects=active_projects, query=query)
+    scored = score(candidates, cfg, today=today, active_projects=active_projects, asked=asked)
     return rank_scored(scored, cfg, pool=pool)
 
 

@@ -2,6 +2,20 @@
 
 Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ranking in
 :mod:`reverie.recall.ranking`. Zero model calls apart from embedding the query.
+
+The question is read once (:mod:`reverie.recall.question`); the stages of a search,
+in the order :meth:`Searcher._search` runs them, each reading that one value:
+
+1. lanes: the vector lane (the question's content words or its form), the keyword
+   lane, the path tiers;
+2. score: each lane's spread, recency decay, a lane blind to a line's script not voting
+   (:mod:`reverie.recall.ranking`);
+3. speakers: lines spoken by a person the question names (:mod:`reverie.recall.hops`);
+4. versions: the best hit's versions in the order the question's time asks
+   (:mod:`reverie.recall.versions`);
+5. chains: the newer lines the files link to a hit (:mod:`reverie.recall.chains`);
+6. the cut, then in a budget the sessions kept together, a reranker when configured,
+   the entries beside each journal hit, and the budget's packing.
 """
 
 from __future__ import annotations
@@ -18,14 +32,14 @@ from ..storage.index.keyword import KeywordIndex
 from ..storage.index.port import IndexReader
 from ..storage.index.query import PathLane, VectorLane
 from ..storage.index.rows import NO_SCORES, LaneScores
-from ..tokens import QUERY_STOP_WORDS, count_tokens, query_terms
-from .asof import asks_event, time_ask
+from ..tokens import QUERY_STOP_WORDS, count_tokens
 from .chains import Link
 from .follow import SUPERSEDE_POOL, chains_of, versions_of
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
 from .hops import context_speaker, lift_speakers, sessions_together
 from .neighbours import neighbour_scores
+from .question import Question, read
 from .ranking import RankConfig, Scored, rank_scored, score
 from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
@@ -87,7 +101,7 @@ class Searcher:
 
         return SqliteIndex(index, vectors=self.vectors, keywords=self.keywords, paths=self.paths)
 
-    def _query_vector(self, ix: IndexReader, query: str) -> tuple[Any, str | None]:
+    def _query_vector(self, ix: IndexReader, q: Question) -> tuple[Any, str | None]:
         """The query vector, or None and why the vector lane is off.
 
         No embedder, or a transient failure: keyword-only, and the response says so.
@@ -109,10 +123,9 @@ class Searcher:
                 f"vector search paused: the index holds vectors of {stored}, not "
                 f"{label}; run `reverie index` to re-embed"
             )
-        try:
-            if self.settings.search_embed_content_words:  # not the question's form
-                query = " ".join(query_terms(query, QUERY_STOP_WORDS)) or query
-            return self.embedder.embed_query(query), None
+        try:  # the content words, not the question's form, when so set
+            words = q.content if self.settings.search_embed_content_words else q.text
+            return self.embedder.embed_query(words), None
         except ProviderError as exc:
             if exc.transient:
                 return None, f"embedding failed transiently ({exc}); keyword-only"
@@ -138,7 +151,7 @@ class Searcher:
         ix = self.index(index)
         with ix.reading():  # the index's settings read once for the whole search
             return self._search(
-                ix, query, today=today, max_results=max_results,
+                ix, read(query, today), max_results=max_results,
                 active_projects=active_projects, lanes=lanes, decay=decay,
                 budget_tokens=budget_tokens,
             )  # fmt: skip
@@ -146,9 +159,8 @@ class Searcher:
     def _search(
         self,
         ix: IndexReader,
-        query: str,
+        q: Question,
         *,
-        today: date,
         max_results: int | None,
         active_projects: frozenset[str],
         lanes: Lanes,
@@ -156,13 +168,14 @@ class Searcher:
         budget_tokens: int | None,
     ) -> SearchResponse:
         s = self.settings
+        query, today = q.text, q.today
         k = s.search_budget_candidates if budget_tokens else s.search_candidates
         if max_results and not budget_tokens:  # a long list needs the candidates to fill it
             k = max(k, 2 * max_results)
         qvec, degraded = (
             (None, "keyword lane only (requested)")
             if lanes == "keyword"
-            else self._query_vector(ix, query)
+            else self._query_vector(ix, q)
         )
         cosines = ix.vector_top(qvec, k) if qvec is not None else {}
         drop = QUERY_STOP_WORDS if s.search_stop_words else frozenset()
@@ -185,20 +198,20 @@ class Searcher:
         cands = ix.candidates(ids, LaneScores(cosines, bm25, tiers))
         cands = [c for c in cands if not in_group_corpus(c.path)]  # no group chat: R-LANE2-2
         want = cfg.max_results
-        ask = time_ask(query, today)
-        supersedes = s.search_supersede and (ask.past or not asks_event(query))
-        every = score(cands, cfg, today=today, active_projects=active_projects, query=query)
-        every = lift_speakers(every, query, s.search_speaker_boost)  # the named speaker
+        supersedes = s.search_supersede
+        every = score(cands, cfg, today=today, active_projects=active_projects, asked=q.scripts)
+        every = lift_speakers(every, q.names, s.search_speaker_boost)  # the named speaker
         # a newer version just past the cut may come in
         ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Version] = {}
         if supersedes and len(ranked) > 1:
-            ranked, marks = versions_of(ix, ranked, query, ask)
+            ranked, marks = versions_of(ix, ranked, q)
         links: dict[int, Link] = {}
-        if s.search_supersede and ranked:  # a link is followed, and claimed, always
-            rank = lambda found: score(found, cfg, today=today, query=query,  # noqa: E731
+        if supersedes and ranked:  # a link is followed, and claimed, always
+            rank = lambda found: score(found, cfg, today=today, asked=q.scripts,  # noqa: E731
                                        active_projects=active_projects)  # fmt: skip
-            ranked, links = chains_of(ix, ranked, ask, rank, qvec, reorder=supersedes)
+            ranked, links = chains_of(ix, ranked, q.ask, rank, qvec,
+                                      reorder=q.ask.when != "event")  # fmt: skip
         ranked = ranked[:want]
         if budget_tokens:  # a session that keeps to the topic is read together
             bonus = s.search_session_bonus
@@ -211,7 +224,7 @@ class Searcher:
         for i, value in reranked.items():
             hits[i].explain["rerank"] = round(value, 4)
         if budget_tokens and s.search_context_reach:
-            hits = self._with_neighbours(ix, ranked, hits, query, keep_order=bool(reranked))
+            hits = self._with_neighbours(ix, ranked, hits, q, keep_order=bool(reranked))
         if budget_tokens:
             costs = [
                 (
@@ -232,7 +245,7 @@ class Searcher:
         ix: IndexReader,
         ranked: list[Scored],
         hits: list[Hit],
-        query: str,
+        q: Question,
         *,
         keep_order: bool = False,
     ) -> list[Hit]:
@@ -245,7 +258,7 @@ class Searcher:
         journal = [r.candidate for r in ranked if r.candidate.kind in ("journal", "transcript")]
         if not journal:
             return hits
-        own, speaks = context_speaker(query, ranked, s.search_speaker_boost)
+        own, speaks = context_speaker(q.names, ranked, s.search_speaker_boost)
         lifts = neighbour_scores(
             [(r.candidate.chunk_id, r.candidate.path, f) for r, f in zip(ranked, own, strict=True)],
             ix.entry_order(c.path for c in journal),
@@ -268,7 +281,7 @@ class Searcher:
         extra: dict[int, list[tuple[int, Hit]]] = {}
         for c in ix.candidates(fresh, NO_SCORES):
             lift = lifts[c.chunk_id]
-            hit = self._hit(Scored(c, final=0.0), query, s.snippet_context_lines)
+            hit = self._hit(Scored(c, final=0.0), q.text, s.snippet_context_lines)
             lifted = self._lifted(hit, lift.score * speaks(c.text), parents[lift.parent])
             extra.setdefault(lift.parent, []).append((lift.distance, lifted))
         if keep_order:

@@ -1,0 +1,280 @@
+"""Time words in a text, read by date libraries: ``dateparser`` for English, ``jionlp``
+for Chinese with ``dateparser``'s Chinese reading where jionlp reads nothing (it misses
+bare months, 三月份, and 上个月). Both are imported on first use.
+
+Each expression found becomes a :class:`Said`: its words, where they are, and the days
+it covers (a day, a week, a month, a year, or the span jionlp gives). What a library
+reads only as a clock time or a duration ("in 45 minutes", "a second") is no day and is
+left out, and so is a lone lowercase word read as more than a day ("I may go": English
+writes a month's name with a capital).
+
+The few time words no library reads (seasons of English, words that ask for an earlier
+value) are kept here, per language, as the one place for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+from typing import Any, Literal
+
+from .stopwords import QUERY
+from .tokens import is_cjk
+
+Period = Literal["day", "week", "month", "year", "span"]
+Prefer = Literal["past", "future"]
+
+# what no date library reads, per language (the one place for these words)
+SEASONS = {
+    "en": {"spring": (3, 4, 5), "summer": (6, 7, 8), "autumn": (9, 10, 11),
+           "fall": (9, 10, 11), "winter": (12, 1, 2)},
+}  # fmt: skip
+EARLIER = {  # a question for the value before the current one
+    "en": r"\b(?:before|previously|formerly|used to|earlier|in the past|prior)\s*[?.!]*\s*$"
+    r"|\b(?:previously|formerly|used to|use to|in the past|the previous|the old)\b",
+    "zh": "以前|之前|过去|曾经|上一个|旧的|原先",
+}
+FIRST = {  # a question for the first value
+    "en": r"\b(?:originally|at first|initially|in the beginning|at the start|the original|"
+    r"first (?:one|value|time))\b",
+    "zh": "原来|最初|一开始|起初|当初|最早|本来",
+}
+_SEASON = re.compile(
+    r"\b(?:(?:in|during)\s+(?:the\s+)?(?:last\s+)?|last\s+)(" + "|".join(SEASONS["en"]) + r")\b",
+    re.I,
+)
+_MONTH_NUMBER = re.compile(r"(\d{1,2})\s*月")
+_CLAUSE_MARKS = re.compile(r"[;:!?()\"“”]|,(?!\s*\d)")
+# an amount or a model number read as a date: "$12", "a $5 coupon", "Canon EOS 80D"
+_NOT_DATE = re.compile(r"[$€£¥%]|\b\d+(?!st\b|nd\b|rd\b|th\b)[A-Za-z]+\b")
+
+
+@dataclass(frozen=True)
+class Said:
+    """One time expression: ``words`` at ``at`` in the text, covering ``first`` to
+    ``last`` (inclusive)."""
+
+    words: str
+    at: int
+    first: date
+    last: date
+    period: Period
+    settled: bool = False  # the same days however read (:func:`settled`), when asked
+
+    @property
+    def end(self) -> int:
+        return self.at + len(self.words)
+
+
+def _period_days(day: date, period: str) -> tuple[date, date] | None:
+    if period == "day":
+        return day, day
+    if period == "week":
+        monday = day - timedelta(days=day.weekday())
+        return monday, monday + timedelta(days=6)
+    if period == "month":
+        nxt = date(day.year + (day.month == 12), day.month % 12 + 1, 1)
+        return day.replace(day=1), nxt - timedelta(days=1)
+    if period == "year":
+        return date(day.year, 1, 1), date(day.year, 12, 31)
+    return None  # a clock time or a duration: no day
+
+
+@lru_cache(maxsize=4)
+def _parser(lang: str, base: datetime, prefer: Prefer) -> Any:
+    from dateparser.date import DateDataParser
+
+    return DateDataParser(languages=[lang], settings=_settings(base, prefer))
+
+
+def _settings(base: datetime, prefer: Prefer) -> dict[str, Any]:
+    return {"RELATIVE_BASE": base, "PREFER_DATES_FROM": prefer,
+            "RETURN_AS_TIMEZONE_AWARE": False}  # fmt: skip
+
+
+def _trimmed(said: str, value: datetime, lang: str, when: datetime, prefer: Prefer) -> str | None:
+    """``said`` without the stop words it ends in ("last Friday and"), or None when one
+    of them changes its reading: "four years in" (high school) is no date."""
+    words = said.split()
+    while len(words) > 1 and words[-1].strip(",.;:!?").lower() in QUERY:
+        shorter = " ".join(words[:-1])
+        if _parser(lang, when, prefer).get_date_data(shorter).date_obj != value:
+            return None
+        words.pop()
+    return said[: said.index(words[-1]) + len(words[-1])] if words else None
+
+
+def _one_way(said: str, value: datetime, period: str | None, lang: str, when: datetime) -> bool:
+    """``said`` names a day, not a length of time: read leaning to the future it is the
+    same day, or the same name one cycle on (March next year, Monday next week).
+    "3 months", "two weeks" (a duration dateparser reads as "ago") lean both ways by
+    twice their length."""
+    ahead = _parser(lang, when, "future").get_date_data(said).date_obj
+    if ahead is None or ahead.date() == value.date():
+        return True
+    gap = (ahead.date() - value.date()).days
+    return (period == "month" and gap in (365, 366)) or (period == "day" and gap == 7)
+
+
+def _zh_months(text: str) -> tuple[str, list[int]]:
+    """``text`` with month numbers in Chinese numerals (dateparser reads 3月 as three
+    months, 三月 as March), and for each of its characters the offset it came from."""
+    out: list[str] = []
+    origin: list[int] = []
+    pos = 0
+    for m in _MONTH_NUMBER.finditer(text):
+        out.append(text[pos : m.start()])
+        origin += range(pos, m.start())
+        n = int(m.group(1))
+        numeral = _ZH_DIGITS[n] if 1 <= n <= 12 else m.group(0)[:-1]
+        out.append(numeral + "月")
+        origin += [m.start()] * len(numeral) + [m.end() - 1]
+        pos = m.end()
+    out.append(text[pos:])
+    origin += range(pos, len(text) + 1)
+    return "".join(out), origin
+
+
+_ZH_DIGITS = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
+
+
+def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
+    from dateparser.search import search_dates
+
+    origin = list(range(len(text) + 1))
+    # dateparser's search loses a date beside a comma ("Last week, I built"): the
+    # punctuation between clauses read as spaces, one for one (a date's own comma kept)
+    read = _CLAUSE_MARKS.sub(" ", text)
+    if lang == "zh":
+        read, origin = _zh_months(text)
+    when = datetime(base.year, base.month, base.day)
+    try:
+        found = search_dates(read, languages=[lang], settings=_settings(when, prefer)) or []
+    except Exception:  # a parser bug on odd input reads as "no time here", never a crash
+        return []
+    out: list[Said] = []
+    pos = 0
+    for said, value in found:
+        at = read.find(said, pos)
+        if at < 0:
+            continue
+        pos = at + len(said)
+        said = _trimmed(said, value, lang, when, prefer) or ""
+        if len(said.strip()) < (2 if lang == "zh" else 3):
+            continue
+        pos = at + len(said)
+        words = text[origin[at] : origin[pos - 1] + 1]
+        if value.time() != datetime.min.time():
+            continue  # a clock time or a duration ("a second", "in 45 minutes")
+        if abs(value.year - base.year) > 60:
+            continue
+        period = _parser(lang, when, prefer).get_date_data(said).period
+        bare = lang == "en" and " " not in words.strip() and words.strip().islower()
+        if bare and period != "day":
+            continue  # "may", "march": a verb, not a month (English capitalises months)
+        if _NOT_DATE.search(said) or not _one_way(said, value, period, lang, when):
+            continue
+        days = _period_days(value.date(), period or "")
+        if days is not None:
+            out.append(Said(words, origin[at], days[0], days[1], period))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _jio() -> Any:
+    """jionlp, imported on first use: it prints a banner on import (kept off stdout,
+    which carries JSON and the MCP protocol)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        import jionlp
+
+    return jionlp
+
+
+def _jionlp(text: str, base: date) -> list[Said]:
+    import time as _time
+
+    stamp = _time.mktime(datetime(base.year, base.month, base.day).timetuple())
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            found = _jio().ner.extract_time(text, time_base=stamp, with_parsing=True)
+    except Exception:  # a parser bug on odd input reads as "no time here", never a crash
+        return []
+    out: list[Said] = []
+    for ent in found:
+        detail = ent.get("detail") or {}
+        span = detail.get("time")
+        if detail.get("type") not in ("time_point", "time_span") or not isinstance(span, list):
+            continue  # a duration (三月 read as three months) or a recurrence
+        try:
+            first, last = (datetime.fromisoformat(str(t)).date() for t in span[:2])
+        except (ValueError, TypeError):
+            continue
+        out.append(Said(str(ent["text"]), int(ent["offset"][0]), first, last, "span"))
+    return out
+
+
+def _seasons(text: str, base: date, prefer: Prefer = "past") -> list[Said]:
+    """English seasons (northern), the last one over before ``base`` ("last summer"
+    the same either way; "in the spring" only when leaning to the past)."""
+    out = []
+    for m in _SEASON.finditer(text):
+        if prefer == "future" and not m.group(0).lower().startswith("last"):
+            continue
+        months = SEASONS["en"][m.group(1).lower()]
+        last = _month_end(months[-1], base)
+        if last >= base:
+            last = _month_end(months[-1], date(base.year - 1, 12, 31))
+        year = last.year if months[0] <= last.month else last.year - 1
+        out.append(Said(m.group(0), m.start(), date(year, months[0], 1), last, "span"))
+    return out
+
+
+def _month_end(month: int, before: date) -> date:
+    """The last day of the last ``month`` that began on or before ``before``."""
+    year = before.year if month <= before.month else before.year - 1
+    nxt = date(year + (month == 12), month % 12 + 1, 1)
+    return nxt - timedelta(days=1)
+
+
+def find(text: str, base: date, *, prefer: Prefer = "past") -> list[Said]:
+    """The time expressions of ``text``, read against the day ``base``, in text order;
+    an expression overlapping one found before it is left out."""
+    if not text.strip():
+        return []
+    found = _seasons(text, base) + _dateparser(text, "en", base, prefer)
+    if any(is_cjk(ch) for ch in text):
+        found += _jionlp(text, base) + _dateparser(text, "zh", base, prefer)
+    kept: list[Said] = []
+    for said in found:  # in the order of trust: seasons, English, jionlp, dateparser's zh
+        if not any(s.at < said.end and said.at < s.end for s in kept):
+            kept.append(said)
+    return sorted(kept, key=lambda s: s.at)
+
+
+def settled(said: Said, base: date) -> bool:
+    """``said`` names the same days whether a reader leans to the past or the future
+    ("yesterday", "last summer", "June 2022"; not "in March", not "on Tuesdays")."""
+    ahead = [s for s in _again(said.words, base, "future") if s.words == said.words]
+    return bool(ahead) and (ahead[0].first, ahead[0].last) == (said.first, said.last)
+
+
+def relative(said: Said, base: date) -> bool:
+    """``said`` means one thing only against its day: it is :func:`settled`, and its
+    days move with the base day ("yesterday", "last week", "two years ago", "last
+    Friday"; not "June 2022", not "in March")."""
+    other = base - timedelta(days=400)
+    moved = [s for s in _again(said.words, other, "past") if s.words == said.words]
+    return bool(moved) and moved[0].first != said.first and settled(said, base)
+
+
+def _again(words: str, base: date, prefer: Prefer) -> list[Said]:
+    if any(is_cjk(ch) for ch in words):
+        return _jionlp(words, base) + _dateparser(words, "zh", base, prefer)
+    return _seasons(words, base, prefer) + _dateparser(words, "en", base, prefer)
+
+
+__all__ = ["EARLIER", "FIRST", "SEASONS", "Said", "find", "relative", "settled"]

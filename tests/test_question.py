@@ -1,0 +1,87 @@
+"""A question read once (issue 38 points 5 and 6): its time words read by the date
+libraries, in both languages, relative and absolute; the tense choosing the order,
+never switching version handling off.
+
+What a user notices: "in January 2022" asks about January 2022 (not the last January),
+上个月 and 去年夏天 are read as the days they mean, an amount or a model number is no
+date, and a question in the past tense still gets a fact's versions grouped, in the
+order they were ranked.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from reverie.dreaming.dates import resolve
+from reverie.recall.question import read
+from reverie.timewords import find
+
+TODAY = date(2024, 5, 20)
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "last"),
+    [
+        ("What car did I drive in January 2022?", date(2022, 1, 1), date(2022, 1, 31)),
+        ("Where did Priya live in March?", date(2024, 3, 1), date(2024, 3, 31)),
+        ("What gym did I use last month?", date(2024, 4, 1), date(2024, 4, 30)),
+        ("Who coached the team last summer?", date(2023, 6, 1), date(2023, 8, 31)),
+        ("What kitchen appliance did I buy 10 days ago?", date(2024, 5, 10), date(2024, 5, 10)),
+        ("上个月的房租是多少？", date(2024, 4, 1), date(2024, 4, 30)),
+        ("我三月份住在哪里？", date(2024, 3, 1), date(2024, 3, 31)),
+        ("3月我用什么手机？", date(2024, 3, 1), date(2024, 3, 31)),
+        ("2022年的牙医是谁？", date(2022, 1, 1), date(2022, 12, 31)),
+    ],
+)
+def test_time_words_are_read_as_the_days_they_mean(question: str, first: date, last: date) -> None:
+    ask = read(question, TODAY).ask
+    assert (ask.when, ask.start, ask.end) == ("window", first, last)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where did I redeem a $5 coupon?",  # an amount
+        "How many trips have I taken my Canon EOS 80D on?",  # a model number
+        "How many MCU films did I watch in the last 3 months?",  # a length of time
+        "What may I bring to the party?",  # a verb
+    ],
+)
+def test_what_is_no_date_asks_no_window(question: str) -> None:
+    assert read(question, TODAY).ask.when != "window"
+
+
+def test_the_subject_is_not_its_time_words_and_tense_chooses_the_order() -> None:
+    q = read("Where did Priya live in January 2022?", TODAY)
+    assert "januari" not in q.subject.terms and "2022" not in q.subject.terms
+    assert {"priya", "live"} <= q.subject.terms and q.names == frozenset({"Priya"})
+    assert read("Where does Priya live?", TODAY).ask.when == "now"
+    # in the present tense a weekday is part of what is asked, not a day gone by
+    assert read("Where does Mia swim on Tuesdays?", TODAY).ask.when == "now"
+    assert read("Where did Mia swim on Tuesday?", TODAY).ask.when == "window"
+    assert read("Where did Priya live before?", TODAY).ask.when == "before"
+    # the past tense with no time named: an event, told as ranked; never "off"
+    assert read("When did Caroline go to the support group?", TODAY).ask.when == "event"
+
+
+def test_time_words_in_a_line_are_found_where_they_stand() -> None:
+    text = "Moved to Leeds last Friday; 上周五搬的家"
+    found = find(text, TODAY)
+    assert [text[s.at : s.end] for s in found] == [s.words for s in found]
+    assert {s.first for s in found} == {date(2024, 5, 17)}
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("I saw her last Friday.", "I saw her last Friday (2024-05-17)."),
+        ("我上周五见了他。", "我上周五（2024-05-17）见了他。"),
+        ("The rent went up last month.", "The rent went up last month (April 2024)."),
+        ("We moved in June 2022.", "We moved in June 2022."),  # already a date
+        ("I may go in March.", "I may go in March."),  # which March: left as said
+    ],
+)
+def test_a_promoted_entry_says_the_day_a_relative_date_meant(text: str, want: str) -> None:
+    assert resolve(text, TODAY) == want
