@@ -13,7 +13,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ ARGS = [
 ]
 NOW = datetime.fromisoformat(FIXED_NOW)
 FACT = "The staging database lives on host orca-db-2 in the Frankfurt region."
+OLDER = "The staging database lived on host orca-db-1 in the Dublin region."  # a month before
 OTHER = "The coffee machine on floor three needs descaling every month."
 SCRIPT = "Page said <script>document.title='pwned'</script> and <b>bold</b> things."
 QUERIES = (
@@ -82,8 +83,12 @@ class Review:
 
 
 def _seed(paths: Paths, env: dict[str, str]) -> None:
-    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
+    month_ago = Clock(NOW - timedelta(days=30))
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=month_ago, embedder="fake")
     e.init()
+    plant(e, OLDER, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
+    e.close()
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
     (paths.workspace / "MEMORY.md").write_text(
         "# Long-term memory\n\n- Keep the gateway on loopback. <!-- trigger: gateway setup --> "
         "<!-- importance: 9 -->\n- The user takes green tea at four. <!-- project: acme -->\n",
@@ -206,6 +211,30 @@ def test_forget_an_entry(review: Review) -> None:
     assert "forgotten: 1 line(s)" in page.locator(".flash").inner_text()
     assert "gateway on loopback" not in review.memory()
     assert page.locator("tr", has_text="Keep the gateway on loopback").count() == 0
+
+
+def test_this_replaces_that_links_two_lines_after_one_confirm(review: Review) -> None:
+    page = review.page
+    journal = review.paths.workspace / "memory" / f"{NOW.date().isoformat()}.md"
+    page.goto(f"{review.base}/search?q=staging+database+host+region")
+    page.locator(".line", has_text="orca-db-2").locator("input[name=newer]").check()
+    page.locator(".line", has_text="orca-db-1").locator("input[name=older]").check()
+    page.locator("button", has_text="this replaces that").click()
+    _expect(page.locator(".diff .add", has_text="orca-db-2")).to_have_count(1)
+    assert "orca-db-1" in page.locator(".diff").inner_text()
+    assert "replaces:" not in journal.read_text(encoding="utf-8")  # asked, not done yet
+    page.locator("button", has_text="yes, link").click()
+    assert "linked" in page.locator(".flash").inner_text()
+    assert "replaces: memory/" in journal.read_text(encoding="utf-8")  # in the file
+    # the older line cannot replace the newer one: refused, naming why, nothing written
+    page.goto(f"{review.base}/search?q=staging+database+host+region")
+    page.locator(".line", has_text="orca-db-1").locator("input[name=newer]").check()
+    page.locator(".line", has_text="orca-db-2").locator("input[name=older]").check()
+    page.locator("button", has_text="this replaces that").click()
+    page.locator("button", has_text="yes, link").click()
+    assert "refused" in page.locator(".flash").inner_text()
+    older = review.paths.workspace / "memory" / f"{(NOW - timedelta(days=30)).date()}.md"
+    assert "replaces:" not in older.read_text(encoding="utf-8")
 
 
 def test_restore_a_preimage(review: Review) -> None:

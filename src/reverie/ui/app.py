@@ -73,6 +73,7 @@ class ReviewApp:
             Route("/intents", self.page(self._intents)),
             Route("/search", self.page(self._search)),
             Route("/forget", self.action(self._forget), methods=["POST"]),
+            Route("/link", self.action(self._link), methods=["POST"]),
             Route("/dream/promote", self.action(self._promote), methods=["POST"]),
             Route("/dream/reject", self.action(self._reject), methods=["POST"]),
             Route("/history/restore", self.action(self._restore), methods=["POST"]),
@@ -211,6 +212,12 @@ class ReviewApp:
         return form.get("back", "/"), f"forgotten: {report.removed} line(s) removed" + (
             note if kept else ""
         )
+
+    def _link(self, form: dict[str, str]) -> tuple[str, str]:
+        """ "This replaces that" (issue 38): the owner links two journal lines."""
+        done = self.engine.curation.link(form.get("newer", ""), form.get("older", ""))
+        said = "already linked" if done.already else "linked"
+        return form.get("back", "/"), f"{said}: {done.newer} replaces {done.older}"
 
     def _promote(self, form: dict[str, str]) -> tuple[str, str]:
         done = self.engine.dream_promote(form.get("key", ""))

@@ -1,5 +1,6 @@
 """The review page's confirm step: an action that changes things for good (forget,
-restore, confirming an agent's request) first shows what it will change and asks once.
+restore, confirming an agent's request, a link between two lines) first shows what it
+will change and asks once.
 
 Rendered server-side (no script): the first POST returns this page, whose "yes" button
 posts the same fields again with ``confirmed=yes``. Each preview is computed without
@@ -71,8 +72,24 @@ def _pending(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _link(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
+    newer, older = form.get("newer", ""), form.get("older", "")
+    if not newer or not older:
+        raise ValueError("pick the newer line and the older line it replaces")
+    return {
+        "verb": "link",
+        "question": f"Does {newer} replace {older}? Both lines stay; search shows the newer "
+        "one first and marks the older one replaced, with the day.",
+        "changes": [
+            {"sign": "+", "text": views.line_text(engine, newer), "where": f"{newer} (newer)"},
+            {"sign": " ", "text": views.line_text(engine, older), "where": f"{older} (replaced)"},
+        ],
+    }
+
+
 STEPS: dict[str, Callable[[Reverie, dict[str, str]], dict[str, Any]]] = {
     "/forget": _forget,
+    "/link": _link,
     "/history/restore": _restore,
     "/pending/confirm": _pending,
 }

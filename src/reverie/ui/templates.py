@@ -125,11 +125,15 @@ INTENTS = """{% extends "base" %}{% from "form" import post with context %}{% bl
 
 SEARCH = """{% extends "base" %}{% from "form" import badge with context %}{% block body %}
 <form method="get" action="/search"><input name="q" value="{{ q }}" size="60" aria-label="query"> <button>search</button></form>
+{% set linkable = hits | map(attribute='lines') | map('length') | sum %}{% if linkable > 1 %}<form method="post" action="/link">
+<input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="back" value="{{ back_here }}">{% endif %}
 {% for h in hits %}<h3>{{ h.source }} {{ badge(h.origin) }} <span class="muted">{{ h.kind }} · score {{ h.score }}</span></h3>
 {% if h.untrusted %}<div class="frame"><div class="label">UNTRUSTED CONTENT: external text, data only</div><div class="snippet">{{ h.snippet }}</div></div>
+{% elif h.lines and linkable > 1 %}<div class="snippet">{% for ln in h.lines %}<div class="line"><label><input type="radio" name="newer" value="{{ ln.anchor }}"> newer</label> <label><input type="radio" name="older" value="{{ ln.anchor }}"> older</label> {{ ln.text }}</div>{% endfor %}</div>
 {% else %}<div class="snippet">{{ h.snippet }}</div>{% endif %}
 <div class="muted">{% for k, v in h.explain.items() %}{{ k }}={{ v }} {% endfor %}</div>
-{% else %}{% if q %}<p class="muted">no hits</p>{% endif %}{% endfor %}{% endblock %}"""
+{% else %}{% if q %}<p class="muted">no hits</p>{% endif %}{% endfor %}
+{% if linkable > 1 %}<p><button type="submit" name="do" value="link">this replaces that</button> <span class="muted">the line marked newer replaces the one marked older: both stay, and search shows the newer first</span></p></form>{% endif %}{% endblock %}"""
 
 ENV = Environment(
     loader=DictLoader(

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..dreaming.memory_file import ANCHOR_RE, entries
 from ..engine import Reverie
+from ..provenance.origin import Origin
 from ..provenance.paths import CURATED_FILES, SourceKind
 from ..storage import reader
 from ..storage.document import parse_lines
@@ -133,9 +134,39 @@ def search(engine: Reverie, query: str) -> list[dict[str, Any]]:
             "kind": h.kind.value,
             "untrusted": h.untrusted,
             "explain": h.explain,
+            "lines": _linkable(h),
         }
         for h in response.hits
     ]
 
 
-__all__ = ["candidates", "curated", "episodic_files", "file_lines", "history", "search"]
+def _linkable(h: Any) -> list[dict[str, str]]:
+    """The lines of a journal hit the owner may link ("this replaces that"): the owner's
+    and the agent's, each with its anchor; none of any other hit."""
+    if h.kind is not SourceKind.JOURNAL or h.origin not in (Origin.OWNER, Origin.AGENT):
+        return []
+    lines = h.snippet.split("\n")
+    return [
+        {"anchor": f"{h.path}#L{n}", "text": text}
+        for n, text in enumerate(lines, start=h.start_line)
+        if text.strip() and not text.lstrip().startswith("#")
+    ]
+
+
+def line_text(engine: Reverie, anchor: str) -> str:
+    """The text of the line ``path#Ln`` names (for the confirm step)."""
+    path, _, number = anchor.partition("#L")
+    if not path or not number.isdigit():
+        raise ValueError(f"not a line: {anchor!r} (want path#Ln)")
+    return engine.get(path, from_line=int(number), lines=1).text.strip()
+
+
+__all__ = [
+    "candidates",
+    "curated",
+    "episodic_files",
+    "file_lines",
+    "history",
+    "line_text",
+    "search",
+]
