@@ -208,6 +208,23 @@ def test_a_valid_rewrite_is_applied(site: Site) -> None:
     assert model.calls[0].json_schema is not None
 
 
+def test_a_restatement_from_its_source_words_and_day_is_accepted(site: Site) -> None:
+    """Issue 39 point 1: the model may restate a promoted line (reworded, the day
+    written), using the source's words, its day and function words only."""
+
+    def third_person(c: dict[str, Any]) -> str:
+        day = str(c["observed"])[:10]
+        said = "The staging database has been on host orca-db-2, in the Frankfurt region"
+        return str(c["entry"]).replace(FACT.rstrip("."), f"{said} ({day})", 1)
+
+    engine, _model = with_model(site, lambda m: rewrite(m, entry=third_person))
+    with engine:
+        report = engine.dream()
+    assert report.mode == "rewrite", report.fallback_reason
+    text = site.memory.read_text("utf-8")
+    assert "The staging database has been on host orca-db-2, in the Frankfurt" in text
+
+
 def test_the_model_never_sees_a_stored_address_and_the_rewrite_keeps_it(site: Site) -> None:
     """Issue 22.5: every path to a model is redacted; the consolidation turn gets
     numbered placeholders, and what it returns gets the values back (nothing lost)."""
@@ -268,7 +285,12 @@ def _unbalanced_markers(m: Sequence[Message]) -> Any:
     return {**data, "memory": data["memory"] + "<!-- reverie:generated -->\n"}
 
 
+def _unsourced_word(m: Sequence[Message]) -> Any:
+    return rewrite(m, entry=lambda c: str(c["entry"]).replace("- ", "- Secretly, ", 1))
+
+
 BAD_REPLIES: dict[str, tuple[Any, str]] = {
+    "adds a word no source holds": (_unsourced_word, "says what its sources did not (secret"),
     "loses 30% of entries": (_drop_three_generated, "loss: 3 of 10"),
     "drops a person's entry": (_drop_human, "person's text dropped"),
     "omits a source anchor": (_no_anchor, "anchors"),

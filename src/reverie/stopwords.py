@@ -94,8 +94,8 @@ TRIGGER_PHRASE = _words(
 FUNCTION = _words(
     """a an the i me my mine myself we us our you your yours he him his she her they them
     their it its this that these those is are am be been being was were will would shall
-    should can could do does did to of in on at for with by from and or as so then there
-    here about into onto than also just up"""
+    should can could do does did has have had to of in on at for with by from and or as so
+    then there here about into onto than also just up"""
 )
 # The frame of a reminder or a standing preference ("remind me", "always", "please").
 FRAMING = _words(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..provenance.grounding import added
 from ..results import Accepted, Rejected
 from ..storage.trailers import Trailers, parse_line
 from ..tokens import token_set
@@ -264,6 +265,14 @@ def traceability(
             why = junk_reason(_body(e))
             if why:
                 return no(f"a promoted entry is junk ({why})", e.text)
+            # its words are its sources' (the lines and the entries it merges), the day
+            # each was said, and function words ("she", "has"): a rewrite into the third
+            # person passes, a word no source holds does not
+            said = [p.text for p in ps] + [p.rendered for p in ps] + [_body(x) for x in merged]
+            unsourced = added(_body(e), " ".join(said + [p.observed or "" for p in ps]))
+            if unsourced:
+                why = f"a promoted entry says what its sources did not ({unsourced[0]})"
+                return no(why, e.text)
         else:
             if not merged:
                 return no("an entry that is no old entry and no promoted candidate", e.text)

@@ -87,19 +87,14 @@ def follow(
     ranked: Sequence[Scored],
     newer: Mapping[int, Sequence[Scored]],
     ask: TimeAsk,
-    *,
-    reorder: bool = True,
 ) -> tuple[list[Scored], dict[int, Link]]:
     """``ranked`` with each chain placed as the question's time wants (module doc), and
-    a :class:`Link` per older version; ``reorder`` False (a question about an event):
-    the links only, the order as ranked."""
+    a :class:`Link` per older version."""
     items = list(ranked)
     links: dict[int, Link] = {}
     for chain in chains(items, newer):
         for old, new in pairwise(chain):
             links[old.candidate.chunk_id] = Link(ref(new), new.candidate.day)
-        if not reorder:
-            continue
         ids = {s.candidate.chunk_id for s in items}
         at = min((n for n, s in enumerate(items) if s.candidate.chunk_id in {
             c.candidate.chunk_id for c in chain}), default=len(items))  # fmt: skip

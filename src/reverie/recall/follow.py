@@ -37,8 +37,6 @@ def chains_of(
     ask: TimeAsk,
     rank: Callable[[list[Any]], list[Scored]],
     qvec: Any,
-    *,
-    reorder: bool,
 ) -> tuple[list[Scored], dict[int, Link]]:
     """The newer versions the files link to the hits (:mod:`reverie.recall.chains`),
     followed link by link, each scored as the question's lanes would score it."""
@@ -65,7 +63,7 @@ def chains_of(
             break
     if not newer:
         return ranked, {}
-    return follow(ranked, newer, ask, reorder=reorder)
+    return follow(ranked, newer, ask)
 
 
 def _by_question(

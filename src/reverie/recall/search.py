@@ -210,8 +210,7 @@ class Searcher:
         if supersedes and ranked:  # a link is followed, and claimed, always
             rank = lambda found: score(found, cfg, today=today, asked=q.scripts,  # noqa: E731
                                        active_projects=active_projects)  # fmt: skip
-            ranked, links = chains_of(ix, ranked, q.ask, rank, qvec,
-                                      reorder=q.ask.when != "event")  # fmt: skip
+            ranked, links = chains_of(ix, ranked, q.ask, rank, qvec)
         ranked = ranked[:want]
         if budget_tokens:  # a session that keeps to the topic is read together
             bonus = s.search_session_bonus

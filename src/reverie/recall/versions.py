@@ -14,8 +14,7 @@ version the search did not rank comes in only by a link (:mod:`reverie.recall.ch
 
 The group's lines then take the group's places in the order asked for
 (:class:`reverie.recall.asof.TimeAsk`): for now, newest first; "before", the one before
-the newest; "originally", the oldest; a window, the newest not after its end; an event
-asked in the past tense, as ranked. Owner and
+the newest; "originally", the oldest; a window, the newest not after its end. Owner and
 agent lines come before system lines, and those before untrusted ones, whatever their
 days: an untrusted line never passes an owner's. Each place keeps its score, every
 other hit its place. What a line replaced is said only by a link in the files
@@ -90,8 +89,6 @@ def time_key(s: Scored, ask: TimeAsk, newest: int) -> tuple[int, int, int]:
         return bucket, int(day == newest), -day
     if ask.when == "window" and ask.end is not None:
         return bucket, int(day > ask.end.toordinal()), -day
-    if ask.when == "event":
-        return bucket, 0, 0  # as ranked (the sort keeps the group's rank order)
     return bucket, 0, -day
 
 
