@@ -23,10 +23,10 @@ def test_readme_settings_table_matches_the_settings_table() -> None:
 def test_readme_opens_with_the_demo_and_the_test_command() -> None:
     text = README.read_text(encoding="utf-8")
     commands = re.findall(r"```bash\n(.*?)\n```", text, re.S)
-    assert commands[0].strip() == "python -m pip install . && reverie demo"
-    assert (
-        commands[1].strip() == "python -m pip install -e '.[test]' && python -m pytest -q -n auto"
-    )
+    venv = "python3 -m venv .venv && . .venv/bin/activate && "  # no system install (PEP 668)
+    assert commands[0].strip() == venv + "python -m pip install . && reverie demo"
+    test = "python -m pip install -e '.[test]' && python -m pytest -q -n auto"
+    assert commands[1].strip() == venv + test
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1].strip() in ci
 
