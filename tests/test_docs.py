@@ -62,3 +62,17 @@ def test_readme_session_example_runs(tmp_path: Path, monkeypatch) -> None:  # ty
     transcript = next((tmp_path / "st" / "main" / "sessions").glob("*.jsonl")).read_text()
     assert '"source":"tool"' in transcript and '"origin":"untrusted"' in transcript
     assert (tmp_path / "ws" / "memory" / ".dreams" / "session-corpus").exists()
+
+
+def test_readme_async_example_runs(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The README's asyncio block as written (issue 43 point 3): a script, not a
+    fragment; on a workspace made by ``reverie init`` it writes, refreshes and finds the
+    line."""
+    monkeypatch.setenv("REVERIE_EMBEDDER", "fake")
+    monkeypatch.setenv("REVERIE_STATE_DIR", str(tmp_path / "st"))
+    reverie.Reverie.open(tmp_path / "ws", tmp_path / "st").init()  # `reverie init`
+    text = README.read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "AsyncReverie" in b)
+    code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
+    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    assert "deploy key rotates on Fridays" in capsys.readouterr().out
