@@ -76,3 +76,18 @@ def test_readme_async_example_runs(tmp_path: Path, monkeypatch, capsys) -> None:
     code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
     exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
     assert "deploy key rotates on Fridays" in capsys.readouterr().out
+
+
+def test_readme_intents_example_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The README's intents block as written: the owner's grounded reminder is armed,
+    an ungrounded one waits (issue 43 point 3)."""
+    monkeypatch.setenv("REVERIE_EMBEDDER", "fake")
+    text = README.read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "add_intent" in b)
+    code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
+    code = code.replace('"~/.reverie/state"', repr(str(tmp_path / "st")))
+    reverie.Reverie.open(tmp_path / "ws", tmp_path / "st").init()  # `reverie init`
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    intents = namespace["mem"].intents.listing(all=True)  # type: ignore[attr-defined]
+    assert sorted(str(i.status.value) for i in intents) == ["armed", "pending"], intents
