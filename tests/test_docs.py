@@ -91,3 +91,16 @@ def test_readme_intents_example_runs(tmp_path: Path, monkeypatch) -> None:  # ty
     exec(compile(code, "README.md", "exec"), namespace)
     intents = namespace["mem"].intents.listing(all=True)  # type: ignore[attr-defined]
     assert sorted(str(i.status.value) for i in intents) == ["armed", "pending"], intents
+
+
+def test_readme_testing_example_passes(tmp_path: Path) -> None:
+    """The README's pytest example as written: each of its tests passes on the shipped
+    fakes (issue 43 point 3)."""
+    text = README.read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "ScriptedLLM" in b)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    tests = [n for n in namespace if n.startswith("test_")]
+    assert len(tests) == 2
+    for n, name in enumerate(tests):
+        namespace[name](tmp_path / str(n))  # type: ignore[operator]
