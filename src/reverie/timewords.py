@@ -228,7 +228,7 @@ def find(text: str, base: date, *, prefer: Prefer = "past") -> list[Said]:
 
 def settled(said: Said, base: date) -> bool:
     """``said`` names the same days whether a reader leans to the past or the future
-    ("yesterday", "last summer", "June 2022"; not "in March", not "on Tuesdays")."""
+    ("yesterday", "last month", "June 2022"; not "in March", not "on Tuesdays")."""
     ahead = [s for s in _again(said.words, base, "future") if s.words == said.words]
     return bool(ahead) and (ahead[0].first, ahead[0].last) == (said.first, said.last)
 

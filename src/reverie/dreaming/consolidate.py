@@ -16,7 +16,7 @@ from typing import Any
 
 from ..provenance.grounding import added
 from ..results import Accepted, Rejected
-from ..storage.trailers import Trailers, parse_line
+from ..storage.trailers import Trailers, parse_line, strip
 from ..tokens import token_set
 from .junk import junk_reason
 from .memory_file import (
@@ -268,7 +268,8 @@ def traceability(
             # its words are its sources' (the lines and the entries it merges), the day
             # each was said, and function words ("she", "has"): a rewrite into the third
             # person passes, a word no source holds does not
-            said = [p.text for p in ps] + [p.rendered for p in ps] + [_body(x) for x in merged]
+            rendered = [ANCHOR_RE.sub(" ", strip(p.rendered)).replace("Source:", "") for p in ps]
+            said = [p.text for p in ps] + rendered + [_body(x) for x in merged]
             unsourced = added(_body(e), " ".join(said + [p.observed or "" for p in ps]))
             if unsourced:
                 why = f"a promoted entry says what its sources did not ({unsourced[0]})"

@@ -81,7 +81,7 @@ def time_ask(question: str, today: date, said: Sequence[Said] = ()) -> TimeAsk:
     ``today``, is asked about unless the question is in the present tense and the
     words name days only as a reader leans ("Where does Mia swim on Tuesdays?": the
     weekday is part of what is asked); words that name the same days however read
-    ("last summer", "in 2022") always name the time asked, and Chinese, with no tense,
+    ("last month", "in 2022") always name the time asked, and Chinese, with no tense,
     names it by its time words alone ("我三月份住在哪里？"). Else the question asks for
     the first or an earlier value when it says so, else about now (a question in the
     past tense too: ordering its versions as ranked cost 3 of 240 held-out answers,

@@ -35,15 +35,6 @@ class Question:
     ask: TimeAsk
     content: str
 
-    def explain(self) -> dict[str, object]:
-        """How the question was read (``--explain``)."""
-        return {
-            "scripts": sorted(self.scripts),
-            "names": sorted(self.names),
-            "subject": sorted(self.subject.terms),
-            "time": self.ask.order_name,
-        }
-
 
 def read(text: str, today: date) -> Question:
     """``text`` read as a question asked on ``today``."""
