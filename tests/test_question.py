@@ -84,3 +84,17 @@ def test_time_words_in_a_line_are_found_where_they_stand() -> None:
 )
 def test_a_promoted_entry_says_the_day_a_relative_date_meant(text: str, want: str) -> None:
     assert resolve(text, TODAY) == want
+
+
+def test_a_date_library_that_breaks_never_breaks_the_question(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Memory failures never block a reply: a parser that raises reads as no time
+    words, and the question is still read."""
+    import reverie.timewords as tw
+
+    def broken(*_a: object, **_k: object) -> object:
+        raise RuntimeError("locale data missing")
+
+    monkeypatch.setattr(tw, "_parser", broken)
+    monkeypatch.setattr(tw, "_jio", broken)
+    q = read("Where did I live in January 2022? 我三月份住在哪里？", TODAY)
+    assert q.ask.when == "now" and "live" in q.subject.terms

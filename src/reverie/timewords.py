@@ -216,9 +216,12 @@ def find(text: str, base: date, *, prefer: Prefer = "past") -> list[Said]:
     an expression overlapping one found before it is left out."""
     if not text.strip():
         return []
-    found = _dateparser(text, "en", base, prefer)
-    if any(is_cjk(ch) for ch in text):
-        found += _jionlp(text, base) + _dateparser(text, "zh", base, prefer)
+    try:
+        found = _dateparser(text, "en", base, prefer)
+        if any(is_cjk(ch) for ch in text):
+            found += _jionlp(text, base) + _dateparser(text, "zh", base, prefer)
+    except Exception:  # a library that breaks reads as no time words: a search goes on
+        return []
     kept: list[Said] = []
     for said in found:  # in the order of trust: English, jionlp, dateparser's zh
         if not any(s.at < said.end and said.at < s.end for s in kept):
@@ -243,9 +246,12 @@ def relative(said: Said, base: date) -> bool:
 
 
 def _again(words: str, base: date, prefer: Prefer) -> list[Said]:
-    if any(is_cjk(ch) for ch in words):
-        return _jionlp(words, base) + _dateparser(words, "zh", base, prefer)
-    return _dateparser(words, "en", base, prefer)
+    try:
+        if any(is_cjk(ch) for ch in words):
+            return _jionlp(words, base) + _dateparser(words, "zh", base, prefer)
+        return _dateparser(words, "en", base, prefer)
+    except Exception:  # (as in find)
+        return []
 
 
 __all__ = ["EARLIER", "FIRST", "Said", "find", "relative", "settled"]
