@@ -154,6 +154,27 @@ def test_user_prompt_submit_gives_the_trigger_block_only(ws: Paths, env: dict[st
     assert "<workspace-file" not in text  # the bootstrap came at session start
 
 
+def test_user_prompt_submit_does_not_read_the_bootstrap_files(
+    ws: Paths, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41 point 3: the per-prompt hook reads only what its answer needs; the files
+    injected at session start are not read (nor their trailers parsed) on each prompt."""
+    from reverie.engine import Reverie
+    from reverie.integrations import hooks
+    from reverie.recall.bootstrap import Bootstrapper
+
+    def unread(*_a: object, **_k: object) -> None:
+        raise AssertionError("the bootstrap files were read for a prompt")
+
+    monkeypatch.setattr(Bootstrapper, "load", unread)
+    engine = Reverie.open(ws.workspace, ws.state, environ=env)
+    try:
+        run = hooks.handle("user-prompt-submit", payload("user_prompt_submit.json"), lambda: engine)
+    finally:
+        engine.close()
+    assert "Keep the gateway bound to loopback only." in json.dumps(run.output)
+
+
 def test_user_prompt_submit_fires_an_armed_intent(
     ws: Paths, env: dict[str, str], run_cli: RunCli
 ) -> None:

@@ -263,14 +263,14 @@ class Reverie:
         active_projects: Projects = (),
         target: Target | None = None,
         explain_lane: bool = True,
+        bootstrap: bool = True,
     ) -> TurnContext:
-        """What to inject for one message: bootstrap, triggers, fired intents, lane 2's
-        summary for ``target`` (None: the caller, a direct talk) and the USER.md directives
-        that bear on it. Never raises for a memory failure (P5). ``explain_lane=False``:
-        with lane 2 off, its gates are not decided (``ctx.escalation`` stays None), for
-        a caller that only injects (the per-prompt hook)."""
+        """What to inject for one message: bootstrap, triggers, fired intents, lane 2 for
+        ``target`` (None: a direct talk), USER.md directives; never raises (P5). The prompt
+        hook only injects: ``explain_lane=False`` (gates undecided), ``bootstrap=False``."""
         self.workspace.require()
-        ctx = TurnContext(message, self.bootstrap())  # (finishes a killed forget first)
+        self._finish_forget()  # a forget killed halfway first
+        ctx = TurnContext(message, self.bootstrap() if bootstrap else Bootstrap("", ()))
         self._a.add_triggers(ctx, self._triggers, frozenset(active_projects))  # never raises
         if self._intents is not None or self._a.intents_may_exist():
             from .intents.turn import add_intents  # (no table: no intent was ever added)

@@ -148,7 +148,8 @@ def handle(event: str, payload: Mapping[str, Any], open_engine: Callable[[], Any
         cwd = payload.get("cwd")
         here = project_key(cwd) if isinstance(cwd, str) and cwd else None
         projects = (here,) if here else ()  # lane 2 off: nothing of it is injected
-        ctx = engine.context(prompt, active_projects=projects, explain_lane=False)
+        # the bootstrap went in at session start (SessionStart): not read again per prompt
+        ctx = engine.context(prompt, active_projects=projects, explain_lane=False, bootstrap=False)
         blocks = "\n\n".join(b for b in ctx.blocks[1:] if b)
         run.output = _context_output(name, blocks, engine.settings.hook_context_chars)
         lane = ctx.escalation or {}
