@@ -98,3 +98,28 @@ def test_a_date_library_that_breaks_never_breaks_the_question(monkeypatch) -> No
     monkeypatch.setattr(tw, "_jio", broken)
     q = read("Where did I live in January 2022? 我三月份住在哪里？", TODAY)
     assert q.ask.when == "now" and "live" in q.subject.terms
+
+
+def test_the_lines_of_the_days_a_question_names_come_first() -> None:
+    """Issue 37 point 3: "What kitchen appliance did I buy 10 days ago?" lifts the
+    lines of that day (``search_window_boost``), in the order only; other lines keep
+    their scores, and a question naming no days lifts nothing."""
+    from reverie.provenance.origin import Origin
+    from reverie.provenance.paths import SourceKind
+    from reverie.recall.hops import lift_window
+    from reverie.recall.ranking import Scored
+    from reverie.storage.index.rows import Candidate
+
+    def line(cid: int, day: date, score: float) -> Scored:
+        c = Candidate(chunk_id=cid, path=f"memory/{day}.md", start_line=3, end_line=3,
+                      text="- bought a thing", kind=SourceKind.JOURNAL, day=day,
+                      origin=Origin.OWNER, cosine=score)  # fmt: skip
+        return Scored(c, vector=score, hybrid=score, final=score)
+
+    q = read("What kitchen appliance did I buy 10 days ago?", TODAY)
+    assert q.ask.start == q.ask.end == date(2024, 5, 10)
+    items = [line(1, date(2024, 4, 2), 0.6), line(2, date(2024, 5, 10), 0.55)]
+    lifted = lift_window(items, q.ask.start, q.ask.end, 1.2)
+    assert max(lifted, key=lambda s: s.final).candidate.chunk_id == 2
+    assert lifted[0] is items[0] and lifted[1].relevance == items[1].relevance
+    assert lift_window(items, q.ask.start, q.ask.end, 1.0) == items

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import date
 
 from .ranking import Scored
 
@@ -72,6 +73,20 @@ def lift_speakers(scored: list[Scored], asked: frozenset[str], factor: float) ->
     ]
 
 
+def lift_window(scored: list[Scored], first: date, last: date, factor: float) -> list[Scored]:
+    """``scored`` with the dated lines of the days a question names (``first`` to
+    ``last``: "10 days ago", "on 25 May, 2022") multiplied by ``factor`` in their order,
+    as :func:`lift_speakers` lifts a named speaker's."""
+    if factor == 1.0:
+        return scored
+    return [
+        _note(replace(s, final=s.final * factor), f"said in {first}..{last}")
+        if s.tier == 0 and s.candidate.day is not None and first <= s.candidate.day <= last
+        else s
+        for s in scored
+    ]
+
+
 def context_speaker(
     asked: frozenset[str], ranked: Sequence[Scored], factor: float
 ) -> tuple[list[float], Callable[[str], float]]:
@@ -111,4 +126,11 @@ def sessions_together(ranked: list[Scored], bonus: float, *, floor: float) -> li
     return out
 
 
-__all__ = ["context_speaker", "lift_speakers", "names", "sessions_together", "speaker"]
+__all__ = [
+    "context_speaker",
+    "lift_speakers",
+    "lift_window",
+    "names",
+    "sessions_together",
+    "speaker",
+]

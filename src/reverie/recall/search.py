@@ -37,7 +37,7 @@ from .chains import Link
 from .follow import SUPERSEDE_POOL, chains_of, versions_of
 from .get import GetResult, memory_get  # (memory_get's home; imported from here too)
 from .hits import Hit, SearchResponse
-from .hops import context_speaker, lift_speakers, sessions_together
+from .hops import context_speaker, lift_speakers, lift_window, sessions_together
 from .neighbours import neighbour_scores
 from .question import Question, read
 from .ranking import RankConfig, Scored, rank_scored, score
@@ -201,6 +201,8 @@ class Searcher:
         supersedes = s.search_supersede
         every = score(cands, cfg, today=today, active_projects=active_projects, asked=q.scripts)
         every = lift_speakers(every, q.names, s.search_speaker_boost)  # the named speaker
+        if q.ask.start is not None and q.ask.end is not None:  # the days it names
+            every = lift_window(every, q.ask.start, q.ask.end, s.search_window_boost)
         # a newer version just past the cut may come in
         ranked = rank_scored(every, cfg, pool=SUPERSEDE_POOL if supersedes else 0)
         marks: dict[int, Version] = {}
