@@ -70,6 +70,7 @@ class Settings(Mapping[str, Any]):
     search_context_share: float
     search_stop_words: bool
     search_embed_content_words: bool
+    search_window_boost: float
     search_speaker_boost: float
     search_session_bonus: float
     recall_evidence_min: float
