@@ -32,3 +32,15 @@ def test_demo_indexes_searches_fires_a_trigger_and_dreams(tmp_path: Path) -> Non
     assert "skip the test suite" not in memory  # the poisoned web line was rejected
     assert summary["dream"]["promoted"] and summary["dream"]["rejected"]
     assert "append-only" in (workspace / "DREAMS.md").read_text(encoding="utf-8")
+    # the demo ends with the next commands for its own workspace and state folder
+    # (issue 43 point 1); the first runs as printed and finds the demo's memory
+    import shlex
+
+    first = shlex.split(summary["next"][0])
+    assert first[:5] == ["reverie", "--workspace", str(workspace), "--state-dir",
+                         str(tmp_path / "demo" / "state")]  # fmt: skip
+    found = subprocess.run(
+        [sys.executable, "-m", "reverie.cli", *first[1:], "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    assert json.loads(found.stdout)["hits"][0]["path"] == "MEMORY.md"

@@ -177,7 +177,25 @@ def run_demo(directory: Path, *, embedder: str | None = None, say: Say = print) 
     say("-- DREAMS.md")
     say((ws_dir / "DREAMS.md").read_text(encoding="utf-8"))
     dreamer.close()
+    summary["next"] = next_commands(ws_dir, state_dir)
+    say("== next: this demo's memory (its state folder holds the key that signs its lines)")
+    for command in summary["next"]:
+        say(f"   {command}")
     return summary
+
+
+def next_commands(ws_dir: Path, state_dir: Path) -> list[str]:
+    """The commands to go on with the demo's own workspace and state folder (without
+    ``--state-dir`` a new key would be made, and the owner's lines read as the agent's),
+    then with a memory of one's own."""
+    import shlex
+
+    on = f"reverie --workspace {shlex.quote(str(ws_dir))} --state-dir {shlex.quote(str(state_dir))}"
+    return [
+        f'{on} search "how is the gateway exposed?"',
+        f"{on} ui",
+        'reverie init && reverie write "The staging database is tern-7." && reverie search "staging database"',
+    ]
 
 
 __all__ = ["run_demo"]

@@ -44,5 +44,5 @@ def demo(obj: Ctx, directory: Path | None, hosted: str | None, as_json: bool) ->
     )
     if as_json:
         emit(summary, True)
-    else:
+    else:  # (the next commands were printed last)
         click.echo(f"demo workspace kept at {target / 'workspace'}")
