@@ -95,7 +95,7 @@ def test_a_date_library_that_breaks_never_breaks_the_question(monkeypatch) -> No
         raise RuntimeError("locale data missing")
 
     monkeypatch.setattr(tw, "_parser", broken)
-    monkeypatch.setattr(tw, "_jio", broken)
+    monkeypatch.setattr(tw, "jionlp", broken)
     q = read("Where did I live in January 2022? 我三月份住在哪里？", TODAY)
     assert q.ask.when == "now" and "live" in q.subject.terms
 

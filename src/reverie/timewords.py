@@ -179,22 +179,27 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
 
 
 @lru_cache(maxsize=1)
-def _jio() -> Any:
-    """jionlp, imported on first use: it prints a banner on import (kept off stdout,
-    which carries JSON and the MCP protocol)."""
+def jionlp() -> Any:
+    """jionlp, imported on first use (here and by :mod:`reverie.intents.compile`): it
+    prints a banner on import, kept off stdout, which carries JSON and the MCP protocol."""
     with contextlib.redirect_stdout(io.StringIO()):
-        import jionlp
+        import jionlp as module
 
-    return jionlp
+    return module
+
+
+def wall_stamp(when: datetime) -> float:
+    """A timestamp whose local-time reading (jionlp reads it so) is ``when``'s wall time."""
+    import time as _time
+
+    return _time.mktime(when.replace(tzinfo=None).timetuple())
 
 
 def _jionlp(text: str, base: date) -> list[Said]:
-    import time as _time
-
-    stamp = _time.mktime(datetime(base.year, base.month, base.day).timetuple())
+    stamp = wall_stamp(datetime(base.year, base.month, base.day))
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            found = _jio().ner.extract_time(text, time_base=stamp, with_parsing=True)
+            found = jionlp().ner.extract_time(text, time_base=stamp, with_parsing=True)
     except Exception:  # a parser bug on odd input reads as "no time here", never a crash
         return []
     out: list[Said] = []
@@ -254,4 +259,4 @@ def _again(words: str, base: date, prefer: Prefer) -> list[Said]:
         return []
 
 
-__all__ = ["EARLIER", "FIRST", "Said", "find", "relative", "settled"]
+__all__ = ["EARLIER", "FIRST", "Said", "find", "jionlp", "relative", "settled", "wall_stamp"]

@@ -21,13 +21,12 @@ import contextlib
 import io
 import re
 from datetime import UTC, datetime, time, timedelta, tzinfo
-from functools import lru_cache
-from typing import Any
 
 from croniter import CroniterBadDateError, croniter
 
 from ..errors import ReverieError
 from ..stopwords import TRIGGER
+from ..timewords import jionlp, wall_stamp
 from ..tokens import is_cjk, terms
 from .model import MAX_TEXT_CHARS, Kind, Spec, parse_triggers
 from .recur import DEFAULT_HOUR, default_time, impossible_day, recurrence, time_of_day
@@ -137,23 +136,13 @@ _WISH = re.compile(
 _CN_SHORT = (("明早", "明天早上"), ("明晚", "明天晚上"), ("今早", "今天早上"), ("今晚", "今天晚上"))
 
 
-@lru_cache(maxsize=1)
-def _jio() -> Any:
-    """jionlp, imported on first use: it prints a banner on import (kept off stdout,
-    which carries JSON and the MCP protocol) and loads its dictionaries once."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        import jionlp
-
-    return jionlp
-
-
 def _cn_day(text: str, now: datetime) -> datetime | None:
     for short, full in _CN_SHORT:
         text = text.replace(short, full)
-    base = _naive_ts(now)
+    base = wall_stamp(now)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            found = _jio().ner.extract_time(text, time_base=base, with_parsing=True)
+            found = jionlp().ner.extract_time(text, time_base=base, with_parsing=True)
     except Exception:  # a parser bug on odd input reads as "no time here", never a crash
         return None
     for ent in found:
@@ -161,13 +150,6 @@ def _cn_day(text: str, now: datetime) -> datetime | None:
         if detail.get("type") == "time_point":
             return datetime.fromisoformat(detail["time"][0])
     return None
-
-
-def _naive_ts(now: datetime) -> float:
-    """A timestamp whose local-time reading (jionlp reads it so) is ``now``'s wall time."""
-    import time as _time
-
-    return _time.mktime(now.replace(tzinfo=None).timetuple())
 
 
 def _mask(text: str) -> str:

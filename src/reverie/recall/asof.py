@@ -37,10 +37,6 @@ class TimeAsk:
     words: str = ""
 
     @property
-    def past(self) -> bool:
-        return self.when != "now"
-
-    @property
     def order_name(self) -> str:
         """How a group of versions is ordered for this question (``--explain``)."""
         return {
