@@ -123,3 +123,20 @@ def test_the_lines_of_the_days_a_question_names_come_first() -> None:
     assert max(lifted, key=lambda s: s.final).candidate.chunk_id == 2
     assert lifted[0] is items[0] and lifted[1].relevance == items[1].relevance
     assert lift_window(items, q.ask.start, q.ask.end, 1.0) == items
+
+
+@pytest.mark.parametrize(
+    ("question", "about_user"),
+    [
+        ("Can you suggest some activities that I can do in the evening?", True),
+        ("What is my dentist called?", True),
+        ("What did Caroline research?", False),  # names someone: its words decide
+        ("zeppelin hangar door", False),  # a keyword query: no form to embed
+        ("我的牙医叫什么名字？", False),  # no stop words are read in Chinese: as before
+    ],
+)
+def test_a_sentence_naming_no_one_is_about_the_user(question: str, about_user: bool) -> None:
+    q = read(question, TODAY)
+    assert q.about_user is about_user
+    if about_user:
+        assert q.content != q.bare  # the vector lane embeds the whole question

@@ -734,3 +734,29 @@ def test_a_long_result_list_is_filled_past_the_lane_candidates(
     hits = engine.search("zqharbour ferry", max_results=40, record=False).hits
     assert len(hits) == 40
     assert len(engine.search("zqharbour ferry", record=False).hits) == 6  # the default call
+
+
+def test_a_sentence_about_the_user_leans_on_meaning_a_keyword_query_on_words(
+    space: Space,
+) -> None:
+    """A question that names no one is weighed 0.7 vector / 0.3 keyword
+    (search_unnamed_vector_weight); a keyword query and a question naming someone keep
+    0.5 / 0.5: ``--explain`` shows the mix each hit was scored with."""
+
+    def mixes(data: dict[str, Any]) -> set[tuple[float, float]]:
+        out = set()
+        for h in data["hits"]:
+            e = h["explain"]
+            if e["vector"] > 0 and e["text"] > 0 and e["path_tier"] is None:
+                w = (e["hybrid"] - e["text"]) / (e["vector"] - e["text"])
+                out.add((round(w, 1), round(1 - w, 1)))
+        return out
+
+    sentence = space.search("what grind setting do I use for my espresso?", "--explain")
+    keywords = space.search("espresso grinder setting", "--explain")
+    assert mixes(sentence) == {(0.7, 0.3)}
+    assert mixes(keywords) == {(0.5, 0.5)}
+    off = {"REVERIE_SEARCH_UNNAMED_VECTOR_WEIGHT": "0.5"}
+    assert mixes(
+        space.search("what grind setting do I use for my espresso?", "--explain", env=off)
+    ) == {(0.5, 0.5)}

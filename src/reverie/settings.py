@@ -69,7 +69,8 @@ class Settings(Mapping[str, Any]):
     search_context_reach: int
     search_context_share: float
     search_stop_words: bool
-    search_embed_content_words: bool
+    search_embed: str
+    search_unnamed_vector_weight: float
     search_window_boost: float
     search_speaker_boost: float
     search_session_bonus: float

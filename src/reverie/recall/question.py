@@ -8,7 +8,10 @@ search reads, in the order :mod:`reverie.recall.search` lists them.
   hits that both hold one may be versions of one statement);
 - ``ask``: the time it asks about, its time words read by the date libraries
   (:mod:`reverie.timewords`) against the day it is asked;
-- ``embedded``: the words the vector lane embeds when only content words are embedded.
+- ``content``: its content words (stop words left out); ``bare``: the question less
+  the words naming the time asked;
+- ``about_user``: a sentence (it has words beside its content words) that names no
+  one: about the user, its form carries the meaning, not only its words.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from ..timewords import find, settled
-from ..tokens import QUERY_STOP_WORDS, query_terms, scripts
+from ..tokens import QUERY_STOP_WORDS, query_terms, scripts, terms
 from .asof import TimeAsk, time_ask
 from .hops import names
 from .subject import Subject, subject_terms
@@ -34,6 +37,8 @@ class Question:
     subject: Subject
     ask: TimeAsk
     content: str
+    bare: str
+    about_user: bool
 
 
 def read(text: str, today: date) -> Question:
@@ -43,8 +48,13 @@ def read(text: str, today: date) -> Question:
     # the subject is not the words that name the time asked; other time words are
     # part of what is asked ("the Tuesday standup")
     bare = text.replace(ask.words, " ") if ask.words else text
-    content = " ".join(query_terms(text, QUERY_STOP_WORDS)) or text
-    return Question(text, today, scripts(text), names(bare), subject_terms(bare), ask, content)
+    kept = query_terms(text, QUERY_STOP_WORDS)
+    content, named = " ".join(kept) or text, names(bare)
+    about_user = not named and len(kept) < len(terms(text))
+    return Question(
+        text, today, scripts(text), named, subject_terms(bare), ask, content, bare.strip(),
+        about_user,
+    )  # fmt: skip
 
 
 __all__ = ["Question", "read"]

@@ -6,7 +6,8 @@ Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ran
 The question is read once (:mod:`reverie.recall.question`); the stages of a search,
 in the order :meth:`Searcher._search` runs them, each reading that one value:
 
-1. lanes: the vector lane (the question's content words or its form), the keyword
+1. lanes: the vector lane (a question's content words; the whole of a sentence that
+   names no one: it is about the user, and its form carries the meaning), the keyword
    lane, the path tiers;
 2. score: each lane's spread, recency decay, a lane blind to a line's script not voting
    (:mod:`reverie.recall.ranking`);
@@ -123,9 +124,12 @@ class Searcher:
                 f"vector search paused: the index holds vectors of {stored}, not "
                 f"{label}; run `reverie index` to re-embed"
             )
-        try:  # the content words, not the question's form, when so set
-            words = q.content if self.settings.search_embed_content_words else q.text
-            return self.embedder.embed_query(words), None
+        mode = self.settings.search_embed
+        # the content words, not the form, of a question about someone (module doc)
+        whole = mode == "question" or (mode == "auto" and q.about_user)
+        words = q.bare if whole else q.content
+        try:
+            return self.embedder.embed_query(words or q.text), None
         except ProviderError as exc:
             if exc.transient:
                 return None, f"embedding failed transiently ({exc}); keyword-only"
@@ -188,6 +192,9 @@ class Searcher:
         cfg = self.config(
             keyword_only=keyword_only, max_results=3 * k if budget_tokens else max_results
         )
+        if q.about_user and not keyword_only:  # its meaning more than its words
+            w = s.search_unnamed_vector_weight
+            cfg = RankConfig(**{**cfg.__dict__, "w_vec": w, "w_text": 1.0 - w})
         if budget_tokens:  # asked to fill a budget: weaker hits may have the evidence
             cfg = RankConfig(**{**cfg.__dict__, "min_score": s.search_budget_min_score})
         if lanes == "vector":

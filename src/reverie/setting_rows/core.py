@@ -176,12 +176,28 @@ CORE: tuple[Setting, ...] = (
         bool,
     ),
     # a question's form (what did..., how does...) made chat lines that are questions
-    # its nearest neighbours: LoCoMo dev agent's view 0.713 -> 0.766, multi-hop 0.42 -> 0.55
+    # its nearest neighbours: LoCoMo dev agent's view 0.713 -> 0.766, multi-hop 0.42 -> 0.55;
+    # a sentence that names no one is about the user, whose form carries the meaning
+    # (auto, with the weight below: LongMemEval dev s_any@5 0.967 -> 0.984, budget 0.867
+    # -> 0.909; not chosen on: LoCoMo dev view 0.875 -> 0.873, bench/updates.py held-out
+    # newer first 57 -> 63 of 120, as-of 91 -> 89; bench/README.md)
     S(
-        "search_embed_content_words",
-        True,
-        "The vector lane embeds the query's content words only (stop words left out).",
-        bool,
+        "search_embed",
+        "auto",
+        "What the vector lane embeds: the question's content words (content), the whole "
+        "question less its time words (question), or the whole question when it is a "
+        "sentence that names no one and content words otherwise (auto).",
+        str,
+        choices=("auto", "content", "question"),
+    ),
+    S(
+        "search_unnamed_vector_weight",
+        0.7,
+        "Weight of the vector lane for a sentence that names no one (the keyword lane "
+        "gets the rest); search_vector_weight for other queries.",
+        float,
+        minimum=0,
+        maximum=1,
     ),
     # issue 21 point 6 (reverie.recall.hops): LoCoMo dev agent's view 0.854 -> 0.880,
     # multi-hop 0.644 -> 0.691 with both (speaker 1.35 / 2.0: 0.874 / 0.881; bonus 0.5:
