@@ -33,7 +33,7 @@ def remember(state: State, *, store: BaseStore) -> dict[str, str]:
 
 
 def recall(state: State, *, store: BaseStore) -> dict[str, str]:
-    [hit, *_] = store.search(("users", state["user"]), query="what does the user prefer")
+    [hit, *_] = store.search(("users", state["user"]), query="does the user prefer tea or coffee")
     return {"recalled": hit.value["text"]}
 
 

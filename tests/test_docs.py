@@ -10,13 +10,38 @@ import reverie
 from reverie.settings import settings_table
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+DOCS = README.parent / "docs"
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)\n```", re.S)
 
 
-def test_readme_settings_table_matches_the_settings_table() -> None:
-    text = README.read_text(encoding="utf-8")
+def blocks() -> list[tuple[str, str]]:
+    """Every Python block of the README and of docs/, with the file it is in."""
+    out = [("README.md", b) for b in PYTHON_BLOCK.findall(README.read_text(encoding="utf-8"))]
+    for doc in sorted(DOCS.glob("*.md")):
+        out += [(f"docs/{doc.name}", b) for b in PYTHON_BLOCK.findall(doc.read_text("utf-8"))]
+    return out
+
+
+def block(marker: str) -> str:
+    """The first block holding ``marker``."""
+    return next(b for _, b in blocks() if marker in b)
+
+
+# what identifies each tested block (the tests below run each as written)
+TESTED = ("open_session", "AsyncReverie", "add_intent", "ScriptedLLM")
+
+
+def test_every_python_block_of_the_docs_is_run_by_a_test() -> None:
+    untested = [f"{name}: {b[:60]!r}" for name, b in blocks() if not any(m in b for m in TESTED)]
+    assert untested == []
+    assert len(blocks()) == len(TESTED)
+
+
+def test_the_settings_reference_is_generated_from_the_settings_table() -> None:
+    text = (DOCS / "settings.md").read_text(encoding="utf-8")
     block = text.split("<!-- settings-table:begin -->")[1].split("<!-- settings-table:end -->")[0]
     assert block.strip() == settings_table().strip(), (
-        "regenerate the README table from reverie.settings"
+        "regenerate docs/settings.md's table from reverie.settings"
     )
 
 
@@ -49,8 +74,7 @@ def test_public_api_is_exactly_all() -> None:
 
 def test_readme_session_example_runs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("REVERIE_EMBEDDER", "fake")
-    text = README.read_text(encoding="utf-8")
-    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "open_session" in b)
+    code = block("open_session")
     code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
     code = code.replace('"~/.reverie/state"', repr(str(tmp_path / "st")))
     namespace: dict[str, object] = {}  # a fresh machine: nothing exists yet
@@ -71,8 +95,7 @@ def test_readme_async_example_runs(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("REVERIE_EMBEDDER", "fake")
     monkeypatch.setenv("REVERIE_STATE_DIR", str(tmp_path / "st"))
     reverie.Reverie.open(tmp_path / "ws", tmp_path / "st").init()  # `reverie init`
-    text = README.read_text(encoding="utf-8")
-    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "AsyncReverie" in b)
+    code = block("AsyncReverie")
     code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
     exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
     assert "deploy key rotates on Fridays" in capsys.readouterr().out
@@ -82,8 +105,7 @@ def test_readme_intents_example_runs(tmp_path: Path, monkeypatch) -> None:  # ty
     """The README's intents block as written: the owner's grounded reminder is armed,
     an ungrounded one waits (issue 43 point 3)."""
     monkeypatch.setenv("REVERIE_EMBEDDER", "fake")
-    text = README.read_text(encoding="utf-8")
-    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "add_intent" in b)
+    code = block("add_intent")
     code = code.replace('"~/.reverie/workspace"', repr(str(tmp_path / "ws")))
     code = code.replace('"~/.reverie/state"', repr(str(tmp_path / "st")))
     reverie.Reverie.open(tmp_path / "ws", tmp_path / "st").init()  # `reverie init`
@@ -96,8 +118,7 @@ def test_readme_intents_example_runs(tmp_path: Path, monkeypatch) -> None:  # ty
 def test_readme_testing_example_passes(tmp_path: Path) -> None:
     """The README's pytest example as written: each of its tests passes on the shipped
     fakes (issue 43 point 3)."""
-    text = README.read_text(encoding="utf-8")
-    code = next(b for b in re.findall(r"```python\n(.*?)\n```", text, re.S) if "ScriptedLLM" in b)
+    code = block("ScriptedLLM")
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     tests = [n for n in namespace if n.startswith("test_")]

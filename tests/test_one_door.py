@@ -243,8 +243,7 @@ def test_docstrings_name_modules_that_exist() -> None:
 
 
 def _architecture_block() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     return re.findall(r"```\n(src/reverie/.*?)```", section, re.S)[0]
 
 
@@ -254,15 +253,17 @@ def test_the_readme_architecture_matches_the_tree() -> None:
     named |= {m for m in re.findall(r"(?<![\w/.])([a-z_]+\.py)\b", block)}
     named -= {"src/reverie/"}
     for name in named:  # everything the block names exists
-        assert (PACKAGE / name).exists(), f"README names {name}, which is not in the tree"
+        assert (PACKAGE / name).exists(), (
+            f"docs/architecture.md names {name}, which is not in the tree"
+        )
     packages = {
         p.relative_to(PACKAGE).as_posix() + "/"
         for p in PACKAGE.rglob("*")
         if p.is_dir() and (p / "__init__.py").exists()
     }
     tops = {p.name for p in PACKAGE.glob("*.py") if not p.name.startswith("__")}
-    assert packages - named == set(), "packages the README's Architecture does not show"
-    assert tops - named == set(), "top-level modules the README's Architecture does not show"
+    assert packages - named == set(), "packages docs/architecture.md does not show"
+    assert tops - named == set(), "top-level modules docs/architecture.md does not show"
 
 
 def test_a_users_own_test_of_an_agent_loop_runs_on_the_shipped_fakes(tmp_path: Path) -> None:

@@ -760,3 +760,26 @@ def test_a_sentence_about_the_user_leans_on_meaning_a_keyword_query_on_words(
     assert mixes(
         space.search("what grind setting do I use for my espresso?", "--explain", env=off)
     ) == {(0.5, 0.5)}
+
+
+def test_a_recorded_search_embeds_only_its_question(tmp_path: Path) -> None:
+    """Issue 39 point 5: the candidates' vectors come from the index; a search (recorded
+    in the recall log, with two versions of one fact to order) embeds one text, the
+    question, and nothing else."""
+    from reverie.storage.embedders.fake import FakeEmbedder
+
+    fake = FakeEmbedder()
+    engine = Reverie.open(tmp_path / "ws", tmp_path / "st", environ={}, use_embedder=fake)
+    engine.init()
+    (tmp_path / "ws" / "memory" / "2026-03-02.md").write_text(
+        "- 09:00 The gym I go to is Ironworks on Hale Street.\n", encoding="utf-8"
+    )
+    (tmp_path / "ws" / "memory" / "2026-04-20.md").write_text(
+        "- 09:00 The gym I go to is now Summit Climbing on the quay.\n", encoding="utf-8"
+    )
+    engine.index()
+    fake.batches.clear()
+    response = engine.search("which gym do I go to?")
+    engine.close()
+    assert len(response.hits) >= 2
+    assert len(fake.batches) == 1 and len(fake.batches[0]) == 1, fake.batches

@@ -237,7 +237,7 @@ def defaults() -> Settings:
 
 
 def settings_table() -> str:
-    """The settings table as Markdown (the README's copy is checked against it)."""
+    """The settings table as Markdown (docs/settings.md's copy is checked against it)."""
     rows = ["| setting | default | environment | help |", "|---|---|---|---|"]
     rows += [f"| `{s.name}` | `{s.default}` | `{s.env}` | {s.help} |" for s in SETTINGS]
     return "\n".join(rows)

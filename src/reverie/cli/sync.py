@@ -100,7 +100,7 @@ def sync(
 
 @click.group("device")
 def device() -> None:
-    """Pair this device with the others of the same owner (see README, "Sync")."""
+    """Pair this device with the others of the same owner (see docs/sync.md)."""
 
 
 @device.command("pair")

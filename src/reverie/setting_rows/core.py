@@ -180,7 +180,7 @@ CORE: tuple[Setting, ...] = (
     # a sentence that names no one is about the user, whose form carries the meaning
     # (auto, with the weight below: LongMemEval dev s_any@5 0.967 -> 0.984, budget 0.867
     # -> 0.909; not chosen on: LoCoMo dev view 0.875 -> 0.873, bench/updates.py held-out
-    # newer first 57 -> 63 of 120, as-of 91 -> 89; bench/README.md)
+    # newer first 57 -> 60 of 120, as-of 91 -> 88; bench/README.md)
     S(
         "search_embed",
         "auto",

@@ -2,7 +2,7 @@
 
 Pure merge logic (:mod:`.journal_merge`, :mod:`.entry_merge`, :mod:`.policy`,
 :mod:`.seal`, :mod:`.forgotten`) and the I/O at the edge (:mod:`.git`, :mod:`.run`,
-:mod:`.apply`, :mod:`.pairing`). See the README's "Sync" section for the threat model.
+:mod:`.apply`, :mod:`.pairing`). See docs/sync.md for the threat model.
 """
 
 from __future__ import annotations

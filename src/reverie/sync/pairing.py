@@ -1,5 +1,5 @@
 """``reverie device pair``: enrol a new device, approved on a paired one (see
-:mod:`reverie.sync.devices` for the protocol and the README for the threat model).
+:mod:`reverie.sync.devices` for the protocol and docs/sync.md for the threat model).
 
 The request travels on a side ref of the remote (``refs/reverie/pair/<device>``), so
 the new device pushes nothing into the shared history before it is paired; the
