@@ -3,14 +3,18 @@ the labelled pairs of ``bench/data/supersede/`` (how they were labelled: its
 ``LABELLING.md``), reported on a held-out split. Nothing here ships yet: the figure
 says whether the linker of point 1 can reach precision >= 0.95 without a model.
 
-Features of a pair (A earlier, B later), from the shipped embedder: the elementwise
-product and absolute difference of the two vectors, their cosine, the share of
-words they have in common, and log(1 + days apart). A logistic regression; L2 chosen
+Features of a pair (A earlier, B later), from the shipped embedder (``--features``):
+``whole``, the elementwise product and absolute difference of the two vectors, their
+cosine, the share of words they have in common, and log(1 + days apart);
+``new-words`` (default), those three scalars and what B adds: the vector of B's words
+that A lacks, and cosines between the lines, their own words and their shared words
+(:func:`features`). A logistic regression; L2 chosen
 on dev log-loss; the threshold the lowest on dev with precision >= ``--precision``.
 Splits fixed before fitting: written pairs by chain (else by a hash of A's text),
 LongMemEval pairs by question (3/5 train, 1/5 dev, 1/5 test).
 
-    python bench/train_supersede.py [--precision 0.95] [--out bench/out/supersede-fit.json]
+    python bench/train_supersede.py [--precision 0.95] [--features whole|new-words]
+        [--out bench/out/supersede-fit.json]
 """
 
 from __future__ import annotations
@@ -101,15 +105,58 @@ def _words(text: str) -> set[str]:
     return w | {c for c in text if "\u4e00" <= c <= "\u9fff"}
 
 
-def features(pairs: list[Pair], emb: Usem3Embedder) -> np.ndarray:
+def _tokens(text: str) -> list[str]:
+    """Words in order (lowercased), Chinese as characters."""
+    out: list[str] = []
+    for m in _WORD.findall(text):
+        out += list(m) if any("\u4e00" <= c <= "\u9fff" for c in m) else [m.lower()]
+    return out
+
+
+def _only(text: str, other: str) -> str:
+    """The words of ``text`` that ``other`` lacks, in order (what one line adds)."""
+    seen = set(_tokens(other))
+    return " ".join(t for t in _tokens(text) if t not in seen) or "-"
+
+
+def _shared(text: str, other: str) -> str:
+    seen = set(_tokens(other))
+    return " ".join(t for t in _tokens(text) if t in seen) or "-"
+
+
+def features(pairs: list[Pair], emb: Usem3Embedder, kind: str = "new-words") -> np.ndarray:
+    """``whole``: the pair's vectors (product, difference), cosine, shared words, days.
+    ``new-words``: cosine, shared words, days, and what the later line adds: the vector
+    of its words the earlier lacks, its cosine with the earlier's own words, the vector
+    of the shared words against each line, the share of each line's words that are its
+    own."""
     va = emb.embed_documents([p.earlier for p in pairs])
     vb = emb.embed_documents([p.later for p in pairs])
+    if kind == "new-words":
+        vao = emb.embed_documents([_only(p.earlier, p.later) for p in pairs])
+        vbo = emb.embed_documents([_only(p.later, p.earlier) for p in pairs])
+        vs = emb.embed_documents([_shared(p.earlier, p.later) for p in pairs])
     rows = []
-    for p, a, b in zip(pairs, va, vb, strict=True):
+    for i, (p, a, b) in enumerate(zip(pairs, va, vb, strict=True)):
         wa, wb = _words(p.earlier), _words(p.later)
         share = len(wa & wb) / max(1, len(wa | wb))
-        rows.append([*(a * b), *np.abs(a - b), float(a @ b), share, math.log1p(p.days) / 6])
+        base = [float(a @ b), share, math.log1p(p.days) / 6]
+        if kind == "whole":
+            rows.append([*(a * b), *np.abs(a - b), *base])
+            continue
+        ao, bo, sv = vao[i], vbo[i], vs[i]
+        own_a = len(wa - wb) / max(1, len(wa))
+        own_b = len(wb - wa) / max(1, len(wb))
+        scalars = [float(ao @ bo), float(sv @ a), float(sv @ b), float(ao @ b), float(bo @ a)]
+        rows.append([*base, *scalars, own_a, own_b, *bo])
     return np.array(rows)
+
+
+def average_precision(p: np.ndarray, y: np.ndarray) -> float:
+    order = np.argsort(-p)
+    hits = np.cumsum(y[order])
+    ranks = np.arange(1, len(y) + 1)
+    return float((hits / ranks)[y[order] == 1].sum() / max(1, y.sum()))
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float, steps: int = 2000) -> tuple[np.ndarray, float]:
@@ -144,9 +191,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--precision", type=float, default=0.95)
     ap.add_argument("--out", type=Path, default=Path("bench/out/supersede-fit.json"))
+    ap.add_argument("--features", choices=("whole", "new-words"), default="new-words")
     args = ap.parse_args()
     pairs = load()
-    x = features(pairs, Usem3Embedder(cache_dir=Path("/tmp/reverie-usem3")))
+    x = features(pairs, Usem3Embedder(cache_dir=Path("/tmp/reverie-usem3")), args.features)
     y = np.array([int(p.replaces) for p in pairs])
     split = np.array([p.split for p in pairs])
     tr, dv = split == "train", split == "dev"
@@ -167,7 +215,15 @@ def main() -> None:
          if (p[dv] >= c).sum() >= 3 and metrics(p[dv], y[dv], c)["precision"] >= args.precision),
         0.99,
     )  # fmt: skip
-    report: dict[str, object] = {"l2": best[0], "threshold": t}
+    te = split == "test"
+    report: dict[str, object] = {
+        "features": args.features,
+        "l2": best[0],
+        "threshold": t,
+        "ap_dev": round(average_precision(p[dv], y[dv]), 3),
+        "ap_test": round(average_precision(p[te], y[te]), 3),
+    }
+    print(f"{args.features}: AP dev {report['ap_dev']}, test {report['ap_test']}, threshold {t}")
     groups: dict[str, list[int]] = defaultdict(list)
     for i, pr in enumerate(pairs):
         for key in (
