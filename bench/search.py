@@ -392,8 +392,9 @@ def bench_size(
     qs = queries(info["vocab"], n_queries)
     for q in qs[:10]:  # warm-up: model loaded, SQLite's page cache filled
         engine.search(q, record=False)
-    matrix = engine._a.searcher.vectors._matrix  # (a bench reads the adapters directly)
-    assert matrix is not None
+    base = engine._a.searcher.vectors._base  # (a bench reads the adapters directly)
+    assert base is not None
+    matrix = np.array(base)  # the baseline's own copy in memory (the lane's is mapped)
     conn = engine._a.conn
     retriever, bm25s_s = limit_bm25(conn)
     embed_s: list[Sample] = []

@@ -31,8 +31,9 @@ from ..storage.embedders.base import Embedder
 from ..storage.index.db import Connection
 from ..storage.index.keyword import KeywordIndex
 from ..storage.index.port import IndexReader
-from ..storage.index.query import PathLane, VectorLane
+from ..storage.index.query import PathLane
 from ..storage.index.rows import NO_SCORES, LaneScores
+from ..storage.index.vector_lane import VectorLane
 from ..tokens import QUERY_STOP_WORDS, count_tokens
 from .chains import Link
 from .follow import SUPERSEDE_POOL, chains_of, versions_of

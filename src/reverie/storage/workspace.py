@@ -49,6 +49,18 @@ def checkpoint_paths(folder: Path, key: str) -> tuple[Path, Path]:
     return folder / f"{key}.json", folder / f"{key}.lock"
 
 
+def warm_snapshot_dir(index_file: Path) -> Path:
+    """``<agent>/index.warm/``: the warm lanes' snapshot beside an index file
+    (:mod:`reverie.storage.index.warm_files`; derived, deleted by every forget)."""
+    return index_file.with_suffix(".warm")
+
+
+def warm_pointer(folder: Path, name: str, *, temporary: str = "") -> Path:
+    """``<agent>/index.warm/<name>.json``: which snapshot of ``name`` is current
+    (``temporary``: the file written before it is renamed into place)."""
+    return folder / (f".{name}.{temporary}.json" if temporary else f"{name}.json")
+
+
 def lock_beside(path: Path) -> Path:
     """The lock that serialises creating (or rewriting) the file at ``path``."""
     return path.with_name(path.name + ".lock")

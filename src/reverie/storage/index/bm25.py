@@ -107,16 +107,97 @@ class Bm25Index:
         self._len = np.zeros(0, np.float64)
         self._alive = np.zeros(0, bool)
         self._seqs: dict[int, str] = {}  # doc number -> token sequence (docs with non-ASCII)
-        self.known: dict[int, tuple[int, str]] = {}  # chunk id -> (doc number, fingerprint)
+        self._known: dict[int, tuple[int, str]] = {}  # chunk id -> (doc number, fingerprint)
         self._total = 0.0
         self._count = 0
+        # read from a snapshot: ids, locations and fingerprints as arrays, turned into
+        # the lists and the dict above only when the index changes (_unpack)
+        self._packed: dict[str, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def known(self) -> dict[int, tuple[int, str]]:
+        """chunk id -> (doc number, fingerprint) of every live doc."""
+        self._unpack()
+        return self._known
+
+    def _unpack(self) -> None:
+        p, self._packed = self._packed, None
+        if p is None:
+            return
+        paths = p["paths"].tolist()
+        self._ids = p["ids"].tolist()
+        self._where = [
+            (paths[c], s, t)
+            for c, s, t in zip(
+                p["path_code"].tolist(), p["start"].tolist(), p["part"].tolist(), strict=True
+            )
+        ]
+        fps = [f.decode("ascii") for f in p["known_fp"].tolist()]
+        nums = p["known_num"].tolist()
+        self._known = dict(zip(p["known_id"].tolist(), zip(nums, fps, strict=True), strict=True))
+
+    def _docs(self) -> int:
+        return len(self._packed["ids"]) if self._packed is not None else len(self._ids)
+
+    def _id(self, n: int) -> int:
+        return int(self._packed["ids"][n]) if self._packed is not None else self._ids[n]
+
+    def _loc(self, n: int) -> tuple[str, int, int]:
+        p = self._packed
+        if p is None:
+            return self._where[n]
+        return (str(p["paths"][p["path_code"][n]]), int(p["start"][n]), int(p["part"][n]))
+
+    def to_parts(self) -> tuple[dict[str, object], dict[str, np.ndarray]]:
+        """What :mod:`reverie.storage.index.warm_files` keeps: the small state (pickled)
+        and the arrays (saved as they are, memory-mapped when read)."""
+        self._unpack()
+        skip = {"_segments", "_ids", "_where", "_known", "_packed", "vocab"}
+        state = {k: v for k, v in self.__dict__.items() if k not in skip}
+        state["vocab"] = dict(self.vocab)
+        state["_segments"] = len(self._segments)
+        arrays: dict[str, np.ndarray] = {}
+        for i, seg in enumerate(self._segments):
+            arrays |= {f"s{i}_docs": seg.docs, f"s{i}_tf": seg.tf, f"s{i}_ptr": seg.ptr}
+        paths = sorted({w[0] for w in self._where})
+        code = {p: i for i, p in enumerate(paths)}
+        known = list(self._known.items())
+        arrays |= {
+            "ids": np.asarray(self._ids, np.int64),
+            "paths": np.asarray(paths, dtype=str),
+            "path_code": np.fromiter((code[w[0]] for w in self._where), np.int64),
+            "start": np.fromiter((w[1] for w in self._where), np.int64),
+            "part": np.fromiter((w[2] for w in self._where), np.int64),
+            "known_id": np.fromiter((k for k, _ in known), np.int64),
+            "known_num": np.fromiter((v[0] for _, v in known), np.int64),
+            "known_fp": np.asarray([v[1].encode("ascii") for _, v in known], dtype=bytes),
+        }
+        return state, arrays
+
+    @classmethod
+    def from_parts(cls, state: dict[str, object], arrays: dict[str, np.ndarray]) -> Bm25Index:
+        out = cls()
+        count = state.pop("_segments")
+        assert isinstance(count, int)
+        vocab = state.pop("vocab")
+        assert isinstance(vocab, dict)
+        out.vocab.update(vocab)
+        out.__dict__.update(state)
+        for i in range(count):
+            seg = _Segment.__new__(_Segment)
+            seg.docs, seg.tf, seg.ptr = (arrays[f"s{i}_{n}"] for n in ("docs", "tf", "ptr"))
+            out._segments.append(seg)
+        names = ("ids", "paths", "path_code", "start", "part", "known_id", "known_num", "known_fp")
+        out._packed = {n: arrays[n] for n in names}
+        return out
+
     def add(self, docs: Iterable[Doc]) -> None:
         """Index ``docs`` (a chunk id already present is replaced)."""
         batch = list(docs)
+        self._unpack()
         self.remove(d.chunk_id for d in batch if d.chunk_id in self.known)
         if not batch:
             return
@@ -133,7 +214,7 @@ class Bm25Index:
                 self._seqs[n] = _SEP + _SEP.join(toks) + _SEP
             self._ids.append(d.chunk_id)
             self._where.append(d.location)
-            self.known[d.chunk_id] = (n, d.fingerprint)
+            self._known[d.chunk_id] = (n, d.fingerprint)
         self._len = np.concatenate([self._len, lengths.astype(np.float64)])
         self._alive = np.concatenate([self._alive, np.ones(len(batch), bool)])
         self._total += float(lengths.sum())
@@ -155,7 +236,7 @@ class Bm25Index:
 
     @property
     def dead_share(self) -> float:
-        return 1.0 - self._count / len(self._ids) if self._ids else 0.0
+        return 1.0 - self._count / self._docs() if self._docs() else 0.0
 
     def _merge_small(self) -> None:
         """Every segment but the largest into one (their postings, dead docs dropped)."""
@@ -216,7 +297,7 @@ class Bm25Index:
             if not len(docs):
                 continue
             if acc is None or hit is None:
-                acc, hit = np.zeros(len(self._ids)), np.zeros(len(self._ids), bool)
+                acc, hit = np.zeros(self._docs()), np.zeros(self._docs(), bool)
             n_hit = float(len(docs))
             idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
             if idf <= 0.0:
@@ -239,8 +320,8 @@ class Bm25Index:
             kth = np.partition(score, len(score) - k)[len(score) - k]
             keep = score >= kth
             nums, score = nums[keep], score[keep]
-        order = sorted(range(len(nums)), key=lambda i: (-score[i], self._where[nums[i]]))[:k]
-        return {self._ids[nums[i]]: -float(score[i]) for i in order}
+        order = sorted(range(len(nums)), key=lambda i: (-score[i], self._loc(int(nums[i]))))[:k]
+        return {self._id(int(nums[i])): -float(score[i]) for i in order}
 
 
 __all__ = ["Bm25Index", "Doc", "doc_tokens", "query_phrases"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 import sqlean as sqlite3
 
 from .query import index_version, keyword_lane
+from .warm_files import load_keyword, save_keyword, tag, warm_dir
 
 if TYPE_CHECKING:  # numpy loads with the warm lane, never on a one-shot call's path
     from .bm25 import Bm25Index, Doc
@@ -89,13 +90,27 @@ class KeywordIndex:
         version = source.version()
         if self._bm25 is not None and version == self._version:
             return
+        conn = source.conn if isinstance(source, SqliteRows) else None
+        folder = warm_dir(conn) if conn is not None else None
         bm25 = self._bm25
+        if bm25 is None and conn is not None and folder is not None:  # beside the index
+            loaded = load_keyword(folder, tag(conn))
+            if loaded is not None:
+                bm25 = Bm25Index.from_parts(loaded[0], loaded[1])
+                if loaded[2] == version:  # made at this version: nothing changed since
+                    self._bm25, self._version = bm25, version
+                    return
         if bm25 is None or bm25.dead_share > COMPACT_AT:
             bm25 = Bm25Index()
         now = source.fingerprints()
-        gone = [cid for cid, (_, h) in bm25.known.items() if now.get(cid) != h]
-        bm25.remove(gone)
-        bm25.add(source.docs([cid for cid in now if cid not in bm25.known]))
+        fresh = not bm25.known
+        bm25.remove([cid for cid, (_, h) in bm25.known.items() if now.get(cid) != h])
+        new = [cid for cid in now if cid not in bm25.known]
+        bm25.add(source.docs(new))
+        # built anew or far behind: the next start reads it
+        far_behind = fresh or len(new) > max(2000, len(now) // 4)
+        if conn is not None and folder is not None and now and far_behind:
+            save_keyword(folder, tag(conn), version, *bm25.to_parts())
         self._bm25, self._version = bm25, version
 
     def top(

@@ -1,29 +1,22 @@
-"""Query adapters over the index: the keyword lane (FTS5), the vector lane (vec0 KNN
-or an in-memory numpy matrix in a warm process), exact path matches, and candidate
-rows with their ranking notes and provenance."""
+"""Query adapters over the index: the keyword lane (FTS5), exact path matches, and
+candidate rows with their ranking notes and provenance (the vector lane:
+:mod:`reverie.storage.index.vector_lane`)."""
 
 from __future__ import annotations
 
 import json
 import posixpath
-import threading
 from collections.abc import Callable, Iterable
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlean as sqlite3
 
 from ...provenance.origin import Origin, SessionKind
 from ...provenance.paths import SourceKind
 from ...tokens import fts_query
-from ..blas import blas_threads
 from .db import get_meta
 from .rows import Candidate, TriggerRow
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    from ..lazy import numpy as np  # loaded on first use
 
 _MARKS = 900
 VEC_K_MAX = 4096  # sqlite-vec's largest k
@@ -74,119 +67,6 @@ def keyword_lane(
     except sqlite3.OperationalError:
         return {}
     return {int(r[0]): float(r[1]) for r in rows}
-
-
-class VectorLane:
-    """Top-k cosine. vec0 KNN needs no loading (best for a one-shot CLI call); a warm
-    process loads the vectors once into a numpy matrix (reloaded when the index
-    changes), which answers several times faster."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._version: str | None = None
-        self._ids: np.ndarray | None = None
-        self._matrix: np.ndarray | None = None
-        self._where: np.ndarray | None = None  # each vector's rank in content order
-        self._sorted: np.ndarray | None = None  # positions of ``_ids`` in id order
-
-    @property
-    def warm(self) -> bool:
-        return self._matrix is not None
-
-    def load(self, conn: sqlite3.Connection) -> None:
-        with self._lock:
-            version = index_version(conn)
-            if self._matrix is not None and version == self._version:
-                return
-            has_vectors = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'vec_chunks'"
-            ).fetchone()
-            rows = (
-                conn.execute("SELECT rowid, embedding FROM vec_chunks").fetchall()
-                if has_vectors
-                else []  # keyword-only index: nothing to load
-            )
-            if rows:
-                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-                matrix = matrix.reshape(len(rows), -1)
-            else:
-                ids, matrix = np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
-            locations = conn.execute("SELECT id, path, start_line, part FROM chunks").fetchall()
-            rank = {
-                int(r[0]): n
-                for n, r in enumerate(sorted(locations, key=lambda r: (r[1], r[2], r[3], r[0])))
-            }
-            where = np.fromiter(
-                (rank.get(int(i), len(rank)) for i in ids), dtype=np.int64, count=len(ids)
-            )
-            self._ids, self._matrix, self._where = ids, matrix, where
-            self._sorted = np.argsort(ids)
-            self._version = version
-
-    def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
-        if get_meta(conn, "vec_dims") is None:
-            return {}
-        if self._matrix is not None:
-            if index_version(conn) != self._version:
-                self.load(conn)
-            return self._top_numpy(qvec, k)
-        # KNN breaks ties by rowid: fetch past the k-th score, then cut in content order
-        blob = np.asarray(qvec, np.float32).tobytes()
-        fetch = min(max(1, k) * 2, VEC_K_MAX)
-        while True:
-            rows = conn.execute(
-                "SELECT rowid, distance FROM vec_chunks WHERE embedding MATCH ? AND k = ?",
-                (blob, fetch),
-            ).fetchall()
-            sims = {int(r[0]): 1.0 - float(r[1]) for r in rows}
-            if len(rows) < fetch or fetch >= VEC_K_MAX or len(rows) <= k:
-                break
-            kth = sorted(sims.values(), reverse=True)[k - 1]
-            if min(sims.values()) < kth:
-                break
-            fetch = min(fetch * 2, VEC_K_MAX)
-        return top_by_location(conn, sims, k)
-
-    def vectors(self, conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, np.ndarray]:
-        """The stored vectors of these chunks (those that have one), warm or from vec0."""
-        want = list(dict.fromkeys(int(i) for i in ids))
-        if not want or get_meta(conn, "vec_dims") is None:
-            return {}
-        order = self._sorted
-        if self._matrix is not None and self._ids is not None and order is not None:
-            if index_version(conn) != self._version:
-                self.load(conn)
-                order = self._sorted
-            assert order is not None and self._ids is not None and self._matrix is not None
-            pos = np.searchsorted(self._ids, want, sorter=order)
-            out = {}
-            for cid, p in zip(want, pos, strict=True):
-                if p < len(order) and int(self._ids[order[p]]) == cid:
-                    out[cid] = self._matrix[order[p]]
-            return out
-        out = {}
-        for i in range(0, len(want), _MARKS):
-            part = want[i : i + _MARKS]
-            rows = conn.execute(
-                f"SELECT rowid, embedding FROM vec_chunks WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
-            ).fetchall()
-            for r in rows:
-                out[int(r[0])] = np.frombuffer(r[1], dtype=np.float32)
-        return out
-
-    def _top_numpy(self, qvec: np.ndarray, k: int) -> dict[int, float]:
-        assert self._matrix is not None and self._ids is not None and self._where is not None
-        if len(self._ids) == 0 or k < 1:
-            return {}
-        with blas_threads(1):
-            sims = self._matrix @ np.asarray(qvec, np.float32)
-        k = min(k, len(sims))
-        kth = np.partition(sims, len(sims) - k)[len(sims) - k]
-        idx = np.nonzero(sims >= kth)[0]  # every tie at the cut-off, then content order
-        idx = idx[np.lexsort((self._where[idx], -sims[idx]))][:k]
-        return {int(self._ids[i]): float(sims[i]) for i in idx}
 
 
 class PathLane:
@@ -373,7 +253,6 @@ def is_dirty(conn: sqlite3.Connection) -> bool:
 __all__ = [
     "PathLane",
     "TriggerRows",
-    "VectorLane",
     "candidate_row",
     "entry_order",
     "fetch_candidates",

@@ -25,6 +25,7 @@ from .db import (
 from .keyword import KeywordIndex
 from .port import counts_report
 from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from .vector_lane import VectorLane
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,13 +43,13 @@ class SqliteIndex:
         self,
         conn: Connection,
         *,
-        vectors: query.VectorLane | None = None,
+        vectors: VectorLane | None = None,
         keywords: KeywordIndex | None = None,
         paths: query.PathLane | None = None,
         cache_rows: int = 50_000,
     ) -> None:
         self.conn = conn
-        self.vector_lane = vectors or query.VectorLane()
+        self.vector_lane = vectors or VectorLane()
         self.keyword_lane = keywords or KeywordIndex()
         self.path_lane = paths or query.PathLane()
         self.cache = SqliteEmbeddingCache(conn, cap_rows=cache_rows)
@@ -170,8 +171,13 @@ class SqliteIndex:
         store.unregister_under(self.conn, folder)
 
     def scrub(self) -> bool:
+        """No deleted byte left in the index file or its WAL, and no snapshot of the
+        warm lanes (they may hold what was forgotten; the next warm process writes
+        them anew)."""
         from ..scrub import scrub
+        from .warm_files import drop, warm_dir
 
+        drop(warm_dir(self.conn))
         return scrub(self.conn)
 
     def close(self) -> None:
