@@ -65,6 +65,7 @@ class PgIndex:
         self._read = threading.local()  # .meta: this thread's snapshot (in reading())
         self._vector_count: tuple[str, int, int] | None = None  # (index_version, dims, n)
         self._hnsw_ready: set[int] = set()  # dims whose HNSW index is known to exist
+        self._counted: dict[int, int] = {}  # this tenant's vectors of a width, at least
 
     def _all(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         with self.db.connection() as conn:
@@ -288,20 +289,25 @@ class PgIndex:
                  source.generation, len(chunks), source.indexed_at),
             )  # fmt: skip
         if dims is not None:
-            self._index_when_big(int(dims))
+            self._index_when_big(int(dims), sum(v is not None for v in vectors))
 
-    def _index_when_big(self, d: int) -> None:
+    def _index_when_big(self, d: int, added: int) -> None:
         """Build the shared HNSW index of ``d``-wide vectors once this tenant has more
         than :data:`EXACT_MAX` of them: below that its searches scan exactly, and until
         some tenant needs the index no insert pays for its upkeep (issue 41, point 4)."""
         if d in self._hnsw_ready:
             return
+        if d in self._counted:  # counted once, then what this process wrote is added:
+            self._counted[d] += added  # others' writes only make it low (the index
+            if self._counted[d] <= EXACT_MAX:  # comes a little later; searches scan
+                return  # exactly meanwhile)
         with self.db.transaction() as conn:
             if not conn.execute("SELECT to_regclass(%s)", (f"chunk_vectors_hnsw_{d}",)).fetchone()[
                 0
             ]:
                 n = conn.execute("SELECT count(*) FROM chunk_vectors WHERE tenant_id = %s AND "
                                  "dims = %s", (self.tenant, d)).fetchone()[0]  # fmt: skip
+                self._counted[d] = int(n)
                 if n <= EXACT_MAX:
                     return
                 hnsw_index(conn, d)
@@ -347,7 +353,7 @@ class PgIndex:
                     (self.tenant, cid),
                 )
         if dims:
-            self._index_when_big(dims)
+            self._index_when_big(dims, len(pairs))
 
     def dirty_seq(self) -> int:
         return int(self.meta("dirty_seq", "0") or 0)
