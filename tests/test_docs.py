@@ -1,9 +1,12 @@
-"""Docs that are tested: the README's settings table, its session example, and the
-public API (``__all__``)."""
+"""Docs that are tested: the README's first commands and every Python block of the
+README and of docs/, the generated references (settings, command line, Python API),
+the docs site's strict build, and the public API (``__all__``)."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import reverie
@@ -125,3 +128,38 @@ def test_readme_testing_example_passes(tmp_path: Path) -> None:
     assert len(tests) == 2
     for n, name in enumerate(tests):
         namespace[name](tmp_path / str(n))  # type: ignore[operator]
+
+
+def test_the_command_line_reference_is_generated_from_the_commands() -> None:
+    from reverie.cli.app import COMMANDS
+    from reverie.cli.reference import markdown
+
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    assert page == markdown(), "regenerate: python -m reverie.cli.reference > docs/cli.md"
+    for name in COMMANDS:
+        assert f"## `reverie {name}`" in page
+
+
+def test_the_python_api_page_renders_every_public_name() -> None:
+    page = (DOCS / "api.md").read_text(encoding="utf-8")
+    rendered = set(re.findall(r"^::: reverie\.(\w+)$", page, re.M))
+    assert set(reverie.__all__) - {"__version__"} <= rendered
+    assert "::: reverie.aio.AsyncReverie" in page
+
+
+def test_the_docs_site_builds_with_no_warning(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a broken link, a page missing from the nav or a
+    docstring the API page cannot render fails the suite."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=README.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    assert "memory_search" in api  # Reverie.search's docstring, rendered
+    cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "reverie search" in cli
