@@ -51,7 +51,9 @@ def _section(command: click.Command, path: list[str], ctx: click.Context) -> lis
 def markdown() -> str:
     """``docs/cli.md``: the global options, then every command in the order of
     :data:`reverie.cli.app.COMMANDS`."""
-    root = click.Context(cli, info_name="reverie")
+    # the group's own context settings (-h as well as --help), which every command's
+    # context inherits, as when the command line runs
+    root = click.Context(cli, info_name="reverie", **cli.context_settings)
     usage = " ".join(cli.collect_usage_pieces(root))
     lines = [
         HEAD,
