@@ -295,3 +295,37 @@ def test_confirm_and_cancel_standing_intents(
         e.close()
     assert status["when Bob mentions the audit, ask about the auditor's report"] == "armed"
     assert status["remind me to water the ficus"] == "cancelled"
+
+
+def test_every_untrusted_line_on_one_page_filtered_paged_and_forgotten_in_place(
+    review: Review,
+) -> None:
+    """Issue 43 point 4: lines of every file filtered by origin, text, file and day,
+    paged; forgetting one returns to the same filtered page."""
+    page, base = review.page, review.base
+    page.goto(f"{base}/lines")
+    assert page.locator("td.line", has_text="orca-db-1").count() == 1  # every file
+    assert page.locator("td.line", has_text="orca-db-2").count() == 1
+    page.select_option("select[name=origin]", "untrusted")
+    page.click("button:has-text('filter')")
+    assert "origin=untrusted" in page.url
+    badges = page.locator("td span.badge").all_inner_texts()
+    assert badges and set(badges) == {"untrusted"}
+    assert page.locator("td.line", has_text="document.title").count() == 1  # as text
+    assert page.title() != "pwned"
+    page.goto(f"{base}/lines?origin=owner&q=STAGING")  # any case
+    assert page.locator("td.line").count() == 2
+    month_ago = (NOW - timedelta(days=30)).date().isoformat()
+    page.goto(f"{base}/lines?day={month_ago[:7]}&origin=owner")
+    rows = page.locator("td.line").all_inner_texts()
+    assert any("orca-db-1" in r for r in rows) and not any("orca-db-2" in r for r in rows)
+    page.goto(f"{base}/lines?per=1&origin=owner")
+    assert page.locator("td.line").count() == 1 and "page 1 of" in page.content()
+    page.click("a[rel=next]")
+    assert "page=2" in page.url and page.locator("td.line").count() == 1
+    page.goto(f"{base}/lines?origin=untrusted")
+    page.locator("tr", has_text="document.title").locator("button").click()
+    page.locator("button", has_text="yes, forget").click()
+    assert "forgotten: 1 line(s)" in page.locator(".flash").inner_text()
+    assert "/lines?origin=untrusted" in page.url  # back where it started
+    assert page.locator("td.line", has_text="document.title").count() == 0

@@ -38,13 +38,14 @@ from starlette.routing import Route
 from ..engine import Reverie
 from ..errors import ReverieError
 from . import confirm, views
-from .listing import page_of
+from .listing import lines_of, page_of
 from .templates import CSS, ENV
 
 COOKIE = "reverie_review"
 NAV = (
     ("/", "Memory"),
     ("/files", "Journals"),
+    ("/lines", "Lines"),
     ("/dream", "Dream candidates"),
     ("/history", "History"),
     ("/pending", "Pending"),
@@ -67,6 +68,7 @@ class ReviewApp:
             Route("/", self.page(self._memory)),
             Route("/files", self.page(self._files)),
             Route("/file", self.page(self._file)),
+            Route("/lines", self.page(self._lines)),
             Route("/dream", self.page(self._dream)),
             Route("/history", self.page(self._history)),
             Route("/pending", self.page(self._pending)),
@@ -186,6 +188,9 @@ class ReviewApp:
 
     def _file(self, r: Request) -> tuple[str, dict[str, Any]]:
         return "file", {"data": views.file_lines(self.engine, r.query_params.get("path", ""))}
+
+    def _lines(self, r: Request) -> tuple[str, dict[str, Any]]:
+        return "lines", {"list": lines_of(views.every_line(self.engine), dict(r.query_params))}
 
     def _dream(self, _r: Request) -> tuple[str, dict[str, Any]]:
         return "dream", {"data": views.candidates(self.engine)}

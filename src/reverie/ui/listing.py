@@ -1,5 +1,6 @@
-"""The journal list of the review page: ordered, filtered and paged (pure code over the
-rows :func:`reverie.ui.views.episodic_files` gathers)."""
+"""The review page's lists, filtered and paged (pure code over the rows
+:mod:`reverie.ui.views` gathers): the journal files, and the lines of every file
+("show me all untrusted lines")."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ def page_of(files: list[dict[str, str]], params: dict[str, str]) -> dict[str, An
     by kind then newest first (journals are named by date), cut to ``page``."""
     q = params.get("q", "").strip()
     kind = params.get("kind", "")
-    per = min(_int(params.get("per", ""), PER_PAGE), 500)
     rows = [
         f
         for f in files
@@ -30,11 +30,10 @@ def page_of(files: list[dict[str, str]], params: dict[str, str]) -> dict[str, An
     rank = {k: n for n, k in enumerate(KIND_ORDER)}
     rows.sort(key=lambda f: f["path"], reverse=True)
     rows.sort(key=lambda f: rank.get(f["kind"], len(rank)))  # stable: newest first within
-    pages = max(1, -(-len(rows) // per))
-    page = min(_int(params.get("page", ""), 1), pages)
+    shown, page, pages, per = _cut(rows, params)
     kinds = sorted({f["kind"] for f in files}, key=lambda k: rank.get(k, len(rank)))
     return {
-        "files": rows[(page - 1) * per : page * per],
+        "files": shown,
         "total": len(rows),
         "page": page,
         "pages": pages,
@@ -45,4 +44,33 @@ def page_of(files: list[dict[str, str]], params: dict[str, str]) -> dict[str, An
     }
 
 
-__all__ = ["PER_PAGE", "page_of"]
+def _cut(rows: list[dict[str, Any]], params: dict[str, str]) -> tuple[list[Any], int, int, int]:
+    """``rows`` cut to the asked page: (rows, page, pages, per)."""
+    per = min(_int(params.get("per", ""), PER_PAGE), 500)
+    pages = max(1, -(-len(rows) // per))
+    page = min(_int(params.get("page", ""), 1), pages)
+    return rows[(page - 1) * per : page * per], page, pages, per
+
+
+def lines_of(rows: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
+    """Lines of the episodic files filtered by ``origin``, ``path`` (a part of it),
+    ``day`` (the start of the file's date: ``2026-03`` is a month) and ``q`` (a part of
+    the text, any case); newest file first, in line order within a file; paged."""
+    want = {k: params.get(k, "").strip() for k in ("origin", "path", "day", "q")}
+    found = [
+        r
+        for r in rows
+        if (not want["origin"] or r["origin"] == want["origin"])
+        and (not want["path"] or want["path"].lower() in r["path"].lower())
+        and (not want["day"] or (r["day"] or "").startswith(want["day"]))
+        and (not want["q"] or want["q"].lower() in r["text"].lower())
+    ]
+    found.sort(key=lambda r: r["number"])
+    found.sort(key=lambda r: r["path"], reverse=True)  # stable: line order within a file
+    shown, page, pages, per = _cut(found, params)
+    origins = sorted({r["origin"] for r in rows})
+    return {"lines": shown, "total": len(found), "page": page, "pages": pages, "per": per,
+            "origins": origins, **want}  # fmt: skip
+
+
+__all__ = ["PER_PAGE", "lines_of", "page_of"]

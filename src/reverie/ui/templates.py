@@ -75,6 +75,23 @@ FILES = """{% extends "base" %}{% block body %}<h2>Journals, session corpus, imp
 <tr><td><a href="/file?path={{ f.path|urlencode }}">{{ f.path }}</a></td><td>{{ f.kind }}</td></tr>
 {% else %}<tr><td colspan="2" class="muted">no files</td></tr>{% endfor %}</table>{% endblock %}"""
 
+LINES = """{% extends "base" %}{% from "form" import post, badge with context %}{% block body %}
+<h2>Lines of the journals, corpus, imports and notes</h2>
+<form method="get" action="/lines"><select name="origin" aria-label="origin"><option value="">every origin</option>{% for o in list.origins %}<option value="{{ o }}"{{ ' selected' if o == list.origin else '' }}>{{ o }}</option>{% endfor %}</select>
+<input name="q" value="{{ list.q }}" size="24" aria-label="filter by text" placeholder="part of the text">
+<input name="path" value="{{ list.path }}" size="18" aria-label="filter by file" placeholder="part of the file">
+<input name="day" value="{{ list.day }}" size="10" aria-label="filter by day" placeholder="2026-03">
+<button>filter</button></form>
+{% set keep = {'origin': list.origin, 'q': list.q, 'path': list.path, 'day': list.day, 'per': list.per} %}
+<p class="muted pager">{{ list.total }} line(s) · page {{ list.page }} of {{ list.pages }}
+{% if list.page > 1 %}<a rel="prev" href="/lines?{{ dict(keep, page=list.page - 1)|urlencode }}">previous</a>{% endif %}
+{% if list.page < list.pages %}<a rel="next" href="/lines?{{ dict(keep, page=list.page + 1)|urlencode }}">next</a>{% endif %}</p>
+<table><tr><th>file</th><th>#</th><th>origin</th><th>line</th><th></th></tr>
+{% for ln in list.lines %}<tr><td><a href="/file?path={{ ln.path|urlencode }}">{{ ln.path }}</a></td><td>{{ ln.number }}</td>
+<td>{{ badge(ln.origin) }}</td><td class="line">{{ ln.text }}</td>
+<td>{{ post('/forget', 'forget', {'key': ln.key, 'back': back_here}) }}</td></tr>
+{% else %}<tr><td colspan="5" class="muted">no lines</td></tr>{% endfor %}</table>{% endblock %}"""
+
 CONFIRM = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
 <h2 class="confirm">{{ step.question }}</h2>
 <div class="diff">{% for c in step.changes %}<div class="{{ 'add' if c.sign == '+' else ('del' if c.sign == '-' else '') }}">{{ c.sign }} {{ c.text }} <span class="muted">{{ c.where }}</span></div>{% else %}<span class="muted">nothing would change</span>{% endfor %}</div>
@@ -143,6 +160,7 @@ ENV = Environment(
             "memory": MEMORY,
             "files": FILES,
             "file": FILE,
+            "lines": LINES,
             "dream": DREAM,
             "history": HISTORY,
             "pending": PENDING,

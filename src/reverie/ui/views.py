@@ -95,6 +95,21 @@ def file_lines(engine: Reverie, rel: str) -> dict[str, Any]:
     return {"path": rel, "kind": pclass.kind.value, "lines": lines}
 
 
+def every_line(engine: Reverie) -> list[dict[str, Any]]:
+    """Every non-blank line of every episodic file, with its file, day and origin (the
+    rows :func:`reverie.ui.listing.lines_of` filters)."""
+    out = []
+    for f in episodic_files(engine):
+        try:
+            data = file_lines(engine, f["path"])
+        except (OSError, ValueError):  # gone or unreadable since the walk: skipped
+            continue
+        day = engine.workspace.classify(f["path"]).day
+        for ln in data["lines"]:
+            out.append({**ln, "path": f["path"], "day": day.isoformat() if day else None})
+    return out
+
+
 def candidates(engine: Reverie) -> dict[str, Any]:
     """The dream candidate pool with every signal and gate (``dream explain``)."""
     report = engine.dream(dry_run=True)
