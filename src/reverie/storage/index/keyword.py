@@ -95,11 +95,13 @@ class KeywordIndex:
         bm25 = self._bm25
         if bm25 is None and conn is not None and folder is not None:  # beside the index
             loaded = load_keyword(folder, tag(conn))
-            if loaded is not None:
-                bm25 = Bm25Index.from_parts(loaded[0], loaded[1])
-                if loaded[2] == version:  # made at this version: nothing changed since
-                    self._bm25, self._version = bm25, version
-                    return
+            try:
+                bm25 = Bm25Index.from_parts(loaded[0], loaded[1]) if loaded else None
+            except (KeyError, TypeError, AssertionError):  # another layout: built anew
+                bm25 = None
+            if bm25 is not None and loaded is not None and loaded[2] == version:
+                self._bm25, self._version = bm25, version  # made at this version
+                return
         if bm25 is None or bm25.dead_share > COMPACT_AT:
             bm25 = Bm25Index()
         now = source.fingerprints()

@@ -52,12 +52,15 @@ def hash_keys(hashes: list[str]) -> np.ndarray:
     return np.fromiter((int(h[:15], 16) for h in hashes), np.int64, count=len(hashes))
 
 
+LAYOUT = 1  # the files' layout: a snapshot of another layout is not read
+
+
 def tag(conn: sqlite3.Connection) -> str:
-    """What a snapshot must have been made from: the embedder and the index's
-    generation (``reverie index --force`` starts a new one)."""
+    """What a snapshot must have been made from: this layout, the embedder and the
+    index's generation (``reverie index --force`` starts a new one)."""
     from .db import get_meta
 
-    return f"{get_meta(conn, 'embedder')}|{get_meta(conn, 'generation')}"
+    return f"{LAYOUT}|{get_meta(conn, 'embedder')}|{get_meta(conn, 'generation')}"
 
 
 def _pointer(folder: Path, name: str, made_from: str) -> tuple[Path, str] | None:
