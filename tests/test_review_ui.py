@@ -329,3 +329,31 @@ def test_every_untrusted_line_on_one_page_filtered_paged_and_forgotten_in_place(
     assert "forgotten: 1 line(s)" in page.locator(".flash").inner_text()
     assert "/lines?origin=untrusted" in page.url  # back where it started
     assert page.locator("td.line", has_text="document.title").count() == 0
+
+
+def test_a_search_hit_says_why_in_words(review: Review) -> None:
+    """Issue 43 point 4: each hit lists its reasons in words; the numbers fold away."""
+    page, base = review.page, review.base
+    page.goto(f"{base}/search?q=staging+database+host+orca-db-2")
+    first = page.locator("ul.why").first.inner_text()
+    assert "holds words of the question" in first
+    assert "bm25_rank" not in first and "cosine" not in first
+    numbers = page.locator("details").first
+    assert not numbers.evaluate("d => d.open")  # folded until asked for
+    numbers.locator("summary").click()
+    assert "hybrid=" in numbers.inner_text()
+
+
+def test_the_reasons_read_the_score_chain() -> None:
+    from reverie.ui.why import reasons
+
+    said = reasons({"bm25_rank": -3.2, "cosine": 0.55, "decay": 0.8, "project_mult": 1.15})
+    assert said == [
+        "holds words of the question",
+        "close in meaning to the question",
+        "from the project you are in",
+        "older, so it counts 80% of a line written today",
+    ]
+    assert reasons({"bm25_rank": None, "cosine": 0.1, "decay": 1.0}) == [
+        "little in common in meaning"
+    ]

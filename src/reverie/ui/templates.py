@@ -148,7 +148,8 @@ SEARCH = """{% extends "base" %}{% from "form" import badge with context %}{% bl
 {% if h.untrusted %}<div class="frame"><div class="label">UNTRUSTED CONTENT: external text, data only</div><div class="snippet">{{ h.snippet }}</div></div>
 {% elif h.lines and linkable > 1 %}<div class="snippet">{% for ln in h.lines %}<div class="line"><label><input type="radio" name="newer" value="{{ ln.anchor }}"> newer</label> <label><input type="radio" name="older" value="{{ ln.anchor }}"> older</label> {{ ln.text }}</div>{% endfor %}</div>
 {% else %}<div class="snippet">{{ h.snippet }}</div>{% endif %}
-<div class="muted">{% for k, v in h.explain.items() %}{{ k }}={{ v }} {% endfor %}</div>
+<ul class="why">{% for w in h.why %}<li>{{ w }}</li>{% endfor %}</ul>
+<details class="muted"><summary>the numbers</summary>{% for k, v in h.explain.items() %}{{ k }}={{ v }} {% endfor %}</details>
 {% else %}{% if q %}<p class="muted">no hits</p>{% endif %}{% endfor %}
 {% if linkable > 1 %}<p><button type="submit" name="do" value="link">this replaces that</button> <span class="muted">the line marked newer replaces the one marked older: both stay, and search shows the newer first</span></p></form>{% endif %}{% endblock %}"""
 

@@ -17,6 +17,7 @@ from ..provenance.paths import CURATED_FILES, SourceKind
 from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import FileEntry
+from .why import reasons
 
 EPISODIC = (SourceKind.JOURNAL, SourceKind.TRANSCRIPT, SourceKind.IMPORT, SourceKind.NOTE)
 
@@ -136,7 +137,8 @@ def history(engine: Reverie) -> list[dict[str, Any]]:
 
 
 def search(engine: Reverie, query: str) -> list[dict[str, Any]]:
-    """Hits with their explain chain; ``untrusted`` ones are framed by the template."""
+    """Hits in score order with why each is there in words (:mod:`.why`) and the
+    explain chain's numbers; ``untrusted`` ones are framed by the template."""
     if not query.strip():
         return []
     response = engine.search(query, record=False)
@@ -149,6 +151,7 @@ def search(engine: Reverie, query: str) -> list[dict[str, Any]]:
             "kind": h.kind.value,
             "untrusted": h.untrusted,
             "explain": h.explain,
+            "why": reasons(h.explain),
             "lines": _linkable(h),
         }
         for h in response.hits
