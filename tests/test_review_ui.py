@@ -41,7 +41,9 @@ FACT = "The staging database lives on host orca-db-2 in the Frankfurt region."
 OLDER = "The staging database lived on host orca-db-1 in the Dublin region."  # a month before
 OTHER = "The coffee machine on floor three needs descaling every month."
 SCRIPT = "Page said <script>document.title='pwned'</script> and <b>bold</b> things."
+PAGE_FACT = "The backup server heron-7 sits in rack twelve of the basement."  # web text
 QUERIES = (
+    "backup server heron-7 rack twelve",
     "staging database host orca-db-2",
     "coffee machine floor three descaling",
     "page said document title pwned bold things",
@@ -97,6 +99,7 @@ def _seed(paths: Paths, env: dict[str, str]) -> None:
     plant(e, FACT, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     plant(e, OTHER, origin=Origin.OWNER, session=SessionKind.INTERACTIVE)
     plant(e, SCRIPT, origin=Origin.UNTRUSTED, session=SessionKind.INTERACTIVE)
+    plant(e, PAGE_FACT, origin=Origin.UNTRUSTED, session=SessionKind.INTERACTIVE)
     e.index()
     for q in QUERIES:
         assert e.search(q).hits
@@ -149,7 +152,7 @@ def test_every_view_loads(review: Review) -> None:
     badges = page.locator("span.badge").all_inner_texts()
     assert "owner" in badges and "untrusted" in badges and "interactive" in page.content()
     page.goto(f"{base}/dream")
-    assert page.locator("table.cand").count() >= 2
+    assert page.locator("details.cand").count() >= 2
     assert "gate provenance" in page.content() and "signal" in page.content()
     page.goto(f"{base}/history")
     assert page.locator(".diff .add", has_text="A line added later").count() == 1
@@ -182,23 +185,33 @@ def test_script_in_a_journal_line_renders_as_text(review: Review) -> None:
 def test_promote_and_reject_a_candidate(review: Review) -> None:
     page = review.page
     page.goto(f"{review.base}/dream")
-    page.locator("table.cand", has_text="orca-db-2").locator("button", has_text="promote").click()
+
+    def candidate(text: str) -> Any:
+        """The candidate holding ``text``, opened (the pool is a list of summaries)."""
+        found = page.locator("details.cand", has_text=text)
+        found.locator("summary").click()
+        return found
+
+    candidate("orca-db-2").locator("button", has_text="promote").click()
     assert "promoted" in page.locator(".flash").inner_text()
     assert "orca-db-2" in review.memory() and "Source: " in review.memory()
-    page.locator("table.cand", has_text="coffee machine").locator(
-        "button", has_text="reject"
-    ).click()
+    candidate("coffee machine").locator("button", has_text="reject").click()
     assert "rejected" in page.locator(".flash").inner_text()
     assert (
         "rejected by the owner"
-        in page.locator("table.cand", has_text="coffee machine").inner_text()
+        in page.locator("details.cand", has_text="coffee machine").inner_text()
     )
     dreams = (review.paths.workspace / "DREAMS.md").read_text(encoding="utf-8")
     assert "owner promote" in dreams and "owner reject" in dreams
     assert page.url.startswith(f"{review.base}/dream?")  # back to the view it came from
+    # untrusted text: the provenance gate, which no one waives, fails: no promote offered
+    web = candidate("heron-7")
+    assert "gate provenance: FAIL" in web.inner_text()
+    assert web.locator("button", has_text="promote").count() == 0
+    assert web.locator("button", has_text="reject").count() == 1
     # the untrusted page text is judged chatter: never offered, so never promoted by a click
     # (the owner's promote refusing untrusted lines: test_curation)
-    assert page.locator("table.cand", has_text="document.title").count() == 0
+    assert page.locator("details.cand", has_text="document.title").count() == 0
     assert "pwned" not in review.memory()
 
 

@@ -106,13 +106,13 @@ FILE = """{% extends "base" %}{% from "form" import post, badge with context %}{
 <td>{{ post('/forget', 'forget', {'key': ln.key, 'back': here}) }}</td></tr>{% endfor %}</table>{% endblock %}"""
 
 DREAM = """{% extends "base" %}{% from "form" import post, badge with context %}{% block body %}
-<h2>Candidate pool</h2>{% for c in data.candidates %}
-<table class="cand"><tr><th colspan="2">{{ c.source }} {{ badge(c.origin) }} {{ c.session_kind or '' }}
-· score {{ c.score }} · <span class="{{ 'pass' if c.decision == 'promote' else 'fail' }}">{{ c.decision }}</span>: {{ c.reason }}
-<span style="float:right">{{ post('/dream/promote', 'promote', {'key': c.key}) }} {{ post('/dream/reject', 'reject', {'key': c.key}) }}</span></th></tr>
+<h2>Candidate pool</h2><p class="muted">Tonight's candidates, best first: open one for its signals and gates. Promote is offered only where no gate the owner cannot waive failed.</p>
+{% for c in data.candidates %}<details class="cand"><summary>{{ c.source }} {{ badge(c.origin) }} · score {{ c.score }} · <span class="{{ 'pass' if c.decision == 'promote' else 'fail' }}">{{ c.decision }}</span>: {{ c.reason }}</summary>
+<table><tr><th colspan="2">{{ c.session_kind or '' }}
+<span style="float:right">{% if c.may_promote %}{{ post('/dream/promote', 'promote', {'key': c.key}) }} {% endif %}{{ post('/dream/reject', 'reject', {'key': c.key}) }}</span></th></tr>
 <tr><td colspan="2">{{ c.snippet }}</td></tr>
 <tr><td style="width:50%">{% for k, v in c.signals.items() %}signal {{ k }}: {{ v }}<br>{% endfor %}</td>
-<td>{% for g in c.gates %}<span class="{{ 'pass' if g.passed else 'fail' }}">gate {{ g.name }}: {{ 'pass' if g.passed else 'FAIL' }}</span> {{ g.reason }}<br>{% endfor %}</td></tr></table><br>
+<td>{% for g in c.gates %}<span class="{{ 'pass' if g.passed else 'fail' }}">gate {{ g.name }}: {{ 'pass' if g.passed else 'FAIL' }}</span> {{ g.reason }}<br>{% endfor %}</td></tr></table></details>
 {% else %}<p class="muted">no candidates: nothing has been recalled from the journals yet</p>{% endfor %}
 {% if data.dropped %}<h2>Dropped</h2><table>{% for d in data.dropped %}<tr><td>{{ d.key }}</td><td>{{ d.reason }}</td></tr>{% endfor %}</table>{% endif %}
 {% endblock %}"""

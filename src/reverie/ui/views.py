@@ -10,6 +10,7 @@ import difflib
 from dataclasses import asdict
 from typing import Any
 
+from ..dreaming.curate import OWNER_GATES
 from ..dreaming.memory_file import ANCHOR_RE, entries
 from ..engine import Reverie
 from ..provenance.origin import Origin
@@ -115,10 +116,17 @@ def candidates(engine: Reverie) -> dict[str, Any]:
     """The dream candidate pool with every signal and gate (``dream explain``)."""
     report = engine.dream(dry_run=True)
     return {
-        "candidates": [asdict(c) for c in report.candidates],
+        "candidates": [
+            {**asdict(c), "may_promote": _may_promote(c.gates)} for c in report.candidates
+        ],
         "dropped": report.dropped,
         "themes": report.themes,
     }
+
+
+def _may_promote(gates: Any) -> bool:
+    """The owner may promote past every gate but those no one waives (provenance...)."""
+    return not any(g["name"] in OWNER_GATES and not g["passed"] for g in gates)
 
 
 def history(engine: Reverie) -> list[dict[str, Any]]:
