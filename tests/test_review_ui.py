@@ -4,7 +4,8 @@ The browser is Debian's ``chromium`` (``.ci/run`` installs it); Playwright never
 downloads one. In CI these tests always run: a missing browser fails them. Outside CI
 they are skipped when chromium or Playwright is missing.
 
-``REVERIE_SCREENSHOT=docs/review.png`` also saves the screenshot the README shows.
+``REVERIE_SCREENSHOTS=docs`` also saves the screenshots the docs show, one per main
+view (``review-<view>.png``; the dream view's is ``review.png``).
 """
 
 from __future__ import annotations
@@ -162,12 +163,20 @@ def test_every_view_loads(review: Review) -> None:
     page.goto(f"{base}/search?q=document+title+pwned+bold+things")
     frame = page.locator(".frame")
     assert frame.count() >= 1 and "UNTRUSTED CONTENT" in frame.first.inner_text()
-    page.goto(f"{base}/dream")
-    shot = review.paths.workspace.parent / "review.png"
-    page.screenshot(path=str(shot), full_page=False)
-    assert shot.stat().st_size > 10_000
-    if target := os.environ.get("REVERIE_SCREENSHOT"):
-        shutil.copyfile(shot, target)
+    views = {
+        "review.png": "/dream",
+        "review-memory.png": "/",
+        "review-lines.png": "/lines?origin=untrusted",
+        "review-search.png": "/search?q=staging+database+host",
+        "review-pending.png": "/pending",
+    }
+    for name, view in views.items():  # every main view renders as a page (and its picture)
+        page.goto(f"{base}{view}")
+        shot = review.paths.workspace.parent / name
+        page.screenshot(path=str(shot), full_page=False)
+        assert shot.stat().st_size > 10_000
+        if folder := os.environ.get("REVERIE_SCREENSHOTS"):
+            shutil.copyfile(shot, Path(folder) / name)
 
 
 def test_script_in_a_journal_line_renders_as_text(review: Review) -> None:
