@@ -379,3 +379,37 @@ def test_the_reasons_read_the_score_chain() -> None:
     assert reasons({"bm25_rank": None, "cosine": 0.1, "decay": 1.0}) == [
         "little in common in meaning"
     ]
+
+
+def test_the_newest_dreams_entry_reads_back_in_words() -> None:
+    """The "Last night" view reads DREAMS.md's newest entry as the dream wrote it."""
+    from reverie.dreaming.report import DreamReport, change_summary, last_entry
+
+    night = DreamReport(at="2026-05-02T03:00:00", enabled=True, dry_run=False, mode="append-only")
+    night.counts = {"added": 1, "archived": 1}
+    old = "# Long-term memory\n\n- The old fact.\n"
+    new = "# Long-term memory\n\n- The new fact. Source: memory/2026-05-01.md#L3-L3\n"
+    dreams = "# Dreams\n\n## 2026-05-01T03:00:00 · rewrite\n\n- added 9\n\n" + change_summary(
+        night, old, new
+    )
+    heading, items = last_entry(dreams) or ("", [])
+    assert heading == "2026-05-02T03:00:00 · append-only"
+    assert items[0] == "added 1, merged 0, superseded 0"
+    assert "archived 1 (moved to memory/archive.md, still searched)" in items
+    assert "out of MEMORY.md: The old fact." in items
+    assert any(i.startswith("into MEMORY.md: The new fact.") for i in items)
+    assert last_entry("# Dreams\n") is None
+
+
+def test_last_night_says_what_the_owner_promoted(review: Review) -> None:
+    page, base = review.page, review.base
+    page.goto(f"{base}/night")
+    assert "it has not run yet" in page.content() or "it last ran" in page.content()
+    page.goto(f"{base}/dream")
+    found = page.locator("details.cand", has_text="orca-db-2")
+    found.locator("summary").click()
+    found.locator("button", has_text="promote").click()
+    assert "promoted" in page.locator(".flash").inner_text()  # the POST has landed
+    page.goto(f"{base}/night")
+    assert "owner promote" in page.locator("h2").all_inner_texts()[1]
+    assert "promoted by the owner" in page.locator("ul.night").inner_text()

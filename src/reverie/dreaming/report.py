@@ -80,6 +80,27 @@ def change_summary(report: DreamReport, old: str, new: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def last_entry(dreams: str) -> tuple[str, list[str]] | None:
+    """The newest entry of DREAMS.md as :func:`change_summary` (or an owner's promote or
+    reject) wrote it: its heading (``<at> · <mode>``) and its items in plain words (a
+    diff line ``+`` / ``-`` says what came into or left ``MEMORY.md``); None when no
+    dream has written one."""
+    heads = [n for n, ln in enumerate(dreams.split("\n")) if ln.startswith("## ")]
+    if not heads:
+        return None
+    lines = dreams.split("\n")
+    items = []
+    for ln in lines[heads[-1] + 1 :]:
+        if not ln.startswith("- "):
+            continue
+        item = ln[2:]
+        if item[:4] in ("`+` ", "`-` "):
+            text = item[4:].removeprefix("- ")  # the entry's own bullet
+            item = ("into" if item[1] == "+" else "out of") + " MEMORY.md: " + text
+        items.append(item)
+    return lines[heads[-1]][3:].strip(), items
+
+
 def phase_report(report: DreamReport) -> str:
     """The night's report of every phase (``memory/.dreams/reports/<day>.md``)."""
     lines = [

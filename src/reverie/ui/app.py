@@ -46,6 +46,7 @@ NAV = (
     ("/", "Memory"),
     ("/files", "Journals"),
     ("/lines", "Lines"),
+    ("/night", "Last night"),
     ("/dream", "Dream candidates"),
     ("/history", "History"),
     ("/pending", "Pending"),
@@ -69,6 +70,7 @@ class ReviewApp:
             Route("/files", self.page(self._files)),
             Route("/file", self.page(self._file)),
             Route("/lines", self.page(self._lines)),
+            Route("/night", self.page(self._night)),
             Route("/dream", self.page(self._dream)),
             Route("/history", self.page(self._history)),
             Route("/pending", self.page(self._pending)),
@@ -191,6 +193,9 @@ class ReviewApp:
 
     def _lines(self, r: Request) -> tuple[str, dict[str, Any]]:
         return "lines", {"list": lines_of(views.every_line(self.engine), dict(r.query_params))}
+
+    def _night(self, _r: Request) -> tuple[str, dict[str, Any]]:
+        return "night", {"data": views.last_night(self.engine)}
 
     def _dream(self, _r: Request) -> tuple[str, dict[str, Any]]:
         return "dream", {"data": views.candidates(self.engine)}

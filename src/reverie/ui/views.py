@@ -12,6 +12,7 @@ from typing import Any
 
 from ..dreaming.curate import OWNER_GATES
 from ..dreaming.memory_file import ANCHOR_RE, entries
+from ..dreaming.report import last_entry
 from ..engine import Reverie
 from ..provenance.origin import Origin
 from ..provenance.paths import CURATED_FILES, SourceKind
@@ -121,6 +122,28 @@ def candidates(engine: Reverie) -> dict[str, Any]:
         ],
         "dropped": report.dropped,
         "themes": report.themes,
+    }
+
+
+def last_night(engine: Reverie) -> dict[str, Any]:
+    """What dreaming did last, in words: whether it is on and when it last ran, the newest
+    DREAMS.md entry (:func:`reverie.dreaming.report.last_entry`) and that night's phase
+    report."""
+    status = engine.dream_status()
+    entry = last_entry(_read(engine, "DREAMS.md"))
+    reports = sorted(engine.workspace.dream_reports_dir.glob("*.md"))
+    phases = []
+    if reports:
+        text = reports[-1].read_text(encoding="utf-8", errors="replace")
+        phases = [ln[2:] for ln in text.split("\n") if ln.startswith("- ")]
+    return {
+        "enabled": status.enabled,
+        "schedule": status.schedule,
+        "last_run": status.last_run,
+        "promoted": status.promoted,
+        "heading": entry[0] if entry else None,
+        "said": entry[1] if entry else [],
+        "phases": phases,
     }
 
 
