@@ -169,6 +169,7 @@ def test_every_view_loads(review: Review) -> None:
         "review-lines.png": "/lines?origin=untrusted",
         "review-search.png": "/search?q=staging+database+host",
         "review-pending.png": "/pending",
+        "review-night.png": "/night",
     }
     for name, view in views.items():  # every main view renders as a page (and its picture)
         page.goto(f"{base}{view}")
