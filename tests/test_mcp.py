@@ -222,9 +222,13 @@ def test_get_reads_lines_and_says_where_more_is(workspace: Paths, servers: Serve
                 "memory_get", {"path": "MEMORY.md", "from_line": 3, "lines": 1}
             )
             wiki = await client.call_tool("memory_get", {"path": "memory/imports/wiki.md"})
-            return [first, rest, short, wiki]
+            past = await client.call_tool("memory_get", {"path": "MEMORY.md", "from_line": 900})
+            return [first, rest, short, wiki, past]
 
-    first, rest, short, wiki = _run(main)
+    first, rest, short, wiki, past = _run(main)
+    # past the end: said in words (issue 42), not an empty answer
+    assert not past.is_error and text_of(past).startswith("[MEMORY.md has ")
+    assert "line 900 is past its end]" in text_of(past)
     assert not first.is_error and first.structured_content is not None
     assert first.structured_content["start_line"] == 1
     assert first.structured_content["end_line"] == 120

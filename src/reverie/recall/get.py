@@ -51,6 +51,9 @@ class GetResult:
 
     def render(self) -> str:
         out = self.text
+        if not out and self.start_line > self.total_lines:  # said, never an empty answer
+            has = f"has {self.total_lines} line(s)" if self.total_lines else "is empty"
+            return f"[{self.path} {has}: line {self.start_line} is past its end]"
         if self.more_from is not None:
             out += f"\n[more available from line {self.more_from}]"
         return out
