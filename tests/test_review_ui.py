@@ -414,3 +414,22 @@ def test_last_night_says_what_the_owner_promoted(review: Review) -> None:
     page.goto(f"{base}/night")
     assert "owner promote" in page.locator("h2").all_inner_texts()[1]
     assert "promoted by the owner" in page.locator("ul.night").inner_text()
+
+
+def test_last_night_reads_the_phase_report_under_the_reader_policy(
+    paths: Paths, env: dict[str, str]
+) -> None:
+    from reverie.ui.views import last_night
+
+    e = Reverie.open(paths.workspace, paths.state, environ=env, embedder="fake")
+    e.init()
+    reports = e.workspace.dream_reports_dir
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / "2026-05-01.md").write_text("# Dream report\n\n- staged 4 candidates, dropped 1\n")
+    assert last_night(e)["phases"] == ["staged 4 candidates, dropped 1"]
+    outside = paths.workspace.parent / "elsewhere.md"
+    outside.write_text("- a line from outside the workspace\n")
+    (reports / "2026-05-02.md").symlink_to(outside)  # the newest report links out
+    with pytest.raises(ValueError):
+        last_night(e)
+    e.close()

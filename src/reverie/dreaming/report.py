@@ -85,10 +85,10 @@ def last_entry(dreams: str) -> tuple[str, list[str]] | None:
     reject) wrote it: its heading (``<at> · <mode>``) and its items in plain words (a
     diff line ``+`` / ``-`` says what came into or left ``MEMORY.md``); None when no
     dream has written one."""
-    heads = [n for n, ln in enumerate(dreams.split("\n")) if ln.startswith("## ")]
+    lines = dreams.split("\n")
+    heads = [n for n, ln in enumerate(lines) if ln.startswith("## ")]
     if not heads:
         return None
-    lines = dreams.split("\n")
     items = []
     for ln in lines[heads[-1] + 1 :]:
         if not ln.startswith("- "):

@@ -95,7 +95,8 @@ def file_lines(engine: Reverie, rel: str) -> dict[str, Any]:
         for ln in parsed
         if ln.text.strip()
     ]
-    return {"path": rel, "kind": pclass.kind.value, "lines": lines}
+    day = pclass.day.isoformat() if pclass.day else None
+    return {"path": rel, "kind": pclass.kind.value, "day": day, "lines": lines}
 
 
 def every_line(engine: Reverie) -> list[dict[str, Any]]:
@@ -107,9 +108,7 @@ def every_line(engine: Reverie) -> list[dict[str, Any]]:
             data = file_lines(engine, f["path"])
         except (OSError, ValueError):  # gone or unreadable since the walk: skipped
             continue
-        day = engine.workspace.classify(f["path"]).day
-        for ln in data["lines"]:
-            out.append({**ln, "path": f["path"], "day": day.isoformat() if day else None})
+        out += [{**ln, "path": f["path"], "day": data["day"]} for ln in data["lines"]]
     return out
 
 
@@ -131,11 +130,11 @@ def last_night(engine: Reverie) -> dict[str, Any]:
     report."""
     status = engine.dream_status()
     entry = last_entry(_read(engine, "DREAMS.md"))
-    reports = sorted(engine.workspace.dream_reports_dir.glob("*.md"))
-    phases = []
-    if reports:
-        text = reports[-1].read_text(encoding="utf-8", errors="replace")
-        phases = [ln[2:] for ln in text.split("\n") if ln.startswith("- ")]
+    ws = engine.workspace
+    reports = sorted(ws.dream_reports_dir.glob("*.md"))
+    # read as every view reads a file: the reader policy (no FIFO, no link out)
+    text = _read(engine, reports[-1].relative_to(ws.root).as_posix()) if reports else ""
+    phases = [ln[2:] for ln in text.split("\n") if ln.startswith("- ")]
     return {
         "enabled": status.enabled,
         "schedule": status.schedule,
