@@ -100,6 +100,23 @@ def test_a_date_library_that_breaks_never_breaks_the_question(monkeypatch) -> No
     assert q.ask.when == "now" and "live" in q.subject.terms
 
 
+def test_a_chinese_question_the_parser_stumbles_on_prints_nothing_and_leaves_logging_alone() -> None:
+    """jionlp logs a traceback through the root logger for odd input ("每周现在"); in
+    the host's process that printed ERROR lines on stderr and installed a root handler.
+    Run fresh, as a host would: nothing on stderr, the root logger untouched."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging; from datetime import date; from reverie.timewords import find;"
+        "said = find('每周现在怎么样', date(2026, 5, 1));"
+        "print([s.words for s in said], len(logging.getLogger().handlers))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr == ""
+    assert done.stdout.strip() == "['现在'] 0"
+
+
 def test_the_lines_of_the_days_a_question_names_come_first() -> None:
     """Issue 37 point 3: "What kitchen appliance did I buy 10 days ago?" lifts the
     lines of that day (``search_window_boost``), in the order only; other lines keep

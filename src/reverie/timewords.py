@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -184,7 +185,16 @@ def jionlp() -> Any:
     prints a banner on import, kept off stdout, which carries JSON and the MCP protocol."""
     with contextlib.redirect_stdout(io.StringIO()):
         import jionlp as module
+        from jionlp.gadget import time_parser
 
+    # Its time parser logs each odd input's traceback through the root logger, which
+    # would give the host process a stderr handler (logging.basicConfig) and print
+    # ERROR lines on Chinese questions; those go to a logger of its own, quiet unless
+    # the host attaches a handler.
+    quiet = logging.getLogger("jionlp.time_parser")
+    quiet.propagate = False
+    quiet.addHandler(logging.NullHandler())
+    time_parser.logging = quiet
     return module
 
 
