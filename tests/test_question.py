@@ -100,7 +100,7 @@ def test_a_date_library_that_breaks_never_breaks_the_question(monkeypatch) -> No
     assert q.ask.when == "now" and "live" in q.subject.terms
 
 
-def test_a_chinese_question_the_parser_stumbles_on_prints_nothing_and_leaves_logging_alone() -> None:
+def test_a_chinese_question_the_parser_trips_on_leaves_stderr_and_logging_alone() -> None:
     """jionlp logs a traceback through the root logger for odd input ("每周现在"); in
     the host's process that printed ERROR lines on stderr and installed a root handler.
     Run fresh, as a host would: nothing on stderr, the root logger untouched."""
