@@ -61,6 +61,7 @@ from reverie.clock import Clock
 from reverie.engine import Reverie
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
+from reverie.recall.question import read as read_question
 from reverie.settings import load_settings
 from reverie.storage.embedders.factory import make_embedder
 
@@ -410,7 +411,17 @@ def main() -> int:
                 results[f"{tag}/as-of/{c.lang}"].append(ok)
                 results[f"{tag}/as-of"].append(ok)
                 if decay and not ok and args.show:
-                    failures.append(f"AS-OF {c.shape} {c.past_question} want {mine} vs {others}")
+                    ask = read_question(c.past_question, end).ask
+                    seen = [
+                        (h.start_line, bool(h.superseded_by), "versions" in h.explain)
+                        for h in hits[:6]
+                    ]
+                    failures.append(
+                        f"AS-OF {c.shape} read as {ask.when!r} {ask.start}..{ask.end}, wants "
+                        f"version {c.past_answer + 1} of {[str(d) for d, _ in c.versions]}: "
+                        f"{c.past_question} want {mine} vs {others}; top (line, linked, "
+                        f"grouped) {seen}"
+                    )
             for line, question, _ in unique:
                 hits = engine.search(question, decay=decay, record=False).hits
                 pos_u = first_rank(hits, [spot[line]])
