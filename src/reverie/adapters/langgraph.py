@@ -6,17 +6,30 @@
 
 How LangGraph's items map onto memory (files stay the truth):
 
-- an item is one journal line, ``lg[<namespace>|<key>] <value as JSON>``, tagged with the
-  project ``langgraph/<namespace>`` (a namespace is a project: R-SCOPE-1);
-- ``put`` appends it as the connected agent with the store's declared source (``agent``
-  by default; ``tool``, ``web``, ``member`` write it ``untrusted``), and a value's own
-  fields can never raise that origin; a second ``put`` of a key appends its new value
-  (the newest line of a key is the item: the journal is append-only);
-- ``get`` reads the newest line of the key back from the journals;
-- ``search(prefix, query=...)`` is Reverie's hybrid search, limited to the prefix; an
-  item whose line is untrusted comes back with its text framed (``value["framed"]``);
-- ``delete`` (a ``put`` of None) goes through ``curation.forget``: every line of the
-  item is gone, and a value once deleted is refused if put again (a forgotten text).
+- every ``put`` appends one record to today's journal, as the connected agent with the
+  store's declared source (``agent`` by default; ``tool``, ``web``, ``member`` write it
+  ``untrusted``), tagged with the project ``langgraph/<namespace>`` (R-SCOPE-1). The
+  record is the namespace, the key and the value as JSON (:mod:`.langgraph_records`):
+  any text, any size (a long one is written in parts), read back equal;
+- the newest record of a key is the item, so ``get`` reads back exactly what was put;
+  its origin, computed from the line's signed marker, stands beside the value
+  (:class:`ReverieItem` ``.origin``, and ``.framed``: the text a model may read of an
+  untrusted or system item), never inside it;
+- a record replaces (or deletes) an item only when its origin is at least as trusted
+  as the item's: a tool's write never overwrites or deletes what the agent put. An
+  owner's line is never an item;
+- ``delete`` appends a delete record: the item is gone from the store, and a ``put``
+  of the same value brings it back. It is not the owner's forget (``reverie forget``
+  removes the lines for good and refuses them again); the earlier records stay in the
+  journal as its history;
+- ``search(prefix, query=...)`` ranks the items under the prefix by Reverie's hybrid
+  search (its score); the items it does not rank follow, newest first, with score 0,
+  and items put with ``index=False`` come last, with no score. Without a query, the
+  newest first. ``filter`` takes the operators LangGraph documents. LangGraph's own
+  ``index`` configuration (an embedder, fields to embed) does not apply: the whole
+  record is searched, with the workspace's embedder;
+- the store keeps the records it has read and re-reads only the journals that changed
+  since (their size and modification time), so ``get`` does not grow with the store.
 """
 
 from __future__ import annotations
@@ -28,6 +41,7 @@ import threading
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from langgraph.store.base import (
@@ -43,33 +57,64 @@ from langgraph.store.base import (
 )
 
 from ..aio import AsyncReverie
+from ..engine import Reverie
 from ..provenance.frames import frame_for
-from ..provenance.origin import Origin
-from .common import write_as_agent
+from ..provenance.origin import CONNECTED_AGENT, Origin
+from . import langgraph_records as records
+from .common import source_of, write_as_agent
 
 T = TypeVar("T")
-_LINE = re.compile(r"lg\[([^\]|]*)\|([^\]]*)\] (\{.*\})\s*$")
-_STAMP = re.compile(r"\b(\d{1,2}:\d{2})\b")
+_STAMP = re.compile(r"-->\s*(\d{1,2}):(\d{2})\b")
+_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+
+
+class _Provenance:
+    """An item's provenance beside its value: ``origin`` (computed from the line's
+    signed marker) and ``framed`` (the value as a model may read it, for an untrusted
+    or system item; None otherwise)."""
+
+    __slots__ = ()
+    origin: str
+    framed: str | None
+
+    def __init__(self, *, origin: str, framed: str | None, **item: Any) -> None:
+        super().__init__(**item)
+        self.origin, self.framed = origin, framed  # type: ignore[misc]  # (slots below)
+
+    def dict(self) -> dict[str, Any]:
+        return {**super().dict(), "origin": self.origin, "framed": self.framed}  # type: ignore[misc]
+
+
+class ReverieItem(_Provenance, Item):
+    """What ``get`` returns: an ``Item`` with its provenance beside the value."""
+
+    __slots__ = ("framed", "origin")
+
+
+class ReverieSearchItem(_Provenance, SearchItem):
+    """What ``search`` returns: a ``SearchItem`` with its provenance beside the value."""
+
+    __slots__ = ("framed", "origin")
 
 
 @dataclass(frozen=True)
-class _Line:
+class _Entry:
+    """The current state of one item: its newest record and where it stands."""
+
     path: str
-    line: int
-    namespace: tuple[str, ...]
-    key: str
+    first: int  # the record's first and last line
+    last: int
     value: dict[str, Any]
+    indexed: bool
     origin: Origin
-    at: datetime
-
-
-def _ns_text(namespace: tuple[str, ...]) -> str:
-    return "/".join(re.sub(r"[^A-Za-z0-9_.@~+-]", "_", part) for part in namespace)
+    created: datetime
+    updated: datetime
 
 
 def project_of(namespace: tuple[str, ...]) -> str:
     """The project key of a namespace (``("users", "Alice")`` -> ``langgraph/users/alice``)."""
-    return ("langgraph/" + _ns_text(namespace)).lower()[:128]
+    text = "/".join(re.sub(r"[^A-Za-z0-9_.@~+-]", "_", part) for part in namespace)
+    return ("langgraph/" + text).lower()[:128]
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -96,12 +141,38 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     return out[0]
 
 
+def _day_of(path: str) -> datetime:
+    """A journal's day (``memory/2026-06-01.md``), else now."""
+    day = _DAY.search(Path(path).stem)
+    return datetime.fromisoformat(day.group()) if day else datetime.now(UTC)
+
+
+def _when(day: datetime, text: str) -> datetime:
+    """The time a journal line was written: its file's day and its HH:MM stamp."""
+    at = day
+    stamp = _STAMP.search(text)
+    if stamp:
+        at = at.replace(hour=int(stamp.group(1)), minute=int(stamp.group(2)))
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
 class ReverieStore(BaseStore):
     """LangGraph's store over one agent's memory (see the module's docstring)."""
 
-    def __init__(self, memory: AsyncReverie, *, source: str = "agent") -> None:
+    def __init__(self, memory: AsyncReverie | Reverie, *, source: str = "agent") -> None:
+        if isinstance(memory, Reverie):
+            memory = AsyncReverie(memory)
+        if not isinstance(memory, AsyncReverie):
+            raise TypeError(
+                f"ReverieStore needs a Reverie or an AsyncReverie, not {type(memory).__name__}"
+            )
         self.memory = memory
         self.source = source  # what the graph's writes are: "agent", or "tool"/"web"/"member"
+        self._writes_as = CONNECTED_AGENT.origin(source_of(source))
+        self._files: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) read
+        self._records: dict[str, list[tuple[int, int, records.Record, Origin, datetime]]] = {}
+        self._items: dict[tuple[tuple[str, ...], str], _Entry] = {}
+        self._lock = threading.Lock()
 
     # -- BaseStore's two abstract methods ----------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -123,140 +194,171 @@ class ReverieStore(BaseStore):
                 raise TypeError(f"unknown store operation {type(op).__name__}")
         return results
 
-    # -- the items, read from the journals ---------------------------------------------
-    async def _lines(self) -> list[_Line]:
+    # -- the items, read from the journals that changed --------------------------------
+    async def _current(self) -> dict[tuple[tuple[str, ...], str], _Entry]:
         root = self.memory.memory.workspace.root
-        out: list[_Line] = []
+        seen: dict[str, tuple[int, int]] = {}
         for file in sorted((root / "memory").glob("*.md")):
-            rel = file.relative_to(root).as_posix()
-            start: int | None = 1
-            while start is not None:
-                got = await self.memory.get(rel, from_line=start)
-                origins = {n: o for a, b, o in got.segments for n in range(a, b + 1)}
-                for n, text in enumerate(got.raw.splitlines(), start=got.start_line):
-                    found = _LINE.search(text)
-                    if found is None or origins.get(n, Origin.UNTRUSTED) is Origin.OWNER:
-                        continue  # an owner's line is never an item this store may touch
-                    try:
-                        value = json.loads(found.group(3))
-                    except ValueError:
-                        continue
-                    ns = tuple(p for p in found.group(1).split("/") if p)
-                    stamp = _STAMP.search(text[: found.start()])
-                    day = (
-                        datetime.fromisoformat(file.stem)
-                        if re.match(r"\d{4}-\d\d-\d\d$", file.stem)
-                        else datetime.now(UTC)
-                    )
-                    if stamp:
-                        h, m = stamp.group(1).split(":")
-                        day = day.replace(hour=int(h), minute=int(m))
-                    origin = origins.get(n, Origin.UNTRUSTED)
-                    at = day if day.tzinfo else day.replace(tzinfo=UTC)
-                    out.append(_Line(rel, n, ns, found.group(2), value, origin, at))
-                start = got.more_from
+            try:
+                st = file.stat()
+            except OSError:
+                continue
+            seen[file.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+        changed = [p for p, sig in seen.items() if self._files.get(p) != sig]
+        gone = [p for p in self._files if p not in seen]
+        if not changed and not gone:
+            return self._items
+        fresh = {p: await self._read(p) for p in changed}
+        with self._lock:
+            for p in gone:
+                self._records.pop(p, None)
+            self._records.update(fresh)
+            self._files = seen
+            self._items = self._replay()
+            return self._items
+
+    async def _read(self, rel: str) -> list[tuple[int, int, records.Record, Origin, datetime]]:
+        """One journal's records, each with its origin (the lowest of its lines')."""
+        lines: list[tuple[int, str]] = []
+        origins: dict[int, Origin] = {}
+        start: int | None = 1
+        while start is not None:
+            got = await self.memory.get(rel, from_line=start)
+            origins.update({n: o for a, b, o in got.segments for n in range(a, b + 1)})
+            lines += list(enumerate(got.raw.splitlines(), start=got.start_line))
+            start = got.more_from
+        text, day = dict(lines), _day_of(rel)
+        out: list[tuple[int, int, records.Record, Origin, datetime]] = []
+        for first, last, rec in records.read(lines):
+            spans = [origins.get(n, Origin.UNTRUSTED) for n in range(first, last + 1)]
+            origin = min(spans, key=lambda o: o.rank)
+            if origin is not Origin.OWNER:  # an owner's line is never an item
+                out.append((first, last, rec, origin, _when(day, text[first])))
         return out
 
-    async def _current(self) -> dict[tuple[tuple[str, ...], str], _Line]:
-        latest: dict[tuple[tuple[str, ...], str], _Line] = {}
-        for line in await self._lines():
-            latest[(line.namespace, line.key)] = line  # files in day order: the newest wins
-        return latest
+    def _replay(self) -> dict[tuple[tuple[str, ...], str], _Entry]:
+        """Every record in file order: the newest one of a key that may replace the
+        item (at least its trust) is the item; a delete removes it."""
+        items: dict[tuple[tuple[str, ...], str], _Entry] = {}
+        for path in sorted(self._records):
+            for first, last, rec, origin, at in self._records[path]:
+                where = (rec.namespace, rec.key)
+                old = items.get(where)
+                if old is not None and origin.rank < old.origin.rank:
+                    continue  # a less trusted writer never replaces or deletes an item
+                if rec.value is None:
+                    items.pop(where, None)
+                    continue
+                created = old.created if old is not None else at
+                items[where] = _Entry(
+                    path, first, last, rec.value, rec.indexed, origin, created, at
+                )
+        return items
 
     @staticmethod
-    def _value(line: _Line) -> dict[str, Any]:
-        value = dict(line.value)
-        if line.origin in (Origin.UNTRUSTED, Origin.SYSTEM):
-            body = json.dumps(line.value, ensure_ascii=False)
-            value["framed"] = frame_for(line.origin, body, f"{line.path}#L{line.line}")
-        value["origin"] = line.origin.value  # computed from the signed marker, never the text
-        return value
+    def _provenance(entry: _Entry) -> dict[str, Any]:
+        framed = None
+        if entry.origin in (Origin.UNTRUSTED, Origin.SYSTEM):
+            body = json.dumps(entry.value, ensure_ascii=False, default=str)
+            framed = frame_for(entry.origin, body, f"{entry.path}#L{entry.first}")
+        return {"origin": entry.origin.value, "framed": framed}
 
     async def _get(self, op: GetOp) -> Item | None:
-        line = (await self._current()).get((tuple(op.namespace), op.key))
-        if line is None:
+        where = (tuple(op.namespace), op.key)
+        entry = (await self._current()).get(where)
+        if entry is None:
             return None
-        return Item(
-            value=self._value(line),
-            key=line.key,
-            namespace=line.namespace,
-            created_at=line.at,
-            updated_at=line.at,
-        )
+        return ReverieItem(
+            value=dict(entry.value), key=op.key, namespace=where[0],
+            created_at=entry.created, updated_at=entry.updated, **self._provenance(entry),
+        )  # fmt: skip
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
-        current = await self._current()
-        by_place = {
-            (ln.path, ln.line): ln
-            for ln in current.values()
-            if ln.namespace[: len(prefix)] == prefix
+        items = {
+            where: e
+            for where, e in (await self._current()).items()
+            if where[0][: len(prefix)] == prefix
+            and (not op.filter or records.matches(e.value, op.filter))
         }
-        chosen: list[tuple[_Line, float | None]] = []
-        if op.query:
-            await self.memory.refresh()
-            wanted = op.limit + op.offset
-            response = await self.memory.search(
-                op.query, max_results=max(wanted * 3, 10), active_projects={project_of(prefix)}
-            )
-            seen: set[tuple[str, int]] = set()
-            for hit in response.hits:
-                for n in range(hit.start_line, hit.end_line + 1):
-                    line = by_place.get((hit.path, n))
-                    if line is not None and (hit.path, n) not in seen:
-                        seen.add((hit.path, n))
-                        chosen.append((line, hit.score))
-        else:
-            chosen = [
-                (ln, None) for ln in sorted(by_place.values(), key=lambda ln: ln.at, reverse=True)
-            ]
-        if op.filter:
-            chosen = [
-                (ln, s)
-                for ln, s in chosen
-                if all(ln.value.get(k) == v for k, v in op.filter.items())
-            ]
-        chosen = chosen[op.offset : op.offset + op.limit]
-        return [
-            SearchItem(ln.namespace, ln.key, self._value(ln), ln.at, ln.at, score=s)
-            for ln, s in chosen
+        newest = sorted(
+            items, key=lambda w: (items[w].updated, items[w].path, items[w].first), reverse=True
+        )
+        scored: dict[tuple[tuple[str, ...], str], float] = {}
+        if op.query and op.query.strip() and items:
+            scored = await self._scores(op.query, prefix, items, op.limit + op.offset)
+        order = [
+            *sorted(scored, key=lambda w: -scored[w]),
+            *[w for w in newest if w not in scored and items[w].indexed],
+            *[w for w in newest if w not in scored and not items[w].indexed],
         ]
+        if op.query and op.query.strip():  # ranked, found of no relevance: 0 (not None)
+            scored = {w: scored.get(w, 0.0) for w in items if items[w].indexed}
+        return [
+            ReverieSearchItem(
+                namespace=w[0],
+                key=w[1],
+                value=dict(items[w].value),
+                created_at=items[w].created,
+                updated_at=items[w].updated,
+                score=scored.get(w),
+                **self._provenance(items[w]),
+            )
+            for w in order[op.offset : op.offset + op.limit]
+        ]
+
+    async def _scores(
+        self,
+        query: str,
+        prefix: tuple[str, ...],
+        items: dict[tuple[tuple[str, ...], str], _Entry],
+        wanted: int,
+    ) -> dict[tuple[tuple[str, ...], str], float]:
+        """The items Reverie's hybrid search ranks for ``query``, with their scores."""
+        place = {(e.path, n): w for w, e in items.items() if e.indexed
+                 for n in range(e.first, e.last + 1)}  # fmt: skip
+        await self.memory.refresh()
+        active = {project_of(prefix)} if prefix else set()
+        response = await self.memory.search(
+            query, max_results=max(3 * wanted, 20), active_projects=active
+        )
+        out: dict[tuple[tuple[str, ...], str], float] = {}
+        for hit in response.hits:
+            for n in range(hit.start_line, hit.end_line + 1):
+                where = place.get((hit.path, n))
+                if where is not None and where not in out:
+                    out[where] = float(hit.score)
+        return out
 
     async def _put(self, op: PutOp) -> None:
         namespace = tuple(op.namespace)
-        if op.value is None:  # delete: every line of the item is forgotten
-            old = [
-                ln for ln in await self._lines() if (ln.namespace, ln.key) == (namespace, op.key)
-            ]
-            for line in reversed(old):  # (from the last line up: numbers stay valid)
-                await self.memory.curation.forget(key=f"{line.path}:{line.line}")
-        else:  # a new line; the newest line of a key is the item (the older ones stay)
-            value = json.loads(json.dumps(dict(op.value), default=str))
-            current = (await self._current()).get((namespace, op.key))
-            if current is not None and current.value == value:
+        current = (await self._current()).get((namespace, op.key))
+        if current is not None and current.origin.rank > self._writes_as.rank:
+            raise PermissionError(
+                f"refused: item {op.key!r} in {namespace} was written at {current.origin.value} "
+                f"trust; this store writes at {self._writes_as.value} and may not replace it"
+            )
+        if op.value is None:
+            if current is None:
+                return  # nothing to delete
+            record = records.encode(namespace, op.key, None)
+        else:
+            value = dict(op.value)
+            indexed = op.index is not False
+            if current is not None and current.value == value and current.indexed == indexed:
                 return  # the same item again: nothing changes
-            body = json.dumps(value, ensure_ascii=False, sort_keys=True)
-            text = f"lg[{_ns_text(namespace)}|{op.key}] {body}"
-            await write_as_agent(self.memory, text, self.source, project=project_of(namespace))
-        await self.memory.refresh()
+            record = records.encode(namespace, op.key, value, index=indexed)
+        text = "\n".join(records.lines_of(record))
+        await write_as_agent(self.memory, text, self.source, project=project_of(namespace))
 
     async def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        spaces = sorted({ln.namespace for ln in (await self._current()).values()})
+        spaces = sorted({where[0] for where in await self._current()})
         for cond in op.match_conditions or ():
             path = tuple(cond.path)
-
-            def matches(
-                ns: tuple[str, ...], path: tuple[str, ...] = path, kind: str = cond.match_type
-            ) -> bool:
-                part = ns[: len(path)] if kind == "prefix" else ns[-len(path) :]
-                return len(ns) >= len(path) and all(
-                    p in ("*", q) for p, q in zip(path, part, strict=True)
-                )
-
-            spaces = [ns for ns in spaces if matches(ns)]
+            spaces = [ns for ns in spaces if records.namespace_matches(ns, path, cond.match_type)]
         if op.max_depth is not None:
             spaces = sorted({ns[: op.max_depth] for ns in spaces})
         return spaces[op.offset : op.offset + op.limit]
 
 
-__all__ = ["ReverieStore", "project_of"]
+__all__ = ["ReverieItem", "ReverieSearchItem", "ReverieStore", "project_of"]
