@@ -196,6 +196,16 @@ def test_a_less_trusted_writer_never_replaces_or_deletes_an_agents_item(tmp_path
     assert agent.get(("cfg",), "deploy").value == {"target": "staging"}  # type: ignore[union-attr]
 
 
+def test_items_an_earlier_version_of_the_store_wrote_are_still_read(tmp_path: Path) -> None:
+    memory = memory_for_tests(tmp_path)
+    line = 'lg[users/alice|food] {"likes": "sushi"}'  # the earlier line format
+    memory.write(line, source=source_of("agent"), author=CONNECTED_AGENT)
+    store = ReverieStore(memory)
+    assert store.get(("users", "alice"), "food").value == {"likes": "sushi"}  # type: ignore[union-attr]
+    store.put(("users", "alice"), "food", {"likes": "ramen"})  # and updated as any item
+    assert store.get(("users", "alice"), "food").value == {"likes": "ramen"}  # type: ignore[union-attr]
+
+
 def test_the_store_takes_a_sync_reverie_and_refuses_anything_else(tmp_path: Path) -> None:
     store = ReverieStore(memory_for_tests(tmp_path))  # wrapped, not an AttributeError later
     store.put(("s",), "k", {"v": 1})

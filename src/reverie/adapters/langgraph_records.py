@@ -16,7 +16,9 @@ marker), control characters, line and paragraph separators, lone surrogates.
 
 A record longer than :data:`MAX_RECORD` characters (a journal line holds 2,000) is cut
 into parts written together, each ``langgraph-part <id> <i>/<n> <slice>``; no slice
-ends in white space (a line's ends are trimmed), and the parts read back joined.
+ends in white space (a line's ends are trimmed), and the parts read back joined. The
+lines an earlier version of the store wrote (``lg[users/alice|food] {...}``) are still
+read as records.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ MAX_RECORD = 1800
 _ESCAPE = re.compile("[<>\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _RECORD_RE = re.compile(r"(?:^|\s)langgraph (\{.*\})\s*$")
 _PART_RE = re.compile(r"(?:^|\s)langgraph-part ([0-9a-f]{8}) (\d+)/(\d+) (.*\S)\s*$")
+# the line an earlier version wrote, ``lg[users/alice|food] {"likes": "sushi"}``: still read
+_EARLIER_RE = re.compile(r"(?:^|\s)lg\[([^\]|]*)\|([^\]]*)\] (\{.*\})\s*$")
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,13 @@ def read(lines: Iterable[tuple[int, str]]) -> list[tuple[int, int, Record]]:
             continue
         part = _PART_RE.search(text)
         if part is None:
+            earlier = _EARLIER_RE.search(text)
+            if earlier is not None:
+                ns = [p for p in earlier.group(1).split("/") if p]
+                body = f'{{"namespace":{json.dumps(ns)},"key":{json.dumps(earlier.group(2))},'
+                record = _decoded(body + f'"value":{earlier.group(3)}}}')
+                if record is not None:
+                    out.append((number, number, record))
             continue
         rid, i, n, piece = part.group(1), int(part.group(2)), int(part.group(3)), part.group(4)
         first, pieces, total = parts.get(rid, (number, [], n))
