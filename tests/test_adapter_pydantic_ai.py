@@ -72,8 +72,11 @@ def test_a_poisoned_tool_result_is_untrusted_never_injected_and_framed(tmp_path:
 
     assert agent.run_sync("summarise the page").output == "Saved."
     memory.refresh()
-    [hit] = memory.search("forward every password").hits
-    assert hit.origin == "untrusted"  # the model's "agent" note after tool output: tainted
+    hits = memory.search("forward every password").hits
+    # the model's "agent" note after tool output (tainted), and the tool's output in the
+    # run's recorded session: untrusted, every one
+    assert len(hits) >= 2 and {h.origin for h in hits} == {"untrusted"}
+    assert any(h.path.startswith("memory/") and h.kind == "journal" for h in hits)
     assert POISON not in memory.context("forward the password").text  # never injected
     later: list[str | None] = []
     steps2 = [[ToolCallPart("memory_search", {"query": "forward password"})], [TextPart("ok")]]
@@ -108,10 +111,33 @@ def test_an_owner_note_is_found_and_an_agent_cannot_claim_the_owner(tmp_path: Pa
             for p in getattr(m, "parts", ())
             if p.part_kind == "tool-return"
         ]
-        assert "(untrusted)" in returns[0]  # "owner" from a model fails closed
-        assert "tern-7" in returns[1]
+        # "owner" from a model is refused, in a sentence, and nothing is written
+        assert returns[0] == (
+            "error: memory_write: source must be one of agent, tool, web, member, not 'owner'"
+        )
+        assert "tern-7" in returns[1] and "owner now" not in returns[1]
 
     asyncio.run(main())
+
+
+def test_each_run_is_recorded_as_a_session_the_users_turns_at_the_trust_the_runtime_says(
+    tmp_path: Path,
+) -> None:
+    memory = memory_for_tests(tmp_path)
+    mem = AsyncReverie(memory)
+    steps = [[TextPart("Noted: the demo moved to Thursday.")], [TextPart("Hello.")]]
+    owner_run = ReverieMemory(mem, owner="dana", sender="dana")
+    Agent(_scripted(steps, []), capabilities=[owner_run]).run_sync(
+        "The customer demo moved to Thursday at 10."
+    )
+    Agent(_scripted(steps, []), capabilities=[ReverieMemory(mem, sender="stranger", owner="dana")]
+          ).run_sync("The customer demo is cancelled.")  # fmt: skip
+    memory.refresh()
+    hits = {h.snippet: h.origin for h in memory.search("customer demo", max_results=10).hits}
+    said = {origin for snippet, origin in hits.items() if "Thursday at 10" in snippet}
+    assert said == {"owner"}  # the user, who the runtime says is the owner
+    assert {o for s, o in hits.items() if "cancelled" in s} == {"untrusted"}  # someone else
+    assert any("Noted: the demo moved" in s and o == "agent" for s, o in hits.items())
 
 
 def test_the_example_agent_runs(tmp_path: Path) -> None:

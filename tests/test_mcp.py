@@ -22,6 +22,7 @@ from conftest import Paths, RunCli, base_env, cli_command
 from reverie.engine import Reverie
 from reverie.errors import WorkspaceError
 from reverie.mcp_server import MemoryTools, build_server
+from reverie.provenance.agent_tools import SEARCH, WRITE
 from reverie.settings import defaults
 
 T = TypeVar("T")
@@ -276,6 +277,45 @@ def test_get_outside_the_workspace_is_a_tool_error_and_the_server_keeps_serving(
     assert not after.is_error and "Long-term memory" in text_of(after)
     assert not search.is_error and search.structured_content is not None
     assert search.structured_content["hits"]
+
+
+def test_arguments_a_tool_does_not_take_or_cannot_use_are_refused_in_sentences(
+    workspace: Paths, servers: Servers
+) -> None:
+    """One tool spec (issue 42): the listed schema is the memory tools' one definition
+    (no argument beyond it), and a bad call is answered in a sentence, never a
+    validator's dump, for the request and intent tools too."""
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("memory_search", {"query": "gateway", "bogus": 1}),
+        ("memory_search", {"query": "gateway", "max_results": 500}),
+        ("memory_write", {"text": "note", "source": "owner"}),
+        ("memory_get", {"path": "MEMORY.md", "from_line": 0}),
+        ("memory_forget", {"text": "x", "everything": True}),
+    ]
+
+    async def main() -> tuple[list[Any], list[CallToolResult]]:
+        async with AsyncExitStack() as stack:
+            client = await servers.connect(stack)
+            listed = (await client.list_tools()).tools
+            return listed, [await client.call_tool(n, a) for n, a in calls]
+
+    listed, results = _run(main)
+    for tool in listed:
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+    by_name = {t.name: t for t in listed}
+    assert by_name["memory_search"].input_schema == SEARCH.schema()
+    assert by_name["memory_write"].description == WRITE.description
+    said = [text_of(r) for r in results]
+    assert all(r.is_error for r in results)
+    assert said[0] == (
+        "memory_search does not take 'bogus'; it takes query, max_results, projects, "
+        "budget_tokens, explain, cwd"
+    )
+    assert said[1] == "memory_search: max_results must be at most 50, not 500"
+    assert said[2] == "memory_write: source must be one of agent, tool, web, member, not 'owner'"
+    assert said[3] == "memory_get: from_line must be at least 1, not 0"
+    assert said[4].startswith("memory_forget does not take 'everything'")
+    assert not any("pydantic" in s or "validation error" in s for s in said)
 
 
 def test_a_server_on_an_unindexed_workspace_syncs_at_start(

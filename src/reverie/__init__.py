@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         ProviderUnavailable,
         ReverieError,
         SyncError,
+        ToolArgumentError,
         WorkspaceError,
         WriteError,
     )
@@ -54,6 +55,7 @@ _HOME = {
     "DaemonBusy": ".errors",
     "IndexUnusable": ".errors",
     "ParseError": ".errors",
+    "ToolArgumentError": ".errors",
     "PathEscapeError": ".errors",
     "ProviderError": ".errors",
     "ProviderTimeout": ".errors",
@@ -145,6 +147,7 @@ __all__ = [
     "SourceKind",
     "SyncError",
     "SyncStats",
+    "ToolArgumentError",
     "TurnContext",
     "WorkspaceError",
     "WriteError",

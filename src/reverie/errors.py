@@ -9,6 +9,7 @@
     │   ├── ProviderUnavailable       unreachable, or refused us (bad URL, bad key)
     │   └── ProviderTimeout           no answer within its timeout
     ├── ParseError                 1  input could not be parsed (names the file and line)
+    ├── ToolArgumentError          1  a memory tool was called with arguments it does not take
     ├── WriteError                 1  a write did not land; nothing of it is left (names the file)
     ├── SyncError                  1  reverie sync stopped (remote unreachable or rewritten,
     │                                 device not paired); the local workspace is untouched
@@ -85,6 +86,12 @@ class ParseError(ReverieError):
         self.line = line
 
 
+class ToolArgumentError(ReverieError):
+    """A memory tool (``memory_search``, ``memory_get``, ``memory_write``) was called
+    with an argument it does not take, or a value that does not fit; the message says
+    which, in a sentence a model can act on (:mod:`reverie.provenance.agent_tools`)."""
+
+
 class WriteError(ReverieError):
     """A write (a journal append, a transcript record) did not land: a full disk, an
     I/O error. Nothing of it is left behind; the message names the file."""
@@ -110,6 +117,7 @@ __all__ = [
     "ProviderUnavailable",
     "ReverieError",
     "SyncError",
+    "ToolArgumentError",
     "WorkspaceError",
     "WriteError",
 ]

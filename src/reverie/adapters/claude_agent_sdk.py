@@ -17,7 +17,12 @@ the command, a hook never breaks the agent: a failure gives ``{}`` and a line in
 ``<state dir>/hooks.log``. The SDK's Python types list ``UserPromptSubmit`` and
 ``PreCompact``; ``SessionStart``/``SessionEnd`` are registered too (the CLI dispatches
 them by name), and the bootstrap is also offered as a system-prompt append
-(:meth:`ReverieHooks.system_prompt`) for a CLI that does not call them.
+(:meth:`ReverieHooks.system_prompt`) for a CLI that does not call them. ``Stop`` (the
+end of each turn) mirrors the transcript so far as ``PreCompact`` does, so a
+conversation is recorded turn by turn even when the SDK closes its control stream
+before ``SessionEnd``'s hook has run (``query()`` and ``ClaudeSDKClient`` do).
+``PostToolUse`` applies the taint rule: after another tool's output, the session's
+``memory_write`` notes are untrusted until its user speaks again.
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from claude_agent_sdk import HookMatcher, SdkMcpTool, create_sdk_mcp_server, too
 
 from ..aio import AsyncReverie
 from ..integrations.hooks import BOOTSTRAP_PREFACE, EVENTS, handle, log_failure
-from .common import GET_DESCRIPTION, SEARCH_DESCRIPTION, WRITE_DESCRIPTION, MemoryTools
+from ..provenance.agent_tools import TOOLS, ToolSpec
+from .common import MemoryTools
 
 SERVER = "reverie"
-TOOL_NAMES = ("memory_search", "memory_get", "memory_write")
+TOOL_NAMES = tuple(TOOLS)
 _WRITERS = frozenset({"PreCompact", "SessionEnd"})  # mirror a transcript: the writer lane
 
 
@@ -46,12 +52,15 @@ class ReverieHooks:
         self.memory = memory
         self.timeout = timeout  # the SDK's per-matcher timeout (seconds)
         self._tools = MemoryTools(memory)
+        self._tainted: set[str] = set()  # sessions whose turn saw another tool's output
 
     async def on_event(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
         """One hook (``event``: ``session-start``, ``user-prompt-submit``,
         ``pre-compact``, ``session-end``), fail-open."""
         mem = self.memory.memory
         name = EVENTS[event]
+        if name == "UserPromptSubmit":  # the user speaks again: the session's taint ends
+            self._tainted.discard(str(payload.get("session_id") or ""))
         lane = self.memory.in_writer if name in _WRITERS else self.memory.in_reader
         try:
             run = await lane(handle, event, payload, lambda: mem)
@@ -68,31 +77,45 @@ class ReverieHooks:
         return callback
 
     def hooks(self) -> dict[Any, list[HookMatcher]]:
-        """``ClaudeAgentOptions.hooks``: the four events, each bound to its hook."""
-        return {
+        """``ClaudeAgentOptions.hooks``: the four events, each bound to its hook;
+        ``PostToolUse``, which taints the session's writes; ``Stop``, which mirrors the
+        turns so far."""
+        out: dict[Any, list[HookMatcher]] = {
             name: [HookMatcher(hooks=[self._callback(event)], timeout=self.timeout)]
             for event, name in EVENTS.items()
         }
 
+        async def after(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+            return await self.after_tool(dict(data))
+
+        hook: Any = after  # (the SDK types each event's input; this one reads a dict)
+        out["PostToolUse"] = [HookMatcher(hooks=[hook], timeout=self.timeout)]
+        # each finished turn mirrors the transcript so far (as PreCompact does): the SDK
+        # may close its control stream before SessionEnd's hook has run
+        out["Stop"] = [HookMatcher(hooks=[self._callback("pre-compact")], timeout=self.timeout)]
+        return out
+
     def tools(self) -> list[SdkMcpTool[Any]]:
-        t = self._tools
+        """The memory tools as their one definition gives them (the same names,
+        descriptions and schemas as every door), each call read by it; a write is
+        untrusted while a session's turn has seen another tool's output."""
 
-        @tool("memory_search", SEARCH_DESCRIPTION, {"query": str, "max_results": int})
-        async def memory_search(args: dict[str, Any]) -> dict[str, Any]:
-            return _text(await t.search(str(args.get("query", "")), args.get("max_results")))
+        def bound(spec: ToolSpec) -> SdkMcpTool[Any]:
+            async def run(args: dict[str, Any]) -> dict[str, Any]:
+                tainted = bool(self._tainted)  # any session: fails closed
+                return _text(await self._tools.call(spec.name, args, tainted=tainted))
 
-        @tool("memory_get", GET_DESCRIPTION, {"path": str, "from_line": int, "lines": int})
-        async def memory_get(args: dict[str, Any]) -> dict[str, Any]:
-            path, start = str(args.get("path", "")), int(args.get("from_line") or 1)
-            return _text(await t.get(path, start, int(args.get("lines") or 120)))
+            return tool(spec.name, spec.description, spec.schema())(run)
 
-        @tool("memory_write", WRITE_DESCRIPTION, {"text": str, "source": str})
-        async def memory_write(args: dict[str, Any]) -> dict[str, Any]:
-            return _text(
-                await t.write(str(args.get("text", "")), str(args.get("source") or "agent"))
-            )
+        return [bound(spec) for spec in TOOLS.values()]
 
-        return [memory_search, memory_get, memory_write]
+    async def after_tool(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """``PostToolUse``: another tool's output reached the model, so the session's
+        writes are untrusted until its user speaks again (the taint rule)."""
+        name = str(payload.get("tool_name") or "")
+        if name not in {f"mcp__{SERVER}__{n}" for n in TOOL_NAMES}:
+            self._tainted.add(str(payload.get("session_id") or ""))
+        return {}
 
     def mcp_server(self) -> Any:
         """The in-process MCP server (``ClaudeAgentOptions.mcp_servers[SERVER]``)."""

@@ -22,19 +22,21 @@
 from __future__ import annotations
 
 import contextvars
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents import FunctionTool, ItemHelpers, RunConfig, function_tool
+from agents import FunctionTool, ItemHelpers, RunConfig
 from agents.items import HandoffOutputItem, MessageOutputItem, ToolCallOutputItem
 from agents.result import RunResultBase
 from agents.run_config import CallModelData, ModelInputData
 
 from ..aio import AsyncReverie
+from ..provenance.agent_tools import TOOLS, ToolSpec
 from ..write.ingest import IngestResult
-from .common import GET_DESCRIPTION, SEARCH_DESCRIPTION, WRITE_DESCRIPTION, MemoryTools
+from .common import MemoryTools
 
-TOOL_NAMES = ("memory_search", "memory_get", "memory_write")
+TOOL_NAMES = tuple(TOOLS)
 _tainted: contextvars.ContextVar[bool] = contextvars.ContextVar("reverie_tainted", default=False)
 
 
@@ -86,24 +88,27 @@ class ReverieMemory:
         self.tools: list[FunctionTool] = self._build_tools()
 
     def _build_tools(self) -> list[FunctionTool]:
-        tools = self._tools
+        """The memory tools as their one definition gives them (the same names,
+        descriptions and schemas as every door), each call read by it."""
+        return [self._tool(spec) for spec in TOOLS.values()]
 
-        async def memory_search(query: str, max_results: int = 6) -> str:
-            return await tools.search(query, max_results)
+    def _tool(self, spec: ToolSpec) -> FunctionTool:
+        async def invoke(_ctx: Any, raw: str) -> str:
+            try:
+                arguments = json.loads(raw or "{}")
+            except ValueError:
+                return f"error: {spec.name}: the arguments are not JSON"
+            if not isinstance(arguments, dict):
+                return f"error: {spec.name}: the arguments must be an object"
+            return await self._tools.call(spec.name, arguments, tainted=_tainted.get())
 
-        async def memory_get(path: str, from_line: int = 1, lines: int = 120) -> str:
-            return await tools.get(path, from_line, lines)
-
-        async def memory_write(text: str, source: str = "agent") -> str:
-            if _tainted.get():
-                source = source if source in ("tool", "web", "member") else "tool"
-            return await tools.write(text, source)
-
-        return [
-            function_tool(memory_search, description_override=SEARCH_DESCRIPTION),
-            function_tool(memory_get, description_override=GET_DESCRIPTION),
-            function_tool(memory_write, description_override=WRITE_DESCRIPTION),
-        ]
+        return FunctionTool(
+            name=spec.name,
+            description=spec.description,
+            params_json_schema=spec.schema(),
+            on_invoke_tool=invoke,
+            strict_json_schema=False,  # optional arguments: the definition reads them
+        )
 
     async def call_model_input_filter(self, data: CallModelData[Any]) -> ModelInputData:
         """The SDK calls this before every model call: the turn context goes in front

@@ -11,7 +11,10 @@
   (:class:`reverie.adapters.common.MemoryTools`): hits and lines come back framed by
   origin; a write is the connected agent's, from a declared source, and once any other
   tool's output has reached the model in this run the model's own notes are written
-  ``untrusted`` too (they may carry it: the same taint rule as a session's).
+  ``untrusted`` too (they may carry it: the same taint rule as a session's);
+- **after each run** its turns are recorded as one session and ingested (``record``):
+  the user's prompts, ``owner`` when ``owner`` and ``sender`` say the runtime's user is
+  the owner, the model's text, tools' output ``untrusted``.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import RunContext
+from pydantic_ai import AgentRunResult, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelRequest, ToolReturnPart
+from pydantic_ai.messages import ModelRequest, TextPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.toolsets import FunctionToolset
 
 from ..aio import AsyncReverie
-from .common import GET_DESCRIPTION, SEARCH_DESCRIPTION, WRITE_DESCRIPTION, MemoryTools
+from ..integrations.hooks import log_failure
+from ..provenance.agent_tools import TOOLS, ToolSpec
+from .common import MemoryTools
 
-TOOL_NAMES = ("memory_search", "memory_get", "memory_write")
+TOOL_NAMES = tuple(TOOLS)
 
 
 def _prompt_text(prompt: str | Sequence[Any] | None) -> str:
@@ -55,6 +60,9 @@ class ReverieMemory(AbstractCapability[Any]):
 
     memory: AsyncReverie
     max_results: int = 6
+    owner: str | None = None  # who the user is: the runtime says, never a text
+    sender: str | None = None
+    record: bool = True  # each run is recorded as a session (dreaming's evidence)
     tools: MemoryTools = field(init=False)
 
     def __post_init__(self) -> None:
@@ -69,24 +77,51 @@ class ReverieMemory(AbstractCapability[Any]):
         context = await self.memory.context(_prompt_text(ctx.prompt), explain_lane=False)
         return context.text
 
+    async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> Any:
+        """The run's turns recorded as one Reverie session, then ingested: the user's
+        prompts (owner when the runtime says the sender is the owner), the model's text,
+        tools' output ``untrusted`` and our own tools' answers ``recalled``. A memory
+        failure is logged and never fails the run."""
+        if self.record:
+            try:
+                await self.record_messages(result.new_messages())
+            except Exception as exc:  # P5: memory never blocks the agent
+                mem = self.memory.memory
+                log_failure(mem.workspace.state_dir, "pydantic-ai-record", exc)
+        return result
+
+    async def record_messages(self, messages: Sequence[Any]) -> Any:
+        """``messages`` (a run's) as one session, ended (ingested); None when empty."""
+        turns: list[tuple[str, str]] = []
+        for message in messages:
+            for part in getattr(message, "parts", ()):
+                if isinstance(part, UserPromptPart):
+                    turns.append((_prompt_text(part.content), "owner"))
+                elif isinstance(part, TextPart):
+                    turns.append((part.content, "assistant"))
+                elif isinstance(part, ToolReturnPart):
+                    ours = part.tool_name in TOOL_NAMES
+                    turns.append((part.model_response_str(), "recalled" if ours else "tool"))
+        turns = [(text, source) for text, source in turns if text.strip()]
+        if not turns:
+            return None
+        session = await self.memory.open_session(
+            kind="interactive", channel="direct", sender=self.sender, owner=self.owner
+        )
+        for text, source in turns:
+            await session.record(text, source=source)
+        return await session.end()
+
     def get_toolset(self) -> Any:
-        tools = self.tools
+        """The memory tools as their one definition gives them (the same names,
+        descriptions and schemas as every door), each call read by it."""
+        return FunctionToolset([self._tool(spec) for spec in TOOLS.values()])
 
-        async def memory_search(query: str, max_results: int = 6) -> str:
-            return await tools.search(query, max_results)
+    def _tool(self, spec: ToolSpec) -> Tool[Any]:
+        async def run(ctx: RunContext[Any], **arguments: Any) -> str:
+            return await self.tools.call(spec.name, arguments, tainted=tainted(ctx.messages))
 
-        async def memory_get(path: str, from_line: int = 1, lines: int = 120) -> str:
-            return await tools.get(path, from_line, lines)
-
-        async def memory_write(ctx: RunContext[Any], text: str, source: str = "agent") -> str:
-            if tainted(ctx.messages):
-                source = source if source in ("tool", "web", "member") else "tool"
-            return await tools.write(text, source)
-
-        memory_search.__doc__ = SEARCH_DESCRIPTION
-        memory_get.__doc__ = GET_DESCRIPTION
-        memory_write.__doc__ = WRITE_DESCRIPTION
-        return FunctionToolset([memory_search, memory_get, memory_write])
+        return Tool.from_schema(run, spec.name, spec.description, spec.schema(), takes_ctx=True)
 
 
 __all__ = ["TOOL_NAMES", "ReverieMemory", "tainted"]

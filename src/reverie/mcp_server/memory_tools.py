@@ -7,10 +7,8 @@ from typing import Annotated
 from mcp.server import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 
+from ..provenance.agent_tools import GET, SEARCH, WRITE, ToolSpec
 from .schemas import (
-    GET_DESCRIPTION,
-    SEARCH_DESCRIPTION,
-    WRITE_DESCRIPTION,
     BudgetTokens,
     Cwd,
     Explain,
@@ -29,13 +27,14 @@ from .schemas import (
 from .tools import MemoryTools
 
 
-def read_only(title: str, *, idempotent: bool) -> ToolAnnotations:
-    """A tool that only reads the workspace and never reaches outside this machine."""
+def annotations_of(spec: ToolSpec) -> ToolAnnotations:
+    """A memory tool's annotations: it never reaches outside this machine; reads only
+    the workspace, or appends to today's journal."""
     return ToolAnnotations(
-        title=title,
-        read_only_hint=True,
+        title=spec.title,
+        read_only_hint=spec.read_only,
         destructive_hint=False,
-        idempotent_hint=idempotent,
+        idempotent_hint=spec.idempotent,
         open_world_hint=False,
     )
 
@@ -61,31 +60,11 @@ def register(server: MCPServer, tools: MemoryTools) -> None:
     ) -> Annotated[CallToolResult, WriteOut]:
         return tools.write(text, source, cwd)
 
-    server.add_tool(
-        memory_search,
-        title="Search memory",
-        description=SEARCH_DESCRIPTION,
-        # Not idempotent: every call is recorded in the recall log (dreaming's evidence).
-        annotations=read_only("Search memory", idempotent=False),
-    )
-    server.add_tool(
-        memory_get,
-        title="Read memory file",
-        description=GET_DESCRIPTION,
-        annotations=read_only("Read memory file", idempotent=True),
-    )
-    server.add_tool(
-        memory_write,
-        title="Write to today's journal",
-        description=WRITE_DESCRIPTION,
-        annotations=ToolAnnotations(
-            title="Write to today's journal",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-    )
+    for fn, spec in ((memory_search, SEARCH), (memory_get, GET), (memory_write, WRITE)):
+        # one definition (reverie.provenance.agent_tools): the listed schema is its too
+        server.add_tool(
+            fn, title=spec.title, description=spec.description, annotations=annotations_of(spec)
+        )
 
 
-__all__ = ["read_only", "register"]
+__all__ = ["annotations_of", "register"]

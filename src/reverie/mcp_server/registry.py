@@ -23,6 +23,7 @@ from ..about import version
 from ..engine import Reverie
 from ..tokens import mend_surrogates
 from . import intent_tools, memory_tools, request_tools, resources
+from .checked import CheckedServer
 from .schemas import INSTRUCTIONS
 from .tools import MemoryTools
 
@@ -54,7 +55,7 @@ def build_server(
             tools.start_background()
         yield {}
 
-    server: MCPServer = MCPServer(
+    server: MCPServer = CheckedServer(  # the tools' arguments checked first
         SERVER_NAME,
         title="Reverie memory",
         instructions=INSTRUCTIONS,

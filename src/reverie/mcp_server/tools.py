@@ -17,6 +17,7 @@ from mcp_types import CallToolResult, TextContent
 
 from ..engine import Reverie
 from ..errors import ReverieError
+from ..provenance.agent_tools import SOURCES
 from ..provenance.origin import CONNECTED_AGENT, Source
 from ..scope import project_key
 from .freshness import FreshnessGuard
@@ -26,10 +27,6 @@ log = logging.getLogger("reverie.mcp")
 
 def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
-
-
-# what the connected agent declares -> the source provenance computes the origin from
-_WRITE_SOURCES = {"agent": Source.ASSISTANT, "web": Source.WEB, "tool": Source.TOOL}
 
 
 class MemoryTools:
@@ -143,7 +140,7 @@ class MemoryTools:
         def body() -> CallToolResult:
             appended = self.engine.write(
                 text,
-                source=_WRITE_SOURCES.get(source, Source.TOOL),  # unknown: fails closed
+                source=SOURCES.get(source, Source.TOOL),  # unknown: fails closed
                 author=CONNECTED_AGENT,
                 sync=True,
                 project=self._project(cwd),
