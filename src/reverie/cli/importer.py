@@ -48,9 +48,11 @@ def import_cmd(
     obj: Ctx, fmt: str, path: Path, as_owner: bool, dry_run: bool, as_json: bool
 ) -> None:
     """Import PATH in FORMAT: claude-code (CLAUDE.md memory files and transcripts, a file
-    or a folder such as ~/.claude), chatgpt (conversations.json or the export zip),
-    claude-ai (conversations.json or the zip), mcp-memory (the memory server's
-    memory.json). Idempotent and resumable: importing again adds nothing."""
+    or a folder such as ~/.claude), chatgpt (conversations.json or the export zip, with
+    the custom instructions and browsing results it holds), claude-ai (conversations.json,
+    the folder or the zip, with memories.json and projects.json beside it), mcp-memory
+    (the memory server's memory.json). Idempotent and resumable: importing again adds
+    nothing."""
     console = Console(stderr=True)
     with Progress(
         TextColumn("importing {task.description}"),

@@ -14,9 +14,15 @@ Formats:
 - ``chatgpt``: ``conversations.json`` of a ChatGPT data export, a list of conversations
   whose messages form a tree (``mapping``, ``parent``, ``current_node``); the branch
   that ends at ``current_node`` is the conversation as the person last saw it.
+- ``chatgpt`` also carries the person's custom instructions (a hidden message of
+  ``user_editable_context`` in each conversation: ``note``, kept once) and browsing
+  results (``tether_browsing_display``, text under ``result``: ``tool``, so the reply
+  built on the page is tainted).
 - ``claude-ai``: ``conversations.json`` of a Claude.ai export, a list of conversations
   with ``chat_messages`` (``sender`` human/assistant, ``text`` or ``content`` blocks,
-  ``attachments`` with ``extracted_content``).
+  ``attachments`` with ``extracted_content``); beside it ``memories.json`` (what Claude
+  kept about the person: ``memory``) and ``projects.json`` (each project's description
+  and instructions: ``note``; its documents: ``tool``).
 - ``mcp-memory``: ``memory.json`` of the official MCP memory server, JSON lines of
   ``{"type": "entity", "name", "entityType", "observations"}`` and
   ``{"type": "relation", "from", "to", "relationType"}``.
@@ -62,6 +68,7 @@ class Conversation:
     title: str
     items: list[Item] = field(default_factory=list)
     kind: str = "conversation"  # conversation | facts
+    about: list[Item] = field(default_factory=list)  # the person's standing context in it
 
     def __post_init__(self) -> None:
         self.title = mend_surrogates(self.title)
@@ -109,14 +116,37 @@ _CHATGPT_ROLES = {"user": "person", "assistant": "assistant", "tool": "tool"}
 
 
 def _chatgpt_text(message: dict[str, Any]) -> str:
+    """A message's text: its parts, its text, or a browsing tool's result (the page it
+    read: ``tether_browsing_display``, whose text is under ``result``)."""
     content = message.get("content") or {}
     if not isinstance(content, dict):
         return ""
     parts = content.get("parts")
     if isinstance(parts, list):
         return "\n".join(p for p in parts if isinstance(p, str)).strip()
-    text = content.get("text")
-    return text.strip() if isinstance(text, str) else ""
+    for key in ("text", "result"):
+        text = content.get(key)
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    return ""
+
+
+def _custom_instructions(message: dict[str, Any], cid: str) -> list[Item]:
+    """ChatGPT's custom instructions, which an export carries as a hidden message of
+    ``user_editable_context``: what the person said about themselves and how to answer,
+    one item per line (keyed by the text: the same in every conversation)."""
+    content = message.get("content") or {}
+    if not isinstance(content, dict) or content.get("content_type") != "user_editable_context":
+        return []
+    out = []
+    for field_name, label in (("user_profile", "About me"), ("user_instructions", "How to answer")):
+        body = content.get(field_name)
+        for line in body.splitlines() if isinstance(body, str) else ():
+            line = line.strip()
+            if line and not line.lower().startswith("the user provided"):
+                text = f"{label} (ChatGPT custom instructions): {line}"
+                out.append(Item(digest("chatgpt-custom", text), "note", text))
+    return out
 
 
 def parse_chatgpt(data: bytes, path: str) -> list[Conversation]:
@@ -157,6 +187,7 @@ def chatgpt_conversation(conv: Any, n: int, path: str) -> Conversation:
         message = entry.get("message")
         if not isinstance(message, dict):
             continue
+        conversation.about += _custom_instructions(message, cid)
         author = message.get("author") or {}
         role = _CHATGPT_ROLES.get(str(author.get("role")) if isinstance(author, dict) else "")
         meta = message.get("metadata") or {}
@@ -214,6 +245,63 @@ def claude_ai_conversation(conv: Any, n: int, path: str) -> Conversation:
             if isinstance(body, str) and body.strip():
                 conversation.items.append(Item(f"{mid}/att{a}", "tool", body.strip(), ts))
     return conversation
+
+
+def claude_ai_memories(data: bytes, path: str) -> list[Conversation]:
+    """``memories.json`` of a Claude.ai export: what Claude kept about the person across
+    conversations (``conversations_memory``) and per project (``project_memories``),
+    Markdown, one fact per non-heading line (the assistant's, so ``memory``)."""
+    raw = _load_json(data, path)
+    entries = raw if isinstance(raw, list) else [raw]
+    facts: list[Item] = []
+    for n, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise ParseError(f"entry {n}: not an object", path=path)
+        bodies = [entry.get("conversations_memory")]
+        projects = entry.get("project_memories") or {}
+        bodies += list(projects.values()) if isinstance(projects, dict) else []
+        for body in bodies:
+            for line in body.splitlines() if isinstance(body, str) else ():
+                if re.fullmatch(r"\s*(#.*|\*\*[^*]+\*\*:?)\s*", line):
+                    continue  # a heading ("**Work context**"), not a fact
+                text = line.strip().lstrip("-*• ").strip()
+                if text:
+                    facts.append(Item(digest("claude-ai-memory", text), "memory", text))
+    return [Conversation(f"{path}#memories", "Claude.ai memories", facts, kind="facts")]
+
+
+def _lines(unit: str, role: str, body: Any, label: str) -> list[Item]:
+    """Each non-blank line of ``body`` (a text, else nothing) as an item, labelled."""
+    texts = [
+        f"{label}: {ln.strip()}" for ln in (body.splitlines() if isinstance(body, str) else [])
+    ]
+    return [Item(digest(unit, role, t), role, t) for t in texts if not t.endswith(": ")]
+
+
+def claude_ai_projects(data: bytes, path: str) -> list[Conversation]:
+    """``projects.json`` of a Claude.ai export: each project's name, description and
+    instructions (the person's: ``note``) and its documents (uploaded text: ``tool``,
+    always untrusted), one fact per non-blank line."""
+    raw = _load_json(data, path)
+    if not isinstance(raw, list):
+        raise ParseError("expected a list of projects", path=path)
+    out = []
+    for n, project in enumerate(raw, start=1):
+        if not isinstance(project, dict):
+            raise ParseError(f"project {n}: not an object", path=path)
+        name = str(project.get("name") or f"project {n}")
+        pid = str(project.get("uuid") or digest(path, str(n)))
+        items = _lines(pid, "note", project.get("description"), f"Claude.ai project {name}")
+        items += _lines(
+            pid, "note", project.get("prompt_template"), f"Claude.ai project {name}, instructions"
+        )
+        docs = project.get("docs")
+        for doc in docs if isinstance(docs, list) else []:
+            if isinstance(doc, dict):
+                label = f"{name} / {doc.get('filename') or 'document'}"
+                items += _lines(pid, "tool", doc.get("content"), label)
+        out.append(Conversation(f"claude-ai-project:{pid}", name, items, kind="facts"))
+    return out
 
 
 # -- MCP memory server ------------------------------------------------------------------
@@ -297,6 +385,10 @@ def unwrap(elements: Iterable[Any], path: str) -> Iterator[Any]:
 
 
 CONVERSATION_PARSERS = {"chatgpt": chatgpt_conversation, "claude-ai": claude_ai_conversation}
+# the files an export holds beside its conversations, each read into facts
+SIDE_PARSERS = {
+    "claude-ai": {"memories.json": claude_ai_memories, "projects.json": claude_ai_projects},
+}
 PARSERS = {
     "chatgpt": parse_chatgpt,
     "claude-ai": parse_claude_ai,
@@ -304,4 +396,4 @@ PARSERS = {
     "claude-md": parse_claude_md,
 }
 
-__all__ = ["PARSERS", "Conversation", "Item", "digest"]
+__all__ = ["PARSERS", "SIDE_PARSERS", "Conversation", "Item", "digest"]

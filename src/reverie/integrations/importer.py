@@ -28,13 +28,11 @@ facts first imported without it adds nothing and says how many stay ``untrusted`
 
 from __future__ import annotations
 
-import contextlib
 import json
-import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..engine import Reverie
 from ..errors import ParseError, ReverieError
@@ -53,12 +51,19 @@ from . import json_stream
 from .claude_mirror import Mirror
 from .claude_transcript import is_claude_code_record, parse_ts
 from .claude_transcript import parse as parse_transcript
-from .import_formats import CONVERSATION_PARSERS, PARSERS, Conversation, digest, unwrap
+from .import_files import conversations_stream, read_checked, side_files
+from .import_formats import (
+    CONVERSATION_PARSERS,
+    PARSERS,
+    SIDE_PARSERS,
+    Conversation,
+    digest,
+    unwrap,
+)
 
 FORMATS = ("claude-code", "chatgpt", "claude-ai", "mcp-memory")
 OWNER = "owner"
 Progress = Callable[[int, int, str], None]  # (done, total, what)
-MAX_INPUT_BYTES = 512 * 1024 * 1024  # one input file; a larger one is refused, never read
 
 
 @dataclass
@@ -97,39 +102,6 @@ def _source(role: str, as_owner: bool) -> Source:
     }.get(role, Source.TOOL)
 
 
-def _read(file: Path, root: Path) -> bytes:
-    """An input file's bytes under the reader policy (:mod:`reverie.storage.reader`):
-    no FIFO or device, no link out of the import root, at most :data:`MAX_INPUT_BYTES`."""
-    try:
-        return reader.read(file, root, limit=MAX_INPUT_BYTES).data
-    except reader.Refused as exc:
-        raise ParseError(f"{exc}; nothing imported") from None
-
-
-@contextlib.contextmanager
-def _conversations_stream(path: Path) -> Iterator[tuple[IO[bytes], str]]:
-    """``conversations.json`` as a byte stream: the file, the one inside a folder or a
-    zip (read from the zip as it inflates: never the whole file in memory)."""
-    root = path if path.is_dir() else path.parent
-    if path.is_dir():
-        path = path / "conversations.json"
-    try:
-        fh = reader.open_checked(path, root)
-    except reader.Refused as exc:
-        raise ParseError(f"{exc}; nothing imported") from None
-    with fh:
-        if not zipfile.is_zipfile(fh):
-            fh.seek(0)
-            yield fh, str(path)
-            return
-        with zipfile.ZipFile(fh) as zf:
-            names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
-            if not names:
-                raise ParseError("the zip holds no conversations.json", path=str(path))
-            with zf.open(names[0]) as member:
-                yield member, f"{path}!{names[0]}"
-
-
 class Importer:
     """One import run of ``fmt`` into ``engine``."""
 
@@ -157,13 +129,22 @@ class Importer:
         """A transcript file or a parsed conversation, for everything in ``path``."""
         if self.fmt in CONVERSATION_PARSERS:  # streamed: one conversation at a time
             parse = CONVERSATION_PARSERS[self.fmt]
-            with _conversations_stream(path) as (fh, where):
+            seen: set[str] = set()  # the person's standing context, once per export
+            with conversations_stream(path) as (fh, where):
                 elements = unwrap(json_stream.items(fh, where), where)
                 for n, conv in enumerate(elements, start=1):
-                    yield parse(conv, n, where)
+                    parsed = parse(conv, n, where)
+                    yield parsed
+                    about = [i for i in parsed.about if i.key not in seen]
+                    seen.update(i.key for i in about)
+                    if about:
+                        yield Conversation(f"{self.fmt}:about", "About the person", about,
+                                           kind="facts")  # fmt: skip
+            for name, data, where in side_files(path, SIDE_PARSERS.get(self.fmt, {})):
+                yield from SIDE_PARSERS[self.fmt][name](data, where)
             return
         if self.fmt == "mcp-memory":
-            for conv in PARSERS["mcp-memory"](_read(path, path.parent), str(path)):
+            for conv in PARSERS["mcp-memory"](read_checked(path, path.parent), str(path)):
                 yield conv
             return
         root = path.parent if not path.is_dir() else path
@@ -182,7 +163,7 @@ class Importer:
                 self.skipped.append(f"{exc}; skipped")
                 continue
             if named:
-                for conv in PARSERS["claude-md"](_read(file, root), str(file)):
+                for conv in PARSERS["claude-md"](read_checked(file, root), str(file)):
                     yield conv
             elif self._is_transcript(file, root):
                 yield file
@@ -355,7 +336,7 @@ class Importer:
             self._save(conv.id, done | written, vouched | (written if self.as_owner else set()))
 
     def _transcript(self, file: Path, report: ImportReport) -> None:
-        data = _read(file, file.parent)
+        data = read_checked(file, file.parent)
         parsed = parse_transcript(data, path=str(file))  # malformed: the file and line
         sid = parsed.session_id or file.stem
         report.items += len(parsed.turns)
