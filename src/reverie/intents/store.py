@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
+from ..storage.sqlite_open import open_sqlite
 from .model import Intent, Kind, Status
 from .port import Blocked, conditions, to_forget
 
@@ -177,15 +178,7 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.lock = threading.RLock()
-        self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        self.conn.isolation_level = None
-        self.conn.execute("PRAGMA busy_timeout = 30000")
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = NORMAL")
-        with self.transaction():
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self.conn.execute(statement)
+        self.conn = open_sqlite(path, schema=SCHEMA)
 
     def close(self) -> None:
         with self.lock:

@@ -19,13 +19,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import sqlean as sqlite3
-from filelock import FileLock
-
 from ..provenance.origin import Origin, SessionKind
 from ..provenance.paths import SourceKind
-from ..storage.index.db import transaction
-from ..storage.workspace import lock_beside
+from ..storage.sqlite_open import open_sqlite, transaction
 from ..tokens import stem_set
 from .evidence import (
     MAX_CONCEPT_TAGS,
@@ -143,7 +139,20 @@ def stamps(query: str, now: datetime) -> tuple[str, str, str]:
     return query_hash(query), now.date().isoformat(), now.isoformat(timespec="seconds")
 
 
-class RecallLog:
+class Recording:
+    """What both recall logs do alike: a search's evidence rows, recorded by the
+    backend's :meth:`record`."""
+
+    def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
+        raise NotImplementedError
+
+    def record_search(self, response: SearchResponse, *, min_score: float, now: datetime) -> int:
+        """Record what one search retrieved (its evidence rows, :func:`evidence`)."""
+        rows = evidence(response.query, response.hits, min_score=min_score)
+        return self.record(response.query, rows, now=now)
+
+
+class RecallLog(Recording):
     """:class:`~reverie.recall.log_port.RecallLogPort` in the state dir (SQLite, WAL, one
     transaction per search)."""
 
@@ -152,28 +161,10 @@ class RecallLog:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()  # one connection, shared by a process's threads
-        # switching a new file to WAL needs an exclusive lock that busy_timeout does not
-        # wait for: serialise first-time set-up across processes with a file lock
-        with FileLock(str(lock_beside(path)), timeout=60):
-            self.conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-            self.conn.isolation_level = None
-            self.conn.execute("PRAGMA busy_timeout = 30000")
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            # no fsync per search (WAL + NORMAL stays consistent; a power cut may lose
-            # the last few recall events, never corrupt the store)
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            with transaction(self.conn):
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
+        self.conn = open_sqlite(path, schema=SCHEMA)  # WAL, no fsync per search
 
     def close(self) -> None:
         self.conn.close()
-
-    def record_search(self, response: SearchResponse, *, min_score: float, now: datetime) -> int:
-        """Record what one search retrieved (its evidence rows, :func:`evidence`)."""
-        rows = evidence(response.query, response.hits, min_score=min_score)
-        return self.record(response.query, rows, now=now)
 
     def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
         """Record the episodic hits of one search. Returns how many were recorded."""

@@ -28,11 +28,10 @@ from .evidence import (
     RecallStats,
     concept_tags,
 )
-from .log import COLUMNS, RecallHit, as_stats, episodic, evidence, stamps
+from .log import COLUMNS, RecallHit, Recording, as_stats, episodic, stamps
 
 if TYPE_CHECKING:
     from ..storage.index.pg_schema import Database
-    from .search import SearchResponse
 
 
 def _appended(column: str, cap: int) -> str:
@@ -73,7 +72,7 @@ TRIM_SQL = (
 )
 
 
-class PgRecallLog:
+class PgRecallLog(Recording):
     """:class:`~reverie.recall.log_port.RecallLogPort` of tenant ``tenant``."""
 
     backend = "postgres"
@@ -83,11 +82,6 @@ class PgRecallLog:
 
     def close(self) -> None:
         """The database (shared by the tenants) is closed by its owner."""
-
-    def record_search(self, response: SearchResponse, *, min_score: float, now: datetime) -> int:
-        """Record what one search retrieved (its evidence rows, :func:`.log.evidence`)."""
-        rows = evidence(response.query, response.hits, min_score=min_score)
-        return self.record(response.query, rows, now=now)
 
     def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
         """Record the episodic hits of one search, in one transaction."""

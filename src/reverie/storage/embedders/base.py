@@ -42,13 +42,18 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class EmbeddingCache(Protocol):
-    """Cache keyed by (identity, sha256 of text) (R-STORE-6)."""
+    """The embedding cache, keyed by (identity, sha256 of text) (R-STORE-6): the one
+    protocol the embedding pipeline and both index backends use."""
 
     def get_many(
         self, identity: EmbedderIdentity, hashes: Sequence[str]
     ) -> dict[str, np.ndarray]: ...
 
     def put_many(self, identity: EmbedderIdentity, items: dict[str, np.ndarray]) -> None: ...
+
+    def trim(self) -> int:
+        """Drop the least recently used rows past the cap; returns how many."""
+        ...
 
 
 def text_hash(text: str) -> str:

@@ -8,16 +8,15 @@ from another version is simply rebuilt from the files (the index is disposable).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import sqlean as sqlite3
 
 from ...errors import IndexUnusable
+from ..sqlite_open import open_sqlite, transaction
 
 SCHEMA_VERSION = 4
 Connection = sqlite3.Connection  # the type callers hold, without importing the driver
@@ -108,26 +107,12 @@ def _vec_extension() -> str:
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open the index with WAL, foreign keys and sqlite-vec loaded."""
+    """Open the index (:func:`reverie.storage.sqlite_open.open_sqlite`) with foreign
+    keys and sqlite-vec loaded."""
     try:
-        if readonly:
-            conn = sqlite3.connect(
-                f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False
-            )
-        else:
-            conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
-        conn.isolation_level = None  # we manage transactions ourselves
-        conn.enable_load_extension(True)
-        conn.load_extension(_vec_extension())
-        conn.enable_load_extension(False)
-        if not readonly:
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA busy_timeout = 30000")
+        return open_sqlite(path, readonly=readonly, extension=_vec_extension(), foreign_keys=True)
     except sqlite3.Error as exc:
         raise IndexUnusable(f"{path}: cannot open the index: {exc}") from None
-    return conn
 
 
 def user_version(conn: sqlite3.Connection) -> int:
@@ -182,19 +167,6 @@ def _restem(conn: sqlite3.Connection) -> None:
         bump = int(get_meta(conn, "index_version", "0") or 0) + 1
         set_meta(conn, "index_version", str(bump))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One explicit transaction: everything inside commits together or not at all."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    else:
-        conn.execute("COMMIT")
 
 
 def get_meta(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:

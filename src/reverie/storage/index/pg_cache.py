@@ -17,7 +17,7 @@ else:
 
 
 class PgEmbeddingCache:
-    """:class:`reverie.storage.index.port.EmbeddingCache` of tenant ``tenant``."""
+    """:class:`reverie.storage.embedders.base.EmbeddingCache` of tenant ``tenant``."""
 
     def __init__(self, db: Database, tenant: str, *, cap_rows: int = 50_000) -> None:
         self.db, self.tenant, self.cap_rows = db, tenant, cap_rows

@@ -18,24 +18,11 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..chunking import Chunk
+from ..embedders.base import EmbeddingCache  # the one protocol (R-STORE-6)
 from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from ..embedders.base import EmbedderIdentity
-
-
-class EmbeddingCache(Protocol):
-    """The embedding cache (R-STORE-6) as the embedding pipeline uses it."""
-
-    def get_many(
-        self, identity: EmbedderIdentity, hashes: Sequence[str]
-    ) -> dict[str, np.ndarray]: ...
-
-    def put_many(self, identity: EmbedderIdentity, items: dict[str, np.ndarray]) -> None: ...
-
-    def trim(self) -> int: ...
 
 
 @runtime_checkable

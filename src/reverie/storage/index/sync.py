@@ -383,7 +383,8 @@ class Syncer:
             )
 
     def _backfill(self, stats: SyncStats) -> None:
-        backfill(self, stats)
+        if self.pipeline is not None:
+            backfill(self.ix, lambda texts: self._embed(texts, stats), lambda: self.breaker_open)
 
 
 def mark_dirty(conn: sqlite3.Connection) -> None:
