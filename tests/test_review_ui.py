@@ -117,6 +117,7 @@ def _seed(paths: Paths, env: dict[str, str]) -> None:
     e.intents.add(
         "remind me to water the ficus", proposer="owner", proposed_by="cli", at="tomorrow 9am"
     )
+    e.intents.add("check the backups", proposer="owner", proposed_by="cli", every="0 9 * * 1")
     e.close()
 
 
@@ -304,6 +305,8 @@ def test_confirm_and_cancel_standing_intents(
 ) -> None:
     page = review.page
     page.goto(f"{review.base}/intents")
+    weekly = page.locator("tr", has_text="check the backups").inner_text()
+    assert "At 09:00, only on Monday (every 0 9 * * 1" in weekly  # a schedule in words
     proposed = page.locator("tr", has_text="auditor's report")
     assert "pending" in proposed.inner_text()
     proposed.locator("button", has_text="confirm").click()
@@ -406,6 +409,7 @@ def test_last_night_says_what_the_owner_promoted(review: Review) -> None:
     page, base = review.page, review.base
     page.goto(f"{base}/night")
     assert "it has not run yet" in page.content() or "it last ran" in page.content()
+    assert "(At 03:00, 0 3 * * *)" in page.locator("p").first.inner_text()  # said in words
     page.goto(f"{base}/dream")
     found = page.locator("details.cand", has_text="orca-db-2")
     found.locator("summary").click()

@@ -269,4 +269,27 @@ def _again(words: str, base: date, prefer: Prefer) -> list[Said]:
         return []
 
 
-__all__ = ["EARLIER", "FIRST", "Said", "find", "jionlp", "relative", "settled", "wall_stamp"]
+def cron_in_words(expr: str) -> str:
+    """A cron schedule as a person says it ("0 3 * * *" -> "At 03:00"), by
+    ``cron-descriptor``; the expression itself when it cannot say it."""
+    try:
+        from cron_descriptor import ExpressionDescriptor, Options
+
+        options = Options()
+        options.use_24hour_time_format = True
+        return str(ExpressionDescriptor(expr, options).get_description())
+    except Exception:  # an expression it does not read is shown as it is
+        return expr
+
+
+__all__ = [
+    "EARLIER",
+    "FIRST",
+    "Said",
+    "cron_in_words",
+    "find",
+    "jionlp",
+    "relative",
+    "settled",
+    "wall_stamp",
+]

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import ReverieError
 from ..storage.files import atomic_write
+from ..timewords import cron_in_words
 from .memory_file import clean_snippet, normalise
 
 KEEP_DAYS = 30  # a promoted entry stays this long unless superseded (issue 39, point 4)
@@ -164,6 +165,7 @@ class DreamStatus:
         return {
             "enabled": self.enabled,
             "schedule": self.schedule,
+            "schedule_in_words": cron_in_words(self.schedule),
             "last_run": self.last_run,
             "promoted": self.promoted,
             "preimages": list(self.preimages),

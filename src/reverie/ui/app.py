@@ -37,6 +37,7 @@ from starlette.routing import Route
 
 from ..engine import Reverie
 from ..errors import ReverieError
+from ..timewords import cron_in_words
 from . import confirm, views
 from .listing import lines_of, page_of
 from .templates import CSS, ENV
@@ -208,7 +209,12 @@ class ReviewApp:
         return "pending", {"requests": [(r, store.diff(r)) for r in store.requests()]}
 
     def _intents(self, _r: Request) -> tuple[str, dict[str, Any]]:
-        return "intents", {"intents": [i.as_dict() for i in self.engine.intents.listing(all=True)]}
+        listed = self.engine.intents.listing(all=True)
+        rows = [
+            {**i.as_dict(), "when": f"{cron_in_words(i.cron)} ({i.when})" if i.cron else i.when}
+            for i in listed
+        ]  # a schedule in words beside its cron
+        return "intents", {"intents": rows}
 
     def _search(self, r: Request) -> tuple[str, dict[str, Any]]:
         q = r.query_params.get("q", "")

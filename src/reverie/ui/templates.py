@@ -118,7 +118,7 @@ DREAM = """{% extends "base" %}{% from "form" import post, badge with context %}
 {% endblock %}"""
 
 NIGHT = """{% extends "base" %}{% block body %}<h2>What dreaming did last</h2>
-<p>Dreaming is <b>{{ 'on' if data.enabled else 'off' }}</b> ({{ data.schedule }}){% if data.last_run %}; it last ran at {{ data.last_run }}{% else %}; it has not run yet{% endif %}. {{ data.promoted }} line(s) promoted so far.</p>
+<p>Dreaming is <b>{{ 'on' if data.enabled else 'off' }}</b> ({{ data.schedule_in_words }}, <code>{{ data.schedule }}</code>){% if data.last_run %}; it last ran at {{ data.last_run }}{% else %}; it has not run yet{% endif %}. {{ data.promoted }} line(s) promoted so far.</p>
 {% if data.heading %}<h2>{{ data.heading }}</h2><ul class="night">{% for i in data.said %}<li>{{ i }}</li>{% endfor %}</ul>{% endif %}
 {% if data.phases %}<h2>That night, phase by phase</h2><ul class="phases">{% for p in data.phases %}<li>{{ p }}</li>{% endfor %}</ul>{% endif %}
 {% if not data.heading and not data.phases %}<p class="muted">nothing written yet: DREAMS.md gets an entry each night dreaming changes MEMORY.md</p>{% endif %}

@@ -19,6 +19,7 @@ from ..provenance.paths import CURATED_FILES, SourceKind
 from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import FileEntry
+from ..timewords import cron_in_words
 from .why import reasons
 
 EPISODIC = (SourceKind.JOURNAL, SourceKind.TRANSCRIPT, SourceKind.IMPORT, SourceKind.NOTE)
@@ -138,6 +139,7 @@ def last_night(engine: Reverie) -> dict[str, Any]:
     return {
         "enabled": status.enabled,
         "schedule": status.schedule,
+        "schedule_in_words": cron_in_words(status.schedule),
         "last_run": status.last_run,
         "promoted": status.promoted,
         "heading": entry[0] if entry else None,
