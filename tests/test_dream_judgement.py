@@ -332,6 +332,42 @@ def test_the_weakest_is_the_entry_least_needed_now() -> None:
     assert held.refused == ["k4"] and held.text == memory
 
 
+def test_an_entry_the_classifier_finds_less_worth_keeping_leaves_first() -> None:
+    """Eviction keeps what lasts (issue 39 point 4): of two entries needed alike, the one
+    the classifier finds less likely worth keeping (chatter a rules-era night let in)
+    leaves first, even when it is the newer; an entry promoted this month (need 1.0)
+    stays whatever it is; a broken classifier (1.0 for everything) changes nothing."""
+    chat = "Gotta run now, talk to you later about it all"
+    memory = fit(OWNER, [_promo(1, 6), _promo(2, 6, text=chat)], 10_000).text
+    budget = len(memory) + 10
+    first, second = _promo(1, 6).anchor, _promo(2, 6, text=chat).anchor
+
+    def keep(text: str) -> float:
+        return 0.1 if "Gotta run" in text else 0.9
+
+    alike = {first: 0.5, second: 0.5}
+    fitted = fit(memory, [_promo(3, 7)], budget, alike, keep=keep)
+    assert len(fitted.archived) == 1 and "Gotta run" in fitted.archived[0]
+    assert "Fact number 1 " in fitted.text and "Fact number 3 " in fitted.text
+    without = fit(memory, [_promo(3, 7)], budget, alike, keep=lambda _t: 1.0)
+    assert "Fact number 1 " in without.archived[0]  # the older of two alike, as before
+    month = fit(memory, [_promo(3, 7)], budget, {first: 0.5, second: 1.0}, keep=keep)
+    assert "Fact number 1 " in month.archived[0]  # promoted this month: it stays
+
+
+def test_a_broken_classifier_never_makes_an_entry_leave(tmp_path: Any) -> None:
+    from reverie.dreaming.judge import Judge
+
+    class Broken:
+        def embed_documents(self, texts: list[str]) -> Any:
+            raise RuntimeError("model files missing")
+
+    judge = Judge(lambda: None, tmp_path)
+    judge._embedder = Broken()  # (as a failed model load leaves it)
+    assert judge.keep("Gotta run now, talk later.") == 1.0
+    assert "no judgement" in judge("Gotta run now, talk later.").reason
+
+
 # -- grounding ------------------------------------------------------------------------------
 
 

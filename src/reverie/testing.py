@@ -88,6 +88,10 @@ class ScriptedJudge:
     def prime(self, lines: Sequence[str]) -> None:
         """(nothing to batch)"""
 
+    def keep(self, text: str) -> float:
+        """Scripted: 1.0 when a sentence of ``text`` is kept, else 0.0."""
+        return 1.0 if self(text).durable else 0.0
+
     def explain(self, text: str) -> list[dict[str, Any]]:
         """Each sentence's scripted label (no labelled lines behind a script)."""
         said = self(text).sentences

@@ -2,8 +2,12 @@
 
 New promoted entries go into the generated section only while the file stays within
 ``memory_max_chars``. When it is full a new entry must beat the weakest generated
-entry (lower importance; of equal importance, the older one is weaker, so what is
-needed now replaces what was needed long ago); the weaker one leaves MEMORY.md for the
+entry: a superseded entry is the weakest; then the one least needed now, its need
+weighed by how likely the learned classifier finds it worth keeping (chatter an earlier
+night's rules let in leaves before a fact needed alike; lower importance; of equal
+strength, the older one is weaker, so what is needed now replaces what was needed long
+ago); an entry promoted this month stays (``need`` says so). The weaker one leaves
+MEMORY.md for the
 archive (a searchable Markdown file, never deleted). A new entry that says what an
 entry already says (token Jaccard >= ``MERGE_SIMILARITY``) is merged into it: the old
 entry gains the new source anchor, nothing else changes. The person's own entries
@@ -14,7 +18,7 @@ says an older generated entry changed marks it superseded in place (:mod:`.curre
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -56,7 +60,13 @@ class _Slot:
     new: bool
 
 
-def _slot(raw: str, new: bool, need: Mapping[str, float], score: float | None = None) -> _Slot:
+def _slot(
+    raw: str,
+    new: bool,
+    need: Mapping[str, float],
+    score: float | None = None,
+    keep: Callable[[str], float] | None = None,
+) -> _Slot:
     imp = parse_line(raw).trailers.importance
     body = ANCHOR_RE.sub(" ", undated(strip(raw)))
     if score is None:
@@ -64,6 +74,8 @@ def _slot(raw: str, new: bool, need: Mapping[str, float], score: float | None = 
         score = max(known) if known else (imp if imp is not None else 5) / 10
         if superseded(strip(raw)):  # a superseded entry is the first to leave
             score = 0.0
+        elif score < 1.0 and keep is not None:  # (a month's stay is 1.0: it stays)
+            score *= keep(body)  # needed, times how likely it is worth keeping
     return _Slot(raw, score, frozenset(token_set(body)), new)
 
 
@@ -84,14 +96,19 @@ def fit(
     budget: int,
     need: Mapping[str, float] | None = None,
     replaces: Mapping[str, frozenset[str]] | None = None,
+    keep: Callable[[str], float] | None = None,
 ) -> Fitted:
     """The new MEMORY.md text with as many of ``promotions`` (strongest first) as beat
     what they would displace, and what moved out or merged. ``need``: source anchor ->
     how much it is needed now (a score in [0, 1]); ``replaces``: a promotion's anchor ->
-    the anchors its source line links to as the lines it replaces (:mod:`.current`)."""
+    the anchors its source line links to as the lines it replaces (:mod:`.current`);
+    ``keep``: how likely an entry's text is worth keeping (the learned classifier's
+    probability): outside its first month an entry's strength is its need times it."""
     need, replaces = need or {}, replaces or {}
     slots = [
-        _slot(ln.raw, False, need) for ln in lines(memory) if ln.kind == "entry" and ln.generated
+        _slot(ln.raw, False, need, keep=keep)
+        for ln in lines(memory)
+        if ln.kind == "entry" and ln.generated
     ]
     out = Fitted(memory)
     ordered = sorted(promotions, key=lambda p: -p.score)

@@ -120,6 +120,10 @@ class Judge(Protocol):
         """Each sentence's label and score, and what the judgement rests on."""
         ...
 
+    def keep(self, text: str) -> float:
+        """How likely ``text`` is worth keeping (1.0 when no judgement was made)."""
+        ...
+
 
 __all__ = [
     "Judge",

@@ -136,6 +136,15 @@ class Judge:
             )
         return out
 
+    def keep(self, text: str) -> float:
+        """How likely ``text`` is worth keeping: its best sentence's probability (1.0
+        when the classifier is unavailable: a broken model never makes an entry leave)."""
+        _speaker, parts = content.parts(text)
+        try:
+            return max((s.keep for s in self.score(parts)), default=1.0)
+        except Unavailable:
+            return 1.0
+
     def __call__(self, text: str) -> content.Verdict:
         try:
             return content.judge(text, self.score)

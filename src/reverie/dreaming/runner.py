@@ -342,7 +342,7 @@ class Dreamer:
         budget = self.settings.memory_max_chars
         for _attempt in range(5):
             links = linked.replaced(self.ws, promotions, anchors(current := self._read_memory()))
-            fitted = fit(current, promotions, budget, self._need, links)
+            fitted = fit(current, promotions, budget, self._need, links, self.judge.keep)
             if fitted.refused:  # not promoted: a candidate again on another night
                 report.promoted = [k for k in report.promoted if k not in fitted.refused]
                 report.warnings.append(
