@@ -39,6 +39,7 @@ TOOLS = {
     "memory_write",
     "memory_forget",
     "memory_correct",
+    "memory_link",
     "intent_add",
     "intent_list",
     "intent_cancel",
@@ -193,6 +194,13 @@ def test_every_tool_of_one_tenant_never_sees_changes_or_counts_the_other(hosted:
             kiwi = _snippets(await b.call_tool("memory_search", {"query": "kiwi orchard Otago"}))
             assert not [s for s in kiwi if "kiwi" in s]
             assert _rows(dsn)["b"] == rows["b"] and _rows(dsn)["a"] > rows["a"]
+            assert not list((ws["b"] / "memory").glob("*.md"))
+            # link: only lines of the tenant's own journals, checked (one day: refused)
+            today = wrote.structured_content["path"]
+            linked = await a.call_tool(
+                "memory_link", {"newer": f"{today}#L3", "older": f"{today}#L3", "subject": "kiwi"}
+            )
+            assert linked.is_error and "earlier day" in text_of(linked)
             assert not list((ws["b"] / "memory").glob("*.md"))
 
             # triggers and context: A's owner drops the trigger; B's still fires, once

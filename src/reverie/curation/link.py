@@ -10,7 +10,8 @@ Refused, naming the line and changing nothing: a line that is not there, or is n
 journal line; an older line that is not of an earlier day; a line whose origin may not
 replace the other's (owner and agent only, and an agent line never replaces the
 owner's); a newer line with no marker signed by this workspace's key (a line typed by
-hand into a journal has none: ``reverie write`` it again, then link).
+hand into a journal has none: ``reverie write`` it again, then link). A connected
+agent links over its own notes only (:func:`agent_link`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from filelock import FileLock, Timeout
 from ..errors import ReverieError, WriteError
 from ..provenance.links import line_key, may_replace
 from ..provenance.markers import LineOrigin, resolve, with_link
+from ..provenance.origin import Origin
 from ..provenance.paths import SourceKind, classify
 from ..recall.escalation.protocol import parse_anchor
 from ..storage import reader
 from ..storage.files import atomic_write
 from ..storage.workspace import Workspace
+from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
 
 
 class LinkRefused(ReverieError):
@@ -114,4 +117,36 @@ def link(ws: Workspace, newer: str, older: str, trusted: list[str]) -> Linked:
     return Linked(newer, older, target, already=False)
 
 
-__all__ = ["LinkRefused", "Linked", "link"]
+def subject_in_both(subject: str, a: str, b: str) -> bool:
+    """Each content word of ``subject`` is in both lines (stem; characters for Chinese)."""
+    words = [t for t in terms(subject) if t not in QUERY_STOP_WORDS]
+    if not words:
+        return False
+    sa, sb = stem_set(a), stem_set(b)
+    for w in words:
+        if is_cjk(w[0]):
+            if w not in a or w not in b:
+                return False
+        elif stem(w) not in sa or stem(w) not in sb:
+            return False
+    return True
+
+
+def agent_link(ws: Workspace, newer: str, older: str, subject: str, trusted: list[str]) -> Linked:
+    """A connected agent's link (MCP ``memory_link``): as :func:`link`, and only over
+    an agent's line (an owner's line is linked by the owner alone, even by another of
+    the owner's lines: nothing below owner trust supersedes what the owner said), with
+    the subject's words in both lines (:func:`subject_in_both`, as a model's proposal)."""
+    _, _, _, n_lo, _ = _line(ws, newer, trusted)
+    _, _, _, o_lo, _ = _line(ws, older, trusted)
+    if o_lo.origin is not Origin.AGENT:
+        raise LinkRefused(
+            f"{older} is the {o_lo.origin.value}'s line: only the owner links over it "
+            "(`reverie link NEWER OLDER`, or the review page)"
+        )
+    if not subject_in_both(subject, n_lo.text, o_lo.text):
+        raise LinkRefused(f"the subject {subject!r} is not in both lines: nothing linked")
+    return link(ws, newer, older, trusted)
+
+
+__all__ = ["LinkRefused", "Linked", "agent_link", "link", "subject_in_both"]

@@ -37,8 +37,7 @@ from ..storage.embedders.base import Embedder
 from ..storage.index.port import IndexReader
 from ..storage.index.rows import LaneScores
 from ..storage.workspace import Workspace
-from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
-from .link import LinkRefused, link
+from .link import LinkRefused, link, subject_in_both
 
 RECENT_DAYS = 7  # the new lines offered: the owner's and agent's of this many days
 MAX_LINES = 40  # ... at most this many, newest first
@@ -94,21 +93,6 @@ class LinkPass:
 
     def as_dict(self) -> dict[str, Any]:
         return {"linked": self.linked, "refused": self.refused, "note": self.note}
-
-
-def subject_in_both(subject: str, a: str, b: str) -> bool:
-    """Each content word of ``subject`` is in both lines (stem; characters for Chinese)."""
-    words = [t for t in terms(subject) if t not in QUERY_STOP_WORDS]
-    if not words:
-        return False
-    sa, sb = stem_set(a), stem_set(b)
-    for w in words:
-        if is_cjk(w[0]):
-            if w not in a or w not in b:
-                return False
-        elif stem(w) not in sa or stem(w) not in sb:
-            return False
-    return True
 
 
 def prompt(offers: list[Offer]) -> str:

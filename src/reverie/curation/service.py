@@ -12,7 +12,7 @@ from ..recall.log_port import RecallLogPort
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
-from .link import Linked, LinkRefused, link
+from .link import Linked, LinkRefused, agent_link, link
 from .pending import Pending
 from .requests import Requests, RequestStore
 from .select import Selector
@@ -76,6 +76,13 @@ class Curation:
         link is written into the newer line's signed marker and the index re-read
         (:mod:`.link`). Raises :class:`LinkRefused`, naming why, changing nothing."""
         done = link(self.ws, newer, older, self.trusted.folders())
+        if not done.already:
+            self._reindex()
+        return done
+
+    def agent_link(self, newer: str, older: str, subject: str) -> Linked:
+        """A connected agent's link over its own note (:func:`.link.agent_link`)."""
+        done = agent_link(self.ws, newer, older, subject, self.trusted.folders())
         if not done.already:
             self._reindex()
         return done

@@ -22,7 +22,7 @@ from mcp_types import jsonrpc_message_adapter
 from ..about import version
 from ..engine import Reverie
 from ..tokens import mend_surrogates
-from . import intent_tools, memory_tools, request_tools, resources
+from . import intent_tools, link_tools, memory_tools, request_tools, resources
 from .checked import CheckedServer
 from .schemas import INSTRUCTIONS
 from .tools import MemoryTools
@@ -36,6 +36,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     resources.register,  # MEMORY.md, USER.md, today's journal; the context prompt
     request_tools.register,  # memory_forget, memory_correct: requests the owner confirms
     intent_tools.register,  # intent_add (always pending), intent_list, intent_cancel
+    link_tools.register,  # memory_link: the agent's note replaces its earlier one
 )
 
 

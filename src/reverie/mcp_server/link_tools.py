@@ -1,0 +1,71 @@
+"""MCP tool ``memory_link``: the connected agent keeps its own notes current.
+
+When the agent writes a fact that replaces one it wrote earlier ("the standup moved to
+10:00" after "the standup is at 9:30"), it links the two lines (the ``path#Ln`` a search
+returned for each): the newer line's signed marker names the older, search puts the
+newer first and marks the older "changed" with its day (:mod:`reverie.curation.link`).
+Checked before anything is written: both are journal lines, the newer of a later day,
+the older one the agent's own (an owner's line is linked only by the owner), and the
+subject's words are in both lines.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server import MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from .tools import MemoryTools
+
+LINK_DESCRIPTION = """\
+Mark that one of your own notes replaces an earlier one, so that search puts the newer \
+first and marks the older as changed. `newer` and `older` are lines as memory_search \
+returns them (`path#Ln`, e.g. memory/2026-05-02.md#L7); `subject` is two to five words \
+that appear in both lines (what changed: "standup time"). Only your own (agent) notes can \
+be replaced this way; a line the user wrote is linked by the user."""
+
+LineRef = Annotated[str, Field(min_length=3, description="A journal line, as path#Ln.")]
+Subject = Annotated[str, Field(min_length=1, description="Words that appear in both lines.")]
+
+
+class LinkOut(BaseModel):
+    """A link written (or already there) as MCP structured content."""
+
+    newer: str
+    older: str
+    target: str = Field(description="The older line's key (path@hash) the newer one names.")
+    already: bool = Field(description="The link was there before: nothing written.")
+
+
+def register(server: MCPServer, tools: MemoryTools) -> None:
+    """Add ``memory_link`` to ``server`` (its body runs under :meth:`MemoryTools.guarded`)."""
+
+    def memory_link(
+        newer: LineRef, older: LineRef, subject: Subject
+    ) -> Annotated[CallToolResult, LinkOut]:
+        def body() -> CallToolResult:
+            done = tools.engine.curation.agent_link(newer, older, subject)
+            said = f"{newer} now replaces {older}" + (" (it did already)" if done.already else "")
+            return CallToolResult(
+                content=[TextContent(type="text", text=said)], structured_content=done.as_dict()
+            )
+
+        return tools.guarded("memory_link", body)
+
+    server.add_tool(
+        memory_link,
+        title="Link a note to the one it replaces",
+        description=LINK_DESCRIPTION,
+        annotations=ToolAnnotations(
+            title="Link a note to the one it replaces",
+            read_only_hint=False,
+            destructive_hint=False,  # a marker on the newer line; nothing is removed
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+
+
+__all__ = ["register"]
