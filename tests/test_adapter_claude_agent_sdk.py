@@ -70,6 +70,7 @@ def test_the_four_hooks_and_the_tools_through_the_sdks_options(tmp_path: Path) -
         "mcp__reverie__memory_search",
         "mcp__reverie__memory_get",
         "mcp__reverie__memory_write",
+        "mcp__reverie__memory_link",
     ]
     transcript = tmp_path / "claude" / "session.jsonl"
     transcript.parent.mkdir()

@@ -94,8 +94,13 @@ def test_the_adapters_tools_read_a_call_as_its_definition_says(tmp_path: Path) -
         ]
 
     wrote, found, refused, tainted, unknown = asyncio.run(main())
+    ref = wrote.split()[2].split("#")[0]  # "written to memory/....md (agent)"
     assert wrote.startswith("written to memory/") and "(agent)" in wrote
     assert "8443" in found
     assert refused.startswith("error: memory_search does not take 'limit'")
     assert "(untrusted)" in tainted  # after another tool's output this turn
     assert unknown.startswith("error: there is no memory tool 'memory_delete'")
+    linked = asyncio.run(
+        tools.call("memory_link", {"newer": f"{ref}#L3", "older": f"{ref}#L4", "subject": "port"})
+    )
+    assert linked == f"error: {ref}#L4 is not a note of the agent's (untrusted): nothing linked"

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReverieError, ToolArgumentError
-from ..provenance.agent_tools import GET, SEARCH, TOOLS, write_source
+from ..provenance.agent_tools import GET, LINK, SEARCH, TOOLS, write_source
 from ..provenance.agent_tools import SOURCES as TOOL_SOURCES
 from ..provenance.origin import CONNECTED_AGENT, Origin, Source
 from ..scope import project_key
@@ -83,7 +83,18 @@ class MemoryTools:
             return await self.search(**args)
         if spec is GET:
             return await self.get(**args)
+        if spec is LINK:
+            return await self.link(**args)
         return await self.write(args["text"], args["source"], cwd=args["cwd"], tainted=tainted)
+
+    async def link(self, newer: str, older: str, subject: str) -> str:
+        """The agent's newer note marked as replacing its earlier one (checked:
+        :func:`reverie.curation.link.agent_link`)."""
+        try:
+            done = await self.memory.curation.agent_link(newer, older, subject)
+        except ReverieError as exc:
+            return f"error: {exc}"
+        return f"{newer} now replaces {older}" + (" (it did already)" if done.already else "")
 
     async def search(
         self,

@@ -18,6 +18,7 @@ from .lanes import Lanes
 
 if TYPE_CHECKING:
     from ..curation.forget import ForgetReport
+    from ..curation.link import Linked
     from ..curation.pending import Request
     from ..engine import Reverie
     from ..intents import Intent
@@ -116,6 +117,14 @@ class AsyncCuration:
         return await self._lanes.write(
             forget, text, dry_run=dry_run, purge_history=purge_history, **how
         )
+
+    async def link(self, newer: str, older: str) -> Linked:
+        """:meth:`reverie.curation.service.Curation.link` (the owner's)."""
+        return await self._lanes.write(self._memory.curation.link, newer, older)
+
+    async def agent_link(self, newer: str, older: str, subject: str) -> Linked:
+        """:meth:`reverie.curation.service.Curation.agent_link` (a connected agent's)."""
+        return await self._lanes.write(self._memory.curation.agent_link, newer, older, subject)
 
     async def trust(self, folder: str) -> list[str]:
         return await self._lanes.write(self._memory.curation.trust, folder)

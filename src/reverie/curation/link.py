@@ -139,10 +139,14 @@ def agent_link(ws: Workspace, newer: str, older: str, subject: str, trusted: lis
     the subject's words in both lines (:func:`subject_in_both`, as a model's proposal)."""
     _, _, _, n_lo, _ = _line(ws, newer, trusted)
     _, _, _, o_lo, _ = _line(ws, older, trusted)
+    if o_lo.origin is Origin.OWNER:
+        raise LinkRefused(
+            f"{older} is the owner's line: only the owner links over it "
+            "(`reverie link NEWER OLDER`, or the review page)"
+        )
     if o_lo.origin is not Origin.AGENT:
         raise LinkRefused(
-            f"{older} is the {o_lo.origin.value}'s line: only the owner links over it "
-            "(`reverie link NEWER OLDER`, or the review page)"
+            f"{older} is not a note of the agent's ({o_lo.origin.value}): nothing linked"
         )
     if not subject_in_both(subject, n_lo.text, o_lo.text):
         raise LinkRefused(f"the subject {subject!r} is not in both lines: nothing linked")

@@ -17,17 +17,11 @@ from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ..provenance.agent_tools import LINK
 from .tools import MemoryTools
 
-LINK_DESCRIPTION = """\
-Mark that one of your own notes replaces an earlier one, so that search puts the newer \
-first and marks the older as changed. `newer` and `older` are lines as memory_search \
-returns them (`path#Ln`, e.g. memory/2026-05-02.md#L7); `subject` is two to five words \
-that appear in both lines (what changed: "standup time"). Only your own (agent) notes can \
-be replaced this way; a line the user wrote is linked by the user."""
-
-LineRef = Annotated[str, Field(min_length=3, description="A journal line, as path#Ln.")]
-Subject = Annotated[str, Field(min_length=1, description="Words that appear in both lines.")]
+LineRef = str  # (what a client is shown and how it is read: LINK, checked first)
+Subject = str
 
 
 class LinkOut(BaseModel):
@@ -56,13 +50,13 @@ def register(server: MCPServer, tools: MemoryTools) -> None:
 
     server.add_tool(
         memory_link,
-        title="Link a note to the one it replaces",
-        description=LINK_DESCRIPTION,
+        title=LINK.title,
+        description=LINK.description,  # its one definition (listed by CheckedServer)
         annotations=ToolAnnotations(
-            title="Link a note to the one it replaces",
+            title=LINK.title,
             read_only_hint=False,
             destructive_hint=False,  # a marker on the newer line; nothing is removed
-            idempotent_hint=True,
+            idempotent_hint=LINK.idempotent,
             open_world_hint=False,
         ),
     )

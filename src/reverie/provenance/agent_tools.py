@@ -275,7 +275,32 @@ WRITE = ToolSpec(
     idempotent=False,
 )
 
-TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (SEARCH, GET, WRITE)}
+LINK = ToolSpec(
+    "memory_link",
+    "Link a note to the one it replaces",
+    "Mark that one of your own notes replaces an earlier one, so that search puts the newer "
+    "first and marks the older as changed. `newer` and `older` are lines as memory_search "
+    "returns them (`path#Ln`, e.g. memory/2026-05-02.md#L7); `subject` is two to five words "
+    'that appear in both lines (what changed: "standup time"). Only your own (agent) notes '
+    "can be replaced this way; a line the user wrote is linked by the user.",
+    (
+        Param("newer", "string", "The newer journal line, as path#Ln.", required=True, minimum=3),
+        Param(
+            "older", "string", "The earlier line it replaces, as path#Ln.", required=True, minimum=3
+        ),
+        Param(
+            "subject",
+            "string",
+            "Two to five words that appear in both lines.",
+            required=True,
+            minimum=1,
+        ),
+    ),
+    read_only=False,
+    idempotent=True,
+)
+
+TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (SEARCH, GET, WRITE, LINK)}
 
 
 def write_source(declared: str, *, tainted: bool) -> Source:
@@ -287,6 +312,7 @@ def write_source(declared: str, *, tainted: bool) -> Source:
 
 __all__ = [
     "GET",
+    "LINK",
     "MAX_RESULTS_CAP",
     "SEARCH",
     "SOURCES",
