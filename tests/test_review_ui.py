@@ -437,3 +437,26 @@ def test_last_night_reads_the_phase_report_under_the_reader_policy(
     with pytest.raises(ValueError):
         last_night(e)
     e.close()
+
+
+def test_pending_requests_come_a_page_at_a_time(
+    review: Review, paths: Paths, env: dict[str, str]
+) -> None:
+    """A long-lived agent's queue: fifty requests a page, the rest one click away."""
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
+    try:
+        for n in range(55):
+            e.curation.pending.request("forget", f"old parking spot number {n}", by="test agent")
+    finally:
+        e.close()
+    page = review.page
+    page.goto(f"{review.base}/pending")
+    assert "57 request(s) · page 1 of 2" in page.locator("p.pager").inner_text()  # 2 seeded
+    assert page.locator("button", has_text="reject").count() == 50
+    page.locator("a[rel=next]").click()
+    assert "page 2 of 2" in page.locator("p.pager").inner_text()
+    assert page.locator("button", has_text="reject").count() == 7
+    page.locator("tr", has_text="parking spot number 54").locator(
+        "button", has_text="reject"
+    ).click()
+    assert "rejected" in page.locator(".flash").inner_text()

@@ -39,8 +39,10 @@ from ..engine import Reverie
 from ..errors import ReverieError
 from ..timewords import cron_in_words
 from . import confirm, views
-from .listing import lines_of, page_of
+from .listing import lines_of, page_of, paged
 from .templates import CSS, ENV
+
+HISTORY_PER_PAGE = 10  # pre-images a page (each shown as a diff)
 
 COOKIE = "reverie_review"
 NAV = (
@@ -201,20 +203,30 @@ class ReviewApp:
     def _dream(self, _r: Request) -> tuple[str, dict[str, Any]]:
         return "dream", {"data": views.candidates(self.engine)}
 
-    def _history(self, _r: Request) -> tuple[str, dict[str, Any]]:
-        return "history", {"images": views.history(self.engine)}
+    def _history(self, r: Request) -> tuple[str, dict[str, Any]]:
+        params = dict(r.query_params)
+        at: dict[str, Any] = {}
 
-    def _pending(self, _r: Request) -> tuple[str, dict[str, Any]]:
+        def page(images: list[Any]) -> list[Any]:
+            at.update(paged(images, params, per=HISTORY_PER_PAGE))
+            return list(at["rows"])
+
+        images = views.history(self.engine, page)  # only the page's pre-images are diffed
+        return "history", {"images": images, "paging": at}
+
+    def _pending(self, r: Request) -> tuple[str, dict[str, Any]]:
         store = self.engine.curation.pending
-        return "pending", {"requests": [(r, store.diff(r)) for r in store.requests()]}
+        at = paged(store.requests(), dict(r.query_params))
+        rows = [(q, store.diff(q)) for q in at["rows"]]  # (a dry run each: the page's only)
+        return "pending", {"requests": rows, "paging": at}
 
-    def _intents(self, _r: Request) -> tuple[str, dict[str, Any]]:
-        listed = self.engine.intents.listing(all=True)
+    def _intents(self, r: Request) -> tuple[str, dict[str, Any]]:
+        at = paged(self.engine.intents.listing(all=True), dict(r.query_params))
         rows = [
             {**i.as_dict(), "when": f"{cron_in_words(i.cron)} ({i.when})" if i.cron else i.when}
-            for i in listed
+            for i in at["rows"]
         ]  # a schedule in words beside its cron
-        return "intents", {"intents": rows}
+        return "intents", {"intents": rows, "paging": at}
 
     def _search(self, r: Request) -> tuple[str, dict[str, Any]]:
         q = r.query_params.get("q", "")

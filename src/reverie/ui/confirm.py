@@ -40,8 +40,11 @@ def _forget(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
 
 
 def _restore(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
-    images = views.history(engine)
-    name = form.get("name") or (images[0]["name"] if images else "")
+    asked = form.get("name") or ""
+    images = views.history(  # only the pre-image asked for (the newest by default) is read
+        engine, lambda found: [p for p in found if p.name == asked] if asked else found[:1]
+    )
+    name = asked or (images[0]["name"] if images else "")
     image = next((i for i in images if i["name"] == name), None)
     if image is None:
         raise ValueError(f"no pre-image {name!r}")

@@ -1,6 +1,6 @@
 """The review page's lists, filtered and paged (pure code over the rows
-:mod:`reverie.ui.views` gathers): the journal files, and the lines of every file
-("show me all untrusted lines")."""
+:mod:`reverie.ui.views` gathers): the journal files, the lines of every file ("show me
+all untrusted lines"), and any other list a page at a time (requests, intents, history)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,12 @@ def _cut(rows: list[dict[str, Any]], params: dict[str, str]) -> tuple[list[Any],
     return rows[(page - 1) * per : page * per], page, pages, per
 
 
+def paged(rows: list[Any], params: dict[str, str], per: int = PER_PAGE) -> dict[str, Any]:
+    """Any list cut to the asked ``page`` (``per`` a page): the rows shown and where."""
+    shown, page, pages, per = _cut(rows, {"per": str(per), **params})
+    return {"rows": shown, "total": len(rows), "page": page, "pages": pages, "per": per}
+
+
 def lines_of(rows: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
     """Lines of the episodic files filtered by ``origin``, ``path`` (a part of it),
     ``day`` (the start of the file's date: ``2026-03`` is a month) and ``q`` (a part of
@@ -73,4 +79,9 @@ def lines_of(rows: list[dict[str, Any]], params: dict[str, str]) -> dict[str, An
             "origins": origins, **want}  # fmt: skip
 
 
-__all__ = ["PER_PAGE", "lines_of", "page_of"]
+__all__ = [
+    "PER_PAGE",
+    "lines_of",
+    "page_of",
+    "paged",
+]

@@ -47,6 +47,9 @@ FORM = """{% macro post(action, label, fields, confirm=False) -%}
 {% if 'back' not in fields %}<input type="hidden" name="back" value="{{ back_here }}">{% endif %}
 <button type="submit" name="do" value="{{ label }}">{{ label }}</button></form>
 {%- endmacro %}
+{% macro pager(p, path, noun) -%}{% if p.pages > 1 %}<p class="muted pager">{{ p.total }} {{ noun }} · page {{ p.page }} of {{ p.pages }}
+{% if p.page > 1 %}<a rel="prev" href="{{ path }}?page={{ p.page - 1 }}">previous</a>{% endif %}
+{% if p.page < p.pages %}<a rel="next" href="{{ path }}?page={{ p.page + 1 }}">next</a>{% endif %}</p>{% endif %}{%- endmacro %}
 {% macro badge(origin) -%}<span class="badge {{ origin or 'none' }}">{{ origin or '?' }}</span>{%- endmacro %}"""
 
 MEMORY = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
@@ -124,14 +127,15 @@ NIGHT = """{% extends "base" %}{% block body %}<h2>What dreaming did last</h2>
 {% if not data.heading and not data.phases %}<p class="muted">nothing written yet: DREAMS.md gets an entry each night dreaming changes MEMORY.md</p>{% endif %}
 {% endblock %}"""
 
-HISTORY = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
-<h2>MEMORY.md history</h2>{% for p in images %}
+HISTORY = """{% extends "base" %}{% from "form" import post, pager with context %}{% block body %}
+<h2>MEMORY.md history</h2>{{ pager(paging, '/history', 'pre-image(s)') }}{% for p in images %}
 <h3>{{ p.name }} {{ post('/history/restore', 'restore', {'name': p.name}) }}</h3>
 <div class="diff">{% for d in p.diff %}<div class="{{ 'add' if d.sign == '+' else ('del' if d.sign == '-' else '') }}">{{ d.sign }} {{ d.text }}</div>{% else %}<span class="muted">same as the current file</span>{% endfor %}</div>
 {% else %}<p class="muted">no pre-images yet</p>{% endfor %}{% endblock %}"""
 
-PENDING = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+PENDING = """{% extends "base" %}{% from "form" import post, pager with context %}{% block body %}
 <h2>Agent requests</h2><p class="muted">An agent can only ask; nothing changes until you confirm.</p>
+{{ pager(paging, '/pending', 'request(s)') }}
 <table><tr><th>id</th><th>kind</th><th>asked</th><th>text</th><th>new text</th><th></th></tr>
 {% for r, changes in requests %}<tr><td>{{ r.id }}</td><td>{{ r.kind }}</td><td>{{ r.at }}<br><span class="muted">{{ r.by }}</span></td>
 <td>{{ r.text }}{% if r.reason %}<br><span class="muted">{{ r.reason }}</span>{% endif %}</td><td>{{ r.new_text or '' }}</td>
@@ -139,8 +143,9 @@ PENDING = """{% extends "base" %}{% from "form" import post with context %}{% bl
 {% if changes %}<tr><td colspan="6"><div class="diff">{% for c in changes %}<div class="muted">{{ c.path }}:{{ c.line }}</div><div class="del">- {{ c.old }}</div>{% if c.new is not none %}<div class="add">+ {{ c.new }}</div>{% endif %}{% endfor %}</div></td></tr>{% endif %}
 {% else %}<tr><td colspan="6" class="muted">no pending requests</td></tr>{% endfor %}</table>{% endblock %}"""
 
-INTENTS = """{% extends "base" %}{% from "form" import post with context %}{% block body %}
+INTENTS = """{% extends "base" %}{% from "form" import post, pager with context %}{% block body %}
 <h2>Standing intents</h2><p class="muted">A pending intent was proposed by an agent: it never fires until you confirm it.</p>
+{{ pager(paging, '/intents', 'intent(s)') }}
 <table><tr><th>id</th><th>status</th><th>kind</th><th>when</th><th>text</th><th>fired</th><th>proposed by</th><th></th></tr>
 {% for i in intents %}<tr><td>{{ i.id }}</td><td>{{ i.status }}</td><td>{{ i.kind }}</td><td>{{ i.when }}</td>
 <td>{{ i.text }}</td><td>{{ i.fired }}</td><td>{{ i.proposed_by }}</td>

@@ -7,6 +7,7 @@ memory text only ever reaches the page as escaped text.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -153,11 +154,12 @@ def _may_promote(gates: Any) -> bool:
     return not any(g["name"] in OWNER_GATES and not g["passed"] for g in gates)
 
 
-def history(engine: Reverie) -> list[dict[str, Any]]:
-    """MEMORY.md pre-images, newest first, each as a diff to the current file."""
+def history(engine: Reverie, shown: Callable[[list[Any]], list[Any]]) -> list[dict[str, Any]]:
+    """MEMORY.md pre-images, newest first, each as a diff to the current file; only
+    those ``shown`` picks (a page) are read and diffed."""
     current = _read(engine, "MEMORY.md").split("\n")
     out = []
-    for p in reversed(engine.preimages()):
+    for p in shown(list(reversed(engine.preimages()))):
         old = p.read_text(encoding="utf-8", errors="replace").split("\n")  # a person reads it
         diff = [
             {"sign": d[:1], "text": d[1:]}
