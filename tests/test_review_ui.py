@@ -460,3 +460,28 @@ def test_pending_requests_come_a_page_at_a_time(
         "button", has_text="reject"
     ).click()
     assert "rejected" in page.locator(".flash").inner_text()
+
+
+def test_a_correction_is_previewed_as_the_one_span_it_changes(
+    review: Review, paths: Paths, env: dict[str, str]
+) -> None:
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
+    try:
+        e.curation.pending.request("correct", "green tea", "oolong tea", by="test agent")
+    finally:
+        e.close()
+    page = review.page
+    page.goto(f"{review.base}/pending")
+    span = page.locator(".diff .span").first
+    assert span.locator("del").inner_text() == "green"
+    assert span.locator("ins").inner_text() == "oolong"
+    assert " tea" in span.inner_text()  # the rest of the line, as it stays
+
+
+def test_one_span_is_what_changed_between_two_lines() -> None:
+    from reverie.ui.listing import one_span
+
+    assert one_span("I drink green tea daily.", "I drink oolong tea daily.") == {
+        "before": "I drink ", "gone": "green", "came": "oolong", "after": " tea daily."
+    }  # fmt: skip
+    assert one_span("aaa", "aaa")["gone"] == "" and one_span("ab", "b")["gone"] == "a"

@@ -39,7 +39,7 @@ from ..engine import Reverie
 from ..errors import ReverieError
 from ..timewords import cron_in_words
 from . import confirm, views
-from .listing import lines_of, page_of, paged
+from .listing import lines_of, one_span, page_of, paged
 from .templates import CSS, ENV
 
 HISTORY_PER_PAGE = 10  # pre-images a page (each shown as a diff)
@@ -217,7 +217,11 @@ class ReviewApp:
     def _pending(self, r: Request) -> tuple[str, dict[str, Any]]:
         store = self.engine.curation.pending
         at = paged(store.requests(), dict(r.query_params))
-        rows = [(q, store.diff(q)) for q in at["rows"]]  # (a dry run each: the page's only)
+        rows = [  # (a dry run each: the page's only); a changed line shows its one span
+            (q, [{**c, "span": one_span(c["old"], c["new"]) if c["new"] else None}
+                 for c in store.diff(q)])
+            for q in at["rows"]
+        ]  # fmt: skip
         return "pending", {"requests": rows, "paging": at}
 
     def _intents(self, r: Request) -> tuple[str, dict[str, Any]]:

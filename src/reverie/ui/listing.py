@@ -58,6 +58,23 @@ def paged(rows: list[Any], params: dict[str, str], per: int = PER_PAGE) -> dict[
     return {"rows": shown, "total": len(rows), "page": page, "pages": pages, "per": per}
 
 
+def one_span(old: str, new: str) -> dict[str, str]:
+    """A changed line as the one span that changed: what both keep before and after it,
+    the words that go and the words that come (a correction's preview)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return {
+        "before": old[:head],
+        "gone": old[head : len(old) - tail],
+        "came": new[head : len(new) - tail],
+        "after": old[len(old) - tail :],
+    }
+
+
 def lines_of(rows: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
     """Lines of the episodic files filtered by ``origin``, ``path`` (a part of it),
     ``day`` (the start of the file's date: ``2026-03`` is a month) and ``q`` (a part of

@@ -140,7 +140,7 @@ PENDING = """{% extends "base" %}{% from "form" import post, pager with context 
 {% for r, changes in requests %}<tr><td>{{ r.id }}</td><td>{{ r.kind }}</td><td>{{ r.at }}<br><span class="muted">{{ r.by }}</span></td>
 <td>{{ r.text }}{% if r.reason %}<br><span class="muted">{{ r.reason }}</span>{% endif %}</td><td>{{ r.new_text or '' }}</td>
 <td>{{ post('/pending/confirm', 'confirm', {'id': r.id}) }} {{ post('/pending/reject', 'reject', {'id': r.id}) }}</td></tr>
-{% if changes %}<tr><td colspan="6"><div class="diff">{% for c in changes %}<div class="muted">{{ c.path }}:{{ c.line }}</div><div class="del">- {{ c.old }}</div>{% if c.new is not none %}<div class="add">+ {{ c.new }}</div>{% endif %}{% endfor %}</div></td></tr>{% endif %}
+{% if changes %}<tr><td colspan="6"><div class="diff">{% for c in changes %}<div class="muted">{{ c.path }}:{{ c.line }}</div>{% if c.span %}<div class="span">{{ c.span.before }}<del class="del">{{ c.span.gone }}</del><ins class="add">{{ c.span.came }}</ins>{{ c.span.after }}</div>{% else %}<div class="del">- {{ c.old }}</div>{% endif %}{% endfor %}</div></td></tr>{% endif %}
 {% else %}<tr><td colspan="6" class="muted">no pending requests</td></tr>{% endfor %}</table>{% endblock %}"""
 
 INTENTS = """{% extends "base" %}{% from "form" import post, pager with context %}{% block body %}
