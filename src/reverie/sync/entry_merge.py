@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 from .journal_merge import split
 
@@ -52,6 +54,17 @@ def _sync_points(base: list[str], side: list[str]) -> dict[int, int]:
     return m
 
 
+def common_ends(a: Sequence[Any], b: Sequence[Any]) -> tuple[int, int]:
+    """How long the start and the end ``a`` and ``b`` share are (never overlapping)."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _both(
     cb: list[str], co: list[str], ct: list[str], labels: tuple[str, str], made: list[str]
 ) -> list[str]:
@@ -70,12 +83,7 @@ def _both(
         return co[:-n] + ct
     if cb and ct[-n:] == cb:
         return ct[:-n] + co
-    head = 0
-    while head < min(len(co), len(ct)) and co[head] == ct[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(co), len(ct)) - head and co[-1 - tail] == ct[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(co, ct)
     mo, mt = co[head : len(co) - tail], ct[head : len(ct) - tail]
     made.append(conflict_id(mo, mt))
     return co[:head] + _conflict(mo, mt, labels) + co[len(co) - tail :]
@@ -187,4 +195,13 @@ def pick(text: str, cid: str, version: int) -> str:
     raise ValueError(f"no open sync conflict {cid!r}")
 
 
-__all__ = ["Conflict", "Merged", "blocks", "conflict_id", "conflicts", "merge_entries", "pick"]
+__all__ = [
+    "Conflict",
+    "Merged",
+    "blocks",
+    "common_ends",
+    "conflict_id",
+    "conflicts",
+    "merge_entries",
+    "pick",
+]

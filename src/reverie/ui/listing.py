@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sync.entry_merge import common_ends
+
 PER_PAGE = 50
 KIND_ORDER = ("journal", "transcript", "import", "note")
 
@@ -61,12 +63,7 @@ def paged(rows: list[Any], params: dict[str, str], per: int = PER_PAGE) -> dict[
 def one_span(old: str, new: str) -> dict[str, str]:
     """A changed line as the one span that changed: what both keep before and after it,
     the words that go and the words that come (a correction's preview)."""
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(old, new)
     return {
         "before": old[:head],
         "gone": old[head : len(old) - tail],
