@@ -103,4 +103,6 @@ def test_the_adapters_tools_read_a_call_as_its_definition_says(tmp_path: Path) -
     linked = asyncio.run(
         tools.call("memory_link", {"newer": f"{ref}#L3", "older": f"{ref}#L4", "subject": "port"})
     )
-    assert linked == f"error: {ref}#L4 is not a note of the agent's (untrusted): nothing linked"
+    assert linked == (
+        f"error: {ref}#L3: a line replaces only a line of an earlier day ({ref}#L4)"
+    )  # checked, in a sentence

@@ -175,7 +175,7 @@ def test_two_tenants_with_the_same_text_never_see_each_other(tmp_path: Path, pg_
 def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> None:
     import psycopg
 
-    from reverie.storage.index.pg_schema import MIGRATIONS, SCHEMA_VERSION, applied, migrate
+    from reverie.storage.index.pg_migrations import MIGRATIONS, SCHEMA_VERSION, applied, migrate
 
     # the recall log's tables (whichever number their migration has)
     recall = next(v for v, sql in enumerate(MIGRATIONS, 1) if "recall_counts" in sql)
@@ -501,7 +501,8 @@ def test_two_first_syncs_creating_the_vector_index_at_once_do_not_deadlock(pg_ds
 
     import psycopg
 
-    from reverie.storage.index.pg_schema import Database, hnsw_index
+    from reverie.storage.index.pg_migrations import hnsw_index
+    from reverie.storage.index.pg_schema import Database
 
     Database(pg_dsn).close()  # migrated
     first = psycopg.connect(pg_dsn, autocommit=True)

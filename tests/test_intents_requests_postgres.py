@@ -158,6 +158,16 @@ def test_requests_add_decide_and_the_bound(backend: tuple[str, Open]) -> None:
     assert everything[forget.id] == ("confirmed", "(forgotten by the owner)")
     assert everything[fix.id][0] == "rejected" and everything[again.id][0] == "pending"
     assert ("curation/pending.json" in _state_files(engine)) == (name == "sqlite")
+    # a link request (two of the owner's lines, named by memory_link) is a kind of its own
+    pending.reject(again.id)
+    ref = "memory/2026-05-02.md#L3", "memory/2026-05-01.md#L3"
+    link = pending.request("link", *ref, by="an agent", key="a@1 b@2", reason="dentist")
+    assert [(r.kind, r.text, r.new_text, r.key) for r in pending.requests()] == [
+        ("link", *ref, "a@1 b@2")
+    ]
+    with pytest.raises(ReverieError, match="names two lines"):
+        pending.request("link", "not a line", ref[1], by="an agent")
+    assert link.reason == "dentist"
 
 
 def _rows(dsn: str, table: str) -> dict[str, int]:

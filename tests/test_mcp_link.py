@@ -10,10 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp_types import TextContent
 
 from reverie.adapters.common import CONNECTED_AGENT, source_of
 from reverie.engine import Reverie
+from reverie.errors import ReverieError
 from reverie.mcp_server.registry import build_server
 from reverie.provenance.origin import OWNER_AT_CLI, Source
 from reverie.testing import memory_for_tests
@@ -67,7 +69,7 @@ def test_an_owners_line_or_a_subject_not_in_both_is_refused_and_nothing_written(
     before = {p: p.read_text() for p in (tmp_path / "workspace" / "memory").glob("*.md")}
     try:
         failed, said = _call(memory, newer=newer, older=mine, subject="spare key")
-        assert failed and "owner's line: only the owner links over it" in said
+        assert failed and "owner's line: only the owner's newer line replaces it" in said
         failed, said = _call(memory, newer=newer, older=note, subject="room booking")
         assert failed and "is not in both lines" in said
         failed, said = _call(memory, newer=note, older=newer, subject="standup")
@@ -76,3 +78,40 @@ def test_an_owners_line_or_a_subject_not_in_both_is_refused_and_nothing_written(
         memory.close()
     after = {p: p.read_text() for p in (tmp_path / "workspace" / "memory").glob("*.md")}
     assert after == before
+
+
+def test_two_of_the_owners_lines_are_linked_only_when_the_owner_confirms(tmp_path: Path) -> None:
+    older = _write(tmp_path, DAY1, "My dentist is Dr Alvarez on Hill Road.", owner=True)
+    newer = _write(tmp_path, DAY2, "Switched dentist: now Dr Okafor near the station.", owner=True)
+    memory = memory_for_tests(tmp_path, now=DAY2)
+    try:
+        failed, said = _call(memory, newer=newer, older=older, subject="dentist")
+        assert not failed and said.startswith("request ") and "user confirms it" in said
+        [req] = [r for r in memory.curation.pending.requests() if r.kind == "link"]
+        assert (req.text, req.new_text, req.reason) == (newer, older, "dentist")
+        hits = memory.search("who is my dentist").hits
+        assert not any(h.superseded_by for h in hits)  # nothing linked on the agent's word
+        done = memory.curation.pending.confirm(req.id)
+        assert done["link"]["target"].startswith(older.split("#")[0] + "@")
+        old_hit = next(h for h in memory.search("who is my dentist").hits
+                       if f"{h.path}#L{h.start_line}" == older)  # fmt: skip
+        assert old_hit.superseded_by == newer
+    finally:
+        memory.close()
+
+
+def test_a_link_request_whose_lines_changed_is_refused_on_confirm(tmp_path: Path) -> None:
+    older = _write(tmp_path, DAY1, "My dentist is Dr Alvarez on Hill Road.", owner=True)
+    newer = _write(tmp_path, DAY2, "Switched dentist: now Dr Okafor near the station.", owner=True)
+    memory = memory_for_tests(tmp_path, now=DAY2)
+    try:
+        _call(memory, newer=newer, older=older, subject="dentist")
+        [req] = [r for r in memory.curation.pending.requests() if r.kind == "link"]
+        journal = tmp_path / "workspace" / older.split("#")[0]
+        journal.write_text(journal.read_text().replace("Hill Road", "Mill Road"))
+        with pytest.raises(ReverieError, match="changed since the request"):
+            memory.curation.pending.confirm(req.id)
+        text = (tmp_path / "workspace" / newer.split("#")[0]).read_text()
+        assert "replaces:" not in text
+    finally:
+        memory.close()

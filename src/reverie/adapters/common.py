@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..curation.link import said
 from ..errors import ReverieError, ToolArgumentError
 from ..provenance.agent_tools import GET, LINK, SEARCH, TOOLS, write_source
 from ..provenance.agent_tools import SOURCES as TOOL_SOURCES
@@ -94,7 +95,7 @@ class MemoryTools:
             done = await self.memory.curation.agent_link(newer, older, subject)
         except ReverieError as exc:
             return f"error: {exc}"
-        return f"{newer} now replaces {older}" + (" (it did already)" if done.already else "")
+        return said(newer, older, done)[0]  # the link written, or the request filed
 
     async def search(
         self,

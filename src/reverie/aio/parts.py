@@ -122,7 +122,7 @@ class AsyncCuration:
         """:meth:`reverie.curation.service.Curation.link` (the owner's)."""
         return await self._lanes.write(self._memory.curation.link, newer, older)
 
-    async def agent_link(self, newer: str, older: str, subject: str) -> Linked:
+    async def agent_link(self, newer: str, older: str, subject: str) -> Linked | Request:
         """:meth:`reverie.curation.service.Curation.agent_link` (a connected agent's)."""
         return await self._lanes.write(self._memory.curation.agent_link, newer, older, subject)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
@@ -31,6 +32,9 @@ from ..storage import reader
 from ..storage.files import atomic_write
 from ..storage.workspace import Workspace
 from ..tokens import QUERY_STOP_WORDS, is_cjk, stem, stem_set, terms
+
+if TYPE_CHECKING:
+    from .pending import Request
 
 
 class LinkRefused(ReverieError):
@@ -132,25 +136,71 @@ def subject_in_both(subject: str, a: str, b: str) -> bool:
     return True
 
 
+class OwnersLines(LinkRefused):
+    """The lines are the owner's: only the owner links them (a request they confirm).
+    ``keys``: the two lines' keys, which must still hold when the owner confirms."""
+
+    def __init__(self, message: str, keys: str) -> None:
+        super().__init__(message)
+        self.keys = keys
+
+
+def line_keys(ws: Workspace, newer: str, older: str, trusted: list[str]) -> str:
+    """The two lines' keys (``path@hash`` each): what a link request checks again."""
+    n_rel, _, _, n_lo, _ = _line(ws, newer, trusted)
+    o_rel, _, _, o_lo, _ = _line(ws, older, trusted)
+    return f"{line_key(n_rel, n_lo.text)} {line_key(o_rel, o_lo.text)}"
+
+
 def agent_link(ws: Workspace, newer: str, older: str, subject: str, trusted: list[str]) -> Linked:
-    """A connected agent's link (MCP ``memory_link``): as :func:`link`, and only over
-    an agent's line (an owner's line is linked by the owner alone, even by another of
-    the owner's lines: nothing below owner trust supersedes what the owner said), with
-    the subject's words in both lines (:func:`subject_in_both`, as a model's proposal)."""
-    _, _, _, n_lo, _ = _line(ws, newer, trusted)
-    _, _, _, o_lo, _ = _line(ws, older, trusted)
+    """A connected agent's link (MCP ``memory_link``): as :func:`link`, with the
+    subject's words in both lines (:func:`subject_in_both`, as a model's proposal), and
+    only over an agent's line. Two lines of the owner's are not linked on the agent's
+    word (nothing below owner trust supersedes what the owner said): :class:`OwnersLines`
+    says so, and the caller files a request the owner confirms."""
+    _, _, _, n_lo, n_day = _line(ws, newer, trusted)
+    _, _, _, o_lo, o_day = _line(ws, older, trusted)
+    if n_day <= o_day:
+        raise LinkRefused(f"{newer}: a line replaces only a line of an earlier day ({older})")
+    if not subject_in_both(subject, n_lo.text, o_lo.text):
+        raise LinkRefused(f"the subject {subject!r} is not in both lines: nothing linked")
+    if o_lo.origin is Origin.OWNER and n_lo.origin is Origin.OWNER:
+        raise OwnersLines(
+            f"{older} and {newer} are the owner's lines: the owner confirms the link",
+            line_keys(ws, newer, older, trusted),
+        )
     if o_lo.origin is Origin.OWNER:
         raise LinkRefused(
-            f"{older} is the owner's line: only the owner links over it "
+            f"{older} is the owner's line: only the owner's newer line replaces it "
             "(`reverie link NEWER OLDER`, or the review page)"
         )
     if o_lo.origin is not Origin.AGENT:
         raise LinkRefused(
             f"{older} is not a note of the agent's ({o_lo.origin.value}): nothing linked"
         )
-    if not subject_in_both(subject, n_lo.text, o_lo.text):
-        raise LinkRefused(f"the subject {subject!r} is not in both lines: nothing linked")
     return link(ws, newer, older, trusted)
 
 
-__all__ = ["LinkRefused", "Linked", "agent_link", "link", "subject_in_both"]
+def said(newer: str, older: str, done: Linked | Request) -> tuple[str, dict[str, Any]]:
+    """What an agent's link answers, in words and as data: the link written, or the
+    request filed over two of the owner's lines."""
+    if not isinstance(done, Linked):
+        words = (
+            f"request {done.id} filed: {older} and {newer} are the user's lines; the link "
+            f"is written when the user confirms it (`reverie pending confirm {done.id}`)"
+        )
+        return words, {"newer": newer, "older": older, "request": done.id}
+    words = f"{newer} now replaces {older}" + (" (it did already)" if done.already else "")
+    return words, done.as_dict()
+
+
+__all__ = [
+    "LinkRefused",
+    "Linked",
+    "OwnersLines",
+    "agent_link",
+    "line_keys",
+    "link",
+    "said",
+    "subject_in_both",
+]

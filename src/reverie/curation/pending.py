@@ -53,8 +53,10 @@ class Pending:
         now: Callable[[], datetime],
         preimages_kept: int,
         intents: Callable[[], Intents | None] = lambda: None,
+        linker: Callable[[str, str, str | None], dict[str, Any]] | None = None,
     ) -> None:
         self.ws, self.forgetter, self.now = ws, forgetter, now
+        self.linker = linker  # writes a confirmed link request (:meth:`.service.Curation`)
         self.store = store
         self.preimages_kept = preimages_kept
         self.intents = intents
@@ -128,6 +130,10 @@ class Pending:
             elif req.kind == "forget":
                 out["forget"] = self.forgetter.forget(Selector.of(req.text), by=by).as_dict()
                 out["written"] = []
+            elif req.kind == "link":
+                if self.linker is None:
+                    raise ReverieError("links are not available here")
+                out["link"] = self.linker(req.text, req.new_text or "", req.key)
             else:
                 report = self._correct(req, by=by, dry_run=False)
                 out["written"] = sorted(

@@ -12,6 +12,7 @@ table instead (:mod:`.pg_requests`), behind the same port (:class:`RequestStore`
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -31,7 +32,8 @@ from .select import Selector
 FORGOTTEN = "(forgotten by the owner)"
 MAX_PENDING = 200  # an agent looping on requests cannot grow the file without bound
 MAX_TEXT = 4000
-KINDS = ("forget", "correct", "directive")
+KINDS = ("forget", "correct", "directive", "link")
+LINE_REF = r"[\w./-]+\.md#L\d+"  # a journal line, as a link request names it
 
 
 @dataclass
@@ -40,14 +42,14 @@ class Request:
     the intents table and only shown here)."""
 
     id: str
-    kind: str  # forget | correct | directive | intent
+    kind: str  # forget | correct | directive | link | intent
     text: str
     new_text: str | None
     at: str
     by: str
     status: str = "pending"  # pending | confirmed | rejected
     decided: str | None = None
-    key: str | None = None  # a directive's USER.md key
+    key: str | None = None  # a directive's USER.md key; a link's two line keys
     reason: str | None = None  # why it was not done on the asker's word
 
     @classmethod
@@ -88,6 +90,10 @@ def checked(kind: str, text: str, new_text: str | None) -> None:
     """The rules every request meets before it is recorded."""
     if kind not in KINDS:
         raise ReverieError(f"unknown request kind {kind!r}")
+    if kind == "link":  # text: the newer line, new_text: the older (path#Ln each)
+        if not re.fullmatch(LINE_REF, text) or not re.fullmatch(LINE_REF, new_text or ""):
+            raise ReverieError("a link request names two lines as path#Ln")
+        return
     if kind != "directive":
         Selector.of(text)  # the same rules as the owner's forget TEXT
     elif not text.strip():

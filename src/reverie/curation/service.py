@@ -12,8 +12,8 @@ from ..recall.log_port import RecallLogPort
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
-from .link import Linked, LinkRefused, agent_link, link
-from .pending import Pending
+from .link import Linked, LinkRefused, OwnersLines, agent_link, line_keys, link
+from .pending import Pending, Request
 from .requests import Requests, RequestStore
 from .select import Selector
 from .trust import TrustedFolders
@@ -55,6 +55,7 @@ class Curation:
             now=now,
             preimages_kept=preimages_kept,
             intents=intents,
+            linker=lambda n, o, keys: self._confirmed_link(n, o, keys).as_dict(),
         )
         self.trusted = TrustedFolders(workspace)
 
@@ -80,12 +81,24 @@ class Curation:
             self._reindex()
         return done
 
-    def agent_link(self, newer: str, older: str, subject: str) -> Linked:
-        """A connected agent's link over its own note (:func:`.link.agent_link`)."""
-        done = agent_link(self.ws, newer, older, subject, self.trusted.folders())
+    def agent_link(self, newer: str, older: str, subject: str) -> Linked | Request:
+        """A connected agent's link over its own note (:func:`.link.agent_link`); over
+        two of the owner's lines, a request the owner confirms (kind ``link``)."""
+        try:
+            done = agent_link(self.ws, newer, older, subject, self.trusted.folders())
+        except OwnersLines as exc:
+            by = "connected agent (memory_link)"
+            return self.pending.request("link", newer, older, by=by, key=exc.keys, reason=subject)
         if not done.already:
             self._reindex()
         return done
+
+    def _confirmed_link(self, newer: str, older: str, keys: str | None) -> Linked:
+        """A link request the owner confirmed, written when its lines are still those
+        the agent named (a line edited, moved or forgotten since: refused)."""
+        if keys != line_keys(self.ws, newer, older, self.trusted.folders()):
+            raise LinkRefused(f"{newer} or {older} changed since the request: nothing linked")
+        return self.link(newer, older)
 
     def trust(self, folder: str) -> list[str]:
         """``reverie trust``: ``folder`` holds owner-written notes; its files are re-read

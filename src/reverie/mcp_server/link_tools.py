@@ -17,6 +17,7 @@ from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from ..curation.link import said
 from ..provenance.agent_tools import LINK
 from .tools import MemoryTools
 
@@ -25,12 +26,18 @@ Subject = str
 
 
 class LinkOut(BaseModel):
-    """A link written (or already there) as MCP structured content."""
+    """A link written (or already there), or a request the owner confirms, as MCP
+    structured content."""
 
     newer: str
     older: str
-    target: str = Field(description="The older line's key (path@hash) the newer one names.")
-    already: bool = Field(description="The link was there before: nothing written.")
+    target: str | None = Field(
+        default=None, description="The older line's key (path@hash) the newer one names."
+    )
+    already: bool | None = Field(default=None, description="The link was there before.")
+    request: str | None = Field(
+        default=None, description="Two of the owner's lines: the request the owner confirms."
+    )
 
 
 def register(server: MCPServer, tools: MemoryTools) -> None:
@@ -41,9 +48,9 @@ def register(server: MCPServer, tools: MemoryTools) -> None:
     ) -> Annotated[CallToolResult, LinkOut]:
         def body() -> CallToolResult:
             done = tools.engine.curation.agent_link(newer, older, subject)
-            said = f"{newer} now replaces {older}" + (" (it did already)" if done.already else "")
+            words, data = said(newer, older, done)
             return CallToolResult(
-                content=[TextContent(type="text", text=said)], structured_content=done.as_dict()
+                content=[TextContent(type="text", text=words)], structured_content=data
             )
 
         return tools.guarded("memory_link", body)

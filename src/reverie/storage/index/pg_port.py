@@ -22,7 +22,8 @@ from ..chunking import Chunk
 from .bm25 import Doc
 from .keyword import KeywordIndex
 from .pg_cache import PgEmbeddingCache
-from .pg_schema import SCHEMA_VERSION, Database, applied, hnsw_index
+from .pg_migrations import hnsw_index
+from .pg_schema import Database
 from .pg_sql import CANDIDATE_SQL, EXACT_SQL, LINKS_SQL, TRIGGER_SQL, hnsw_query, hnsw_settings
 from .pg_write import write_chunks
 from .port import counts_report
@@ -225,14 +226,12 @@ class PgIndex:
 
     def counts(self, *, embedder: str | None) -> dict[str, Any]:
         one = lambda sql: int(self._all(sql)[0][0])  # noqa: E731
-        with self.db.connection() as conn:
-            version = applied(conn)
         origins = self._all(
             "SELECT origin, count(*) FROM provenance WHERE tenant_id = %s GROUP BY origin"
         )
         report = counts_report(
             self.meta,
-            schema=(version, version == SCHEMA_VERSION),
+            schema=self.db.schema(),
             files=one("SELECT count(*) FROM sources WHERE tenant_id = %s"),
             chunks=one("SELECT count(*) FROM chunks WHERE tenant_id = %s"),
             vectors=one("SELECT count(*) FROM chunks WHERE tenant_id = %s AND has_vector"),
