@@ -50,8 +50,10 @@ def conversations_stream(path: Path) -> Iterator[tuple[IO[bytes], str]]:
 
 def side_files(path: Path, names: Collection[str]) -> Iterator[tuple[str, bytes, str]]:
     """The files of ``names`` beside ``conversations.json`` (``memories.json``,
-    ``projects.json``): in the folder named, the folder of the file named, or the zip;
-    each as (name, bytes, where). A file that is not there is skipped."""
+    ``projects.json``) in the export named as a whole: its folder or its zip; each as
+    (name, bytes, where). A ``conversations.json`` named on its own brings nothing
+    else (a folder like Downloads may hold another program's ``projects.json``); a file
+    that is not there is skipped."""
     if not names:
         return
     folder = path if path.is_dir() else path.parent
@@ -70,7 +72,7 @@ def side_files(path: Path, names: Collection[str]) -> Iterator[tuple[str, bytes,
                         if member.file_size > MAX_INPUT_BYTES:
                             raise ParseError("larger than the import limit", path=member.filename)
                         yield name, zf.read(member), f"{path}!{member.filename}"
-                return
+        return
     for name in sorted(names):
         file = folder / name
         if file.is_file():

@@ -53,7 +53,7 @@ class CheckedServer(MCPServer):
             if spec is not None:
                 arguments = spec.check(arguments)
             else:
-                self._known_only(name, arguments)
+                await self._known_only(name, arguments)
         except ToolArgumentError as exc:
             return _refused(str(exc))
         try:
@@ -63,11 +63,11 @@ class CheckedServer(MCPServer):
                 return _refused(_sentences(name, exc.__cause__))
             raise
 
-    def _known_only(self, name: str, arguments: dict[str, Any]) -> None:
-        tool = self._tool_manager.get_tool(name)
-        if tool is None:
+    async def _known_only(self, name: str, arguments: dict[str, Any]) -> None:
+        listed = {t.name: t for t in await super().list_tools()}
+        if name not in listed:
             return  # the SDK says the tool is unknown
-        known = list((tool.parameters or {}).get("properties") or {})
+        known = list((listed[name].input_schema or {}).get("properties") or {})
         unknown = sorted(set(arguments) - set(known))
         if unknown:
             names = ", ".join(repr(u) for u in unknown)
