@@ -50,7 +50,7 @@ def import_cmd(
     """Import PATH in FORMAT: claude-code (CLAUDE.md memory files and transcripts, a file
     or a folder such as ~/.claude), chatgpt (conversations.json or the export zip, with
     the custom instructions and browsing results it holds), claude-ai (conversations.json,
-    the folder or the zip, with memories.json and projects.json beside it), mcp-memory
+    or the export's folder or zip, which adds its memories.json and projects.json), mcp-memory
     (the memory server's memory.json). Idempotent and resumable: importing again adds
     nothing."""
     console = Console(stderr=True)
