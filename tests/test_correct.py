@@ -89,7 +89,8 @@ def test_the_review_page_shows_the_change_before_confirmation(
     c = TestClient(review.app, base_url="http://127.0.0.1:48212", follow_redirects=False)
     c.get(f"/?token={review.token}")
     page = c.get("/pending").text
-    assert "- The user likes green tea." in page and "+ - The user likes oolong." in page
+    # the one span that changes, in the line as it stays
+    assert '- The user likes <del class="del">green tea</del><ins class="add">oolong</ins>.' in page
     assert "green tea" in (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
 
 
