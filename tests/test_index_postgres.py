@@ -204,6 +204,14 @@ def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> Non
             if start >= recall:
                 assert conn.execute("SELECT events FROM recall_counts").fetchone() == (7,)
             assert conn.execute("SELECT count(*) FROM recall_store").fetchone() == (0,)  # made
+            # no keyword column nor its GIN postings: nothing read them, each insert paid
+            column = conn.execute(
+                "SELECT count(*) FROM information_schema.columns "
+                "WHERE table_name = 'chunks' AND column_name = 'body'"
+            ).fetchone()
+            assert column == (0,) and conn.execute(
+                "SELECT to_regclass('chunks_body')"
+            ).fetchone() == (None,)
 
 
 def test_forget_on_postgres_leaves_no_row_vector_or_cached_embedding(

@@ -150,6 +150,10 @@ MIGRATIONS: tuple[str, ...] = (
     """ALTER TABLE requests DROP CONSTRAINT IF EXISTS requests_kind_check;
     ALTER TABLE requests ADD CONSTRAINT requests_kind_check
         CHECK (kind IN ('forget', 'correct', 'directive', 'link'));""",
+    # 7: the keyword column and its GIN index go: the keyword lane is the in-memory BM25
+    # fed from the chunks' text (reverie.storage.index.keyword), and nothing read them;
+    # each insert paid for their postings (issue 41, point 4)
+    """DROP INDEX IF EXISTS chunks_body; ALTER TABLE chunks DROP COLUMN IF EXISTS body;""",
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,6 +1,7 @@
 """One file's chunk rows on PostgreSQL (:mod:`.pg_port`'s write): each chunk with its
-keyword text, vector, version links, notes and provenance, in the caller's
-transaction. Every row carries the tenant."""
+vector, version links, notes and provenance, in the caller's transaction. Every row
+carries the tenant. (The keyword lane is the in-memory BM25 fed from the chunks' text,
+:mod:`.keyword`: no keyword column is written.)"""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...tokens import keyword_body
 from ..chunking import Chunk
 from .pg_sql import LINK_INSERT
 from .rows import SourceRow, Vectors
@@ -22,9 +22,9 @@ else:
 
 _CHUNKS = (
     "INSERT INTO chunks(tenant_id, path, start_line, end_line, part, text, text_hash, kind, "
-    "day, has_vector, body) SELECT %s, %s, s, e, p, x, h, %s, %s, v, to_tsvector('simple', b) "
-    "FROM unnest(%s::int[], %s::int[], %s::int[], %s::text[], %s::text[], %s::bool[], "
-    "%s::text[]) WITH ORDINALITY AS u(s, e, p, x, h, v, b, o) ORDER BY o RETURNING id"
+    "day, has_vector) SELECT %s, %s, s, e, p, x, h, %s, %s, v "
+    "FROM unnest(%s::int[], %s::int[], %s::int[], %s::text[], %s::text[], %s::bool[]) "
+    "WITH ORDINALITY AS u(s, e, p, x, h, v, o) ORDER BY o RETURNING id"
 )
 _VECTOR = "INSERT INTO chunk_vectors(tenant_id, chunk_id, dims, embedding) VALUES (%s, %s, %s, %s)"
 _NOTES = (
@@ -57,7 +57,6 @@ def write_chunks(
         [c.start_line for c, _ in pairs], [c.end_line for c, _ in pairs],
         [c.part for c, _ in pairs], [c.text for c, _ in pairs],
         [hashlib.sha256(c.text.encode()).hexdigest() for c, _ in pairs], embed,
-        [keyword_body(c.text) for c, _ in pairs],
     )).fetchall()  # fmt: skip
     ids = sorted(int(r[0]) for r in rows)
     cur = conn.cursor()
