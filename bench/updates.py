@@ -426,6 +426,12 @@ def main() -> int:
                 hits = engine.search(question, decay=decay, record=False).hits
                 pos_u = first_rank(hits, [spot[line]])
                 results[f"{tag}/old-unique"].append(pos_u is not None and pos_u < 3)
+                if decay and (pos_u is None or pos_u >= 3) and args.show:
+                    above = [
+                        (h.path.rsplit("/", 1)[-1], "versions" in h.explain, h.snippet[:60])
+                        for h in hits[:3]
+                    ]
+                    failures.append(f"OLD-UNIQUE at {pos_u}: {question} | {line[:70]} | {above}")
         engine.close()
     n_en = sum(c.lang == "en" for c in cases)
     print(
