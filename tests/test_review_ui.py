@@ -485,3 +485,14 @@ def test_one_span_is_what_changed_between_two_lines() -> None:
         "before": "I drink ", "gone": "green", "came": "oolong", "after": " tea daily."
     }  # fmt: skip
     assert one_span("aaa", "aaa")["gone"] == "" and one_span("ab", "b")["gone"] == "a"
+
+
+def test_any_list_comes_a_page_at_a_time() -> None:
+    """The pending requests, intents, history and dream pool share one pager."""
+    from reverie.ui.listing import paged
+
+    third = paged(list(range(120)), {"page": "3"})
+    assert third["rows"] == list(range(100, 120)) and (third["page"], third["pages"]) == (3, 3)
+    assert paged(list(range(120)), {"page": "9"})["page"] == 3  # past the end: the last
+    assert paged(list(range(120)), {"page": "abc"})["rows"][0] == 0
+    assert paged([], {})["pages"] == 1 and paged(list(range(30)), {}, per=10)["pages"] == 3

@@ -200,8 +200,10 @@ class ReviewApp:
     def _night(self, _r: Request) -> tuple[str, dict[str, Any]]:
         return "night", {"data": views.last_night(self.engine)}
 
-    def _dream(self, _r: Request) -> tuple[str, dict[str, Any]]:
-        return "dream", {"data": views.candidates(self.engine)}
+    def _dream(self, r: Request) -> tuple[str, dict[str, Any]]:
+        data = views.candidates(self.engine)
+        at = paged(data["candidates"], dict(r.query_params))
+        return "dream", {"data": {**data, "candidates": at["rows"]}, "paging": at}
 
     def _history(self, r: Request) -> tuple[str, dict[str, Any]]:
         params = dict(r.query_params)

@@ -108,9 +108,9 @@ FILE = """{% extends "base" %}{% from "form" import post, badge with context %}{
 <td>{{ ln.session or '' }}</td><td class="line">{{ ln.text }}</td>
 <td>{{ post('/forget', 'forget', {'key': ln.key, 'back': here}) }}</td></tr>{% endfor %}</table>{% endblock %}"""
 
-DREAM = """{% extends "base" %}{% from "form" import post, badge with context %}{% block body %}
+DREAM = """{% extends "base" %}{% from "form" import post, badge, pager with context %}{% block body %}
 <h2>Candidate pool</h2><p class="muted">Tonight's candidates: open one for its signals and gates. Promote is offered only where no gate the owner cannot waive failed.</p>
-{% for c in data.candidates %}<details class="cand"><summary>{{ badge(c.origin) }} {{ c.snippet|truncate(90) }} <span class="muted">{{ c.source }}</span> · score {{ c.score }} · <span class="{{ 'pass' if c.decision == 'promote' else 'fail' }}">{{ c.decision }}</span>: {{ c.reason }}</summary>
+{{ pager(paging, '/dream', 'candidate(s)') }}{% for c in data.candidates %}<details class="cand"><summary>{{ badge(c.origin) }} {{ c.snippet|truncate(90) }} <span class="muted">{{ c.source }}</span> · score {{ c.score }} · <span class="{{ 'pass' if c.decision == 'promote' else 'fail' }}">{{ c.decision }}</span>: {{ c.reason }}</summary>
 <table><tr><th colspan="2">{{ c.session_kind or '' }}
 <span style="float:right">{% if c.may_promote %}{{ post('/dream/promote', 'promote', {'key': c.key}) }} {% endif %}{{ post('/dream/reject', 'reject', {'key': c.key}) }}</span></th></tr>
 <tr><td colspan="2">{{ c.snippet }}</td></tr>
