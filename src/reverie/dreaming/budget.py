@@ -1,18 +1,17 @@
 """MEMORY.md's budget without a model (R-DREAM-Q2). Pure.
 
 New promoted entries go into the generated section only while the file stays within
-``memory_max_chars``. When it is full a new entry must beat the weakest generated
-entry: a superseded entry is the weakest; then the one least needed now, its need
-weighed by how likely the learned classifier finds it worth keeping (chatter an earlier
-night's rules let in leaves before a fact needed alike; lower importance; of equal
-strength, the older one is weaker, so what is needed now replaces what was needed long
-ago); an entry promoted this month stays (``need`` says so). The weaker one leaves
-MEMORY.md for the
-archive (a searchable Markdown file, never deleted). A new entry that says what an
-entry already says (token Jaccard >= ``MERGE_SIMILARITY``) is merged into it: the old
-entry gains the new source anchor, nothing else changes. The person's own entries
-(outside the generated section) are never moved or changed. A new owner entry that
-says an older generated entry changed marks it superseded in place (:mod:`.current`).
+``memory_max_chars``. When it is full a new entry must beat the weakest generated entry:
+a superseded one first, then the least needed now, its need weighed by the learned
+classifier's probability that it is worth keeping (chatter an earlier night's rules let
+in leaves before a fact needed alike; of equal strength the older leaves, so what is
+needed now replaces what was needed long ago); an entry promoted this month stays. The
+weaker one leaves MEMORY.md for the archive (a searchable Markdown file, never deleted).
+A new entry that says what an entry already says (token Jaccard >= ``MERGE_SIMILARITY``)
+is merged into it: the old entry gains the new source anchor, nothing else changes. The
+person's own entries (outside the generated section) are never moved or changed. A new
+owner entry that says an older generated entry changed marks it superseded in place
+(:mod:`.current`).
 """
 
 from __future__ import annotations

@@ -175,10 +175,9 @@ class Store:
     backend = "sqlite"
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.lock = threading.RLock()
-        self.conn = open_sqlite(path, schema=SCHEMA)
+        self.conn = open_sqlite(path, schema=SCHEMA)  # (its folder made as it is created)
 
     def close(self) -> None:
         with self.lock:

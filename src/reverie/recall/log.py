@@ -159,7 +159,6 @@ class RecallLog(Recording):
     backend = "sqlite"
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()  # one connection, shared by a process's threads
         self.conn = open_sqlite(path, schema=SCHEMA)  # WAL, no fsync per search
 
