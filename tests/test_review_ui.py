@@ -496,3 +496,20 @@ def test_any_list_comes_a_page_at_a_time() -> None:
     assert paged(list(range(120)), {"page": "9"})["page"] == 3  # past the end: the last
     assert paged(list(range(120)), {"page": "abc"})["rows"][0] == 0
     assert paged([], {})["pages"] == 1 and paged(list(range(30)), {}, per=10)["pages"] == 3
+
+
+def test_a_link_request_is_previewed_as_the_link_not_as_removed_lines(
+    review: Review, paths: Paths, env: dict[str, str]
+) -> None:
+    e = Reverie.open(paths.workspace, paths.state, environ=env, clock=Clock(NOW), embedder="fake")
+    try:
+        refs = ("memory/2026-05-02.md#L3", "memory/2026-05-01.md#L3")
+        e.curation.pending.request("link", *refs, by="test agent", key="a@1 b@2", reason="dentist")
+    finally:
+        e.close()
+    page = review.page
+    page.goto(f"{review.base}/pending")
+    page.locator("tr", has_text=refs[0]).locator("button", has_text="confirm").click()
+    preview = page.locator(".diff").inner_text()
+    assert f"{refs[0]} replaces {refs[1]}" in preview and "version link (dentist)" in preview
+    assert page.locator(".diff .del").count() == 0  # no line is shown as going

@@ -145,11 +145,15 @@ class OwnersLines(LinkRefused):
         self.keys = keys
 
 
+def _keys(n_rel: str, n_lo: LineOrigin, o_rel: str, o_lo: LineOrigin) -> str:
+    return f"{line_key(n_rel, n_lo.text)} {line_key(o_rel, o_lo.text)}"
+
+
 def line_keys(ws: Workspace, newer: str, older: str, trusted: list[str]) -> str:
     """The two lines' keys (``path@hash`` each): what a link request checks again."""
     n_rel, _, _, n_lo, _ = _line(ws, newer, trusted)
     o_rel, _, _, o_lo, _ = _line(ws, older, trusted)
-    return f"{line_key(n_rel, n_lo.text)} {line_key(o_rel, o_lo.text)}"
+    return _keys(n_rel, n_lo, o_rel, o_lo)
 
 
 def agent_link(ws: Workspace, newer: str, older: str, subject: str, trusted: list[str]) -> Linked:
@@ -158,8 +162,8 @@ def agent_link(ws: Workspace, newer: str, older: str, subject: str, trusted: lis
     only over an agent's line. Two lines of the owner's are not linked on the agent's
     word (nothing below owner trust supersedes what the owner said): :class:`OwnersLines`
     says so, and the caller files a request the owner confirms."""
-    _, _, _, n_lo, n_day = _line(ws, newer, trusted)
-    _, _, _, o_lo, o_day = _line(ws, older, trusted)
+    n_rel, _, _, n_lo, n_day = _line(ws, newer, trusted)
+    o_rel, _, _, o_lo, o_day = _line(ws, older, trusted)
     if n_day <= o_day:
         raise LinkRefused(f"{newer}: a line replaces only a line of an earlier day ({older})")
     if not subject_in_both(subject, n_lo.text, o_lo.text):
@@ -167,7 +171,7 @@ def agent_link(ws: Workspace, newer: str, older: str, subject: str, trusted: lis
     if o_lo.origin is Origin.OWNER and n_lo.origin is Origin.OWNER:
         raise OwnersLines(
             f"{older} and {newer} are the owner's lines: the owner confirms the link",
-            line_keys(ws, newer, older, trusted),
+            _keys(n_rel, n_lo, o_rel, o_lo),  # (the lines as read: not read again)
         )
     if o_lo.origin is Origin.OWNER:
         raise LinkRefused(

@@ -206,14 +206,8 @@ class ReviewApp:
         return "dream", {"data": {**data, "candidates": at["rows"]}, "paging": at}
 
     def _history(self, r: Request) -> tuple[str, dict[str, Any]]:
-        params = dict(r.query_params)
-        at: dict[str, Any] = {}
-
-        def page(images: list[Any]) -> list[Any]:
-            at.update(paged(images, params, per=HISTORY_PER_PAGE))
-            return list(at["rows"])
-
-        images = views.history(self.engine, page)  # only the page's pre-images are diffed
+        at = paged(views.preimages(self.engine), dict(r.query_params), per=HISTORY_PER_PAGE)
+        images = views.history(self.engine, at["rows"])  # only the page's are read and diffed
         return "history", {"images": images, "paging": at}
 
     def _pending(self, r: Request) -> tuple[str, dict[str, Any]]:

@@ -41,13 +41,12 @@ def _forget(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
 
 def _restore(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
     asked = form.get("name") or ""
-    images = views.history(  # only the pre-image asked for (the newest by default) is read
-        engine, lambda found: [p for p in found if p.name == asked] if asked else found[:1]
-    )
-    name = asked or (images[0]["name"] if images else "")
-    image = next((i for i in images if i["name"] == name), None)
-    if image is None:
-        raise ValueError(f"no pre-image {name!r}")
+    found = views.preimages(engine)  # the one asked for (the newest by default) is read
+    picked = [p for p in found if p.name == asked] if asked else found[:1]
+    if not picked:
+        raise ValueError(f"no pre-image {asked!r}")
+    [image] = views.history(engine, picked)
+    name = image["name"]
     flip = {"+": "-", "-": "+"}  # the diff runs old -> current; a restore goes back
     changes = [
         {"sign": flip.get(d["sign"], " "), "text": d["text"], "where": "MEMORY.md"}
@@ -65,6 +64,11 @@ def _pending(engine: Reverie, form: dict[str, str]) -> dict[str, Any]:
     req = next((r for r in engine.curation.pending.requests() if r.id == rid), None)
     if req is None:
         raise ValueError(f"no pending request {rid!r}")
+    if req.kind == "link":  # no line is removed: the newer line's marker names the older
+        changes = [{"sign": "+", "text": f"{req.text} replaces {req.new_text}",
+                    "where": f"a version link ({req.reason})"}]  # fmt: skip
+        return {"verb": "confirm", "question": f"Confirm {req.by}'s link {rid}?",
+                "changes": changes}  # fmt: skip
     changes = _forget_lines(engine, text=req.text)
     if req.kind != "forget":
         changes.append({"sign": "+", "text": str(req.new_text or ""), "where": "the correction"})

@@ -7,8 +7,9 @@ memory text only ever reaches the page as escaped text.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from ..dreaming.curate import OWNER_GATES
@@ -154,12 +155,17 @@ def _may_promote(gates: Any) -> bool:
     return not any(g["name"] in OWNER_GATES and not g["passed"] for g in gates)
 
 
-def history(engine: Reverie, shown: Callable[[list[Any]], list[Any]]) -> list[dict[str, Any]]:
-    """MEMORY.md pre-images, newest first, each as a diff to the current file; only
-    those ``shown`` picks (a page) are read and diffed."""
+def preimages(engine: Reverie) -> list[Path]:
+    """MEMORY.md's pre-images, newest first (listed, not read)."""
+    return list(reversed(engine.preimages()))
+
+
+def history(engine: Reverie, images: Sequence[Path]) -> list[dict[str, Any]]:
+    """``images`` (pre-images of MEMORY.md: a page, or the one restored), each read and
+    shown as a diff to the current file."""
     current = _read(engine, "MEMORY.md").split("\n")
     out = []
-    for p in shown(list(reversed(engine.preimages()))):
+    for p in images:
         old = p.read_text(encoding="utf-8", errors="replace").split("\n")  # a person reads it
         diff = [
             {"sign": d[:1], "text": d[1:]}
