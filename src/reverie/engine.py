@@ -26,17 +26,7 @@ from .recall.bootstrap import Bootstrap, Bootstrapper
 from .recall.context import TriggerIndex, TurnContext
 from .settings import Settings, load_settings
 from .user.turn import add_directives
-from .wiring import (
-    UNSET,
-    Adapters,
-    DreamDoor,
-    Projects,
-    Refresh,
-    SyncDoor,
-    Unset,
-    UserDoor,
-    sealed,
-)
+from .wiring import UNSET, Adapters, DreamDoor, Projects, Refresh, SyncDoor, Unset, UserDoor, sealed
 
 if TYPE_CHECKING:  # built or imported on first use: one-shot commands never import them
     from .curation.service import Curation
@@ -50,6 +40,7 @@ if TYPE_CHECKING:  # built or imported on first use: one-shot commands never imp
     from .storage.embedders.base import Embedder
     from .storage.index.sync import Progress, SyncStats
     from .storage.workspace import Workspace
+    from .wiring.backend_move import MoveReport
     from .write.ingest import IngestResult
     from .write.journal import Appended
 
@@ -148,9 +139,8 @@ class Reverie:
     ) -> Reverie:
         """Resolve settings (defaults < config file < environment < arguments)."""
         where = {"workspace": workspace, "state_dir": state_dir}
-        settings = load_settings(
-            {**flags, **{k: str(v) for k, v in where.items() if v}}, environ=environ
-        )
+        flags.update({k: str(v) for k, v in where.items() if v})
+        settings = load_settings(flags, environ=environ)
         clock = clock or Clock.from_env(environ)
         return cls(settings, clock=clock, embedder=use_embedder, llm=llm, judge=judge)
 
@@ -181,6 +171,16 @@ class Reverie:
         """Bring the index up to date with the files (``force``: rebuild them all),
         waiting ``wait`` seconds for another sync (None: as long as it takes)."""
         return self._a.index(force=force, progress=progress, wait=wait)
+
+    def move_backend(
+        self, to: str, *, dsn: str = "", config: Path | None = None, dry_run: bool = False
+    ) -> MoveReport:
+        """``reverie backend move`` (:mod:`reverie.wiring.backend_move`): this agent's
+        memory carried to backend ``to``, counted, set in ``config``; closes the engine."""
+        from .wiring.backend_move import move
+
+        with self:  # its settings name the backend it left
+            return move(self._a, to, dsn=dsn, config=config, dry_run=dry_run)
 
     def refresh(self) -> Refresh:
         """Sync if the files changed (hand edits included), waiting ``WAITS.refresh`` for

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "index": "storage:index",
     "status": "storage:status",
     "settings": "storage:settings_cmd",
+    "backend": "backend:backend",
     # recall
     "search": "recall:search",
     "get": "recall:get",

@@ -81,6 +81,10 @@ class RequestStore(Protocol):
 
     def decide(self, rid: str, status: str) -> None: ...
 
+    def adopt(self, items: list[Request]) -> int:
+        """Requests another backend kept, as they were; how many were added."""
+        ...
+
     def forget(self, blocked: Callable[[str], bool], at: str, *, dry_run: bool) -> int:
         """Requests whose text was forgotten: the text goes; a waiting forget is done
         (the owner forgot it), a waiting correction is dropped (how many)."""
@@ -152,6 +156,17 @@ class Requests:
         atomic_write(
             self.path, json.dumps([asdict(r) for r in items], ensure_ascii=False, indent=1)
         )
+
+    def adopt(self, items: list[Request]) -> int:
+        """Requests another backend kept, as they were (ids, states and dates); one
+        already here is not added twice. How many were added."""
+        with self.lock():
+            have = self.load()
+            known = {r.id for r in have}
+            new = [r for r in items if r.id not in known]
+            if new:
+                self.save(have + new)
+        return len(new)
 
     def lock(self) -> FileLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,7 @@ from .evidence import (
     RecallStats,
     concept_tags,
 )
+from .log_port import RecallRows
 from .search import Hit, SearchResponse
 
 MAX_EVENTS = 200_000
@@ -65,6 +66,14 @@ CREATE TABLE IF NOT EXISTS recall_store (
 );
 """
 
+
+# every column of a line's row, in the order a move carries it (the lists decoded)
+STORE_COLUMNS = (
+    "key, path, start_line, end_line, recall_count, total_score, max_score, first_recalled, "
+    "last_recalled, query_hashes, recall_days, concept_tags, snippet, origin, session_kind, "
+    "observed"
+)
+LISTS = slice(9, 12)  # query_hashes, recall_days, concept_tags in STORE_COLUMNS
 
 # the columns dreaming reads, in the order :func:`as_stats` takes them
 COLUMNS = (
@@ -263,6 +272,30 @@ class RecallLog(Recording):
     def count_events(self) -> int:
         with self._lock:
             return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])
+
+    def export(self) -> RecallRows:
+        with self._lock:
+            store = self.conn.execute(f"SELECT {STORE_COLUMNS} FROM recall_store ORDER BY rowid")
+            rows = [(*r[:9], *(json.loads(v) for v in r[LISTS]), *r[12:]) for r in store]
+            events = self.conn.execute(
+                "SELECT key, query_hash, score, day, ts FROM recall_events ORDER BY id"
+            ).fetchall()
+        return RecallRows(rows, [tuple(e) for e in events])
+
+    def adopt(self, rows: RecallRows) -> None:
+        encoded = [
+            (*r[:9], *(json.dumps(list(v), ensure_ascii=False) for v in r[LISTS]), *r[12:])
+            for r in rows.store
+        ]
+        with self._lock, transaction(self.conn):
+            self.conn.executemany(
+                f"INSERT INTO recall_store ({STORE_COLUMNS}) VALUES ({', '.join('?' * 16)})",
+                encoded,
+            )
+            self.conn.executemany(
+                "INSERT INTO recall_events(key, query_hash, score, day, ts) VALUES (?, ?, ?, ?, ?)",
+                rows.events,
+            )
 
     def scrub(self) -> bool:
         """Nothing of its own: a forget rewrites every SQLite file of the state dir, this

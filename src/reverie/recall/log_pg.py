@@ -28,7 +28,8 @@ from .evidence import (
     RecallStats,
     concept_tags,
 )
-from .log import COLUMNS, RecallHit, Recording, as_stats, episodic, stamps
+from .log import COLUMNS, STORE_COLUMNS, RecallHit, Recording, as_stats, episodic, stamps
+from .log_port import RecallRows
 
 if TYPE_CHECKING:
     from ..storage.index.pg_schema import Database
@@ -193,6 +194,33 @@ class PgRecallLog(Recording):
                 "SELECT count(*) FROM recall_events WHERE tenant_id = %s", (self.tenant,)
             ).fetchone()
         return int(row[0])
+
+    def export(self) -> RecallRows:
+        with self.db.connection() as conn:
+            store = conn.execute(
+                f"SELECT {STORE_COLUMNS} FROM recall_store WHERE tenant_id = %s ORDER BY seq",
+                (self.tenant,),
+            ).fetchall()
+            events = conn.execute(
+                "SELECT key, query_hash, score, day, ts FROM recall_events WHERE tenant_id = %s "
+                "ORDER BY id",
+                (self.tenant,),
+            ).fetchall()
+        return RecallRows([tuple(r) for r in store], [tuple(e) for e in events])
+
+    def adopt(self, rows: RecallRows) -> None:
+        t = self.tenant
+        marks = ", ".join(["%s"] * 18)
+        with self.db.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO recall_store (tenant_id, seq, {STORE_COLUMNS}) VALUES ({marks})",
+                [
+                    (t, n, *r[:9], *(list(v) for v in r[9:12]), *r[12:])
+                    for n, r in enumerate(rows.store)
+                ],
+            )
+            cur.executemany(EVENT_SQL.replace(" RETURNING id", ""), [(t, *e) for e in rows.events])
+            conn.execute(COUNT_SQL, (t, len(rows.events)))
 
     def scrub(self) -> bool:
         """VACUUM the two tables a forget deletes from: the dead rows' space is

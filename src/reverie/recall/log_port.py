@@ -11,13 +11,26 @@ section 8 and record each search in one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .evidence import RecallStats
     from .log import RecallHit
     from .search import SearchResponse
+
+
+@dataclass
+class RecallRows:
+    """A recall log's rows as they are, for a move between backends
+    (:mod:`reverie.wiring.backend_move`): ``store``, one tuple per line in the order of
+    its first recall, its columns in :data:`reverie.recall.log.STORE_COLUMNS` order with
+    the three bounded lists in their own order; ``events``, (key, query hash, score,
+    day, stamp) oldest first."""
+
+    store: list[tuple[Any, ...]] = field(default_factory=list)
+    events: list[tuple[str, str, float, str, str]] = field(default_factory=list)
 
 
 class RecallLogPort(Protocol):
@@ -50,7 +63,15 @@ class RecallLogPort(Protocol):
         (False: not done, the next open of the forget tries again)."""
         ...
 
+    def export(self) -> RecallRows:
+        """Every row, as it is stored."""
+        ...
+
+    def adopt(self, rows: RecallRows) -> None:
+        """Take rows another backend exported, into an empty log (one transaction)."""
+        ...
+
     def close(self) -> None: ...
 
 
-__all__ = ["RecallLogPort"]
+__all__ = ["RecallLogPort", "RecallRows"]

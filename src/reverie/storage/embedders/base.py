@@ -55,6 +55,17 @@ class EmbeddingCache(Protocol):
         """Drop the least recently used rows past the cap; returns how many."""
         ...
 
+    def export(self) -> list[CachedRow]:
+        """Every row (a move between backends carries them: nothing is embedded again)."""
+        ...
+
+    def adopt(self, rows: Sequence[CachedRow]) -> None:
+        """Take rows another backend exported (a row already here is kept)."""
+        ...
+
+
+CachedRow = tuple[str, str, str, str, bytes, int]  # provider, model, key, text hash, vector, used
+
 
 def text_hash(text: str) -> str:
     import hashlib  # (OpenSSL: not loaded by what only names an Embedder, like a hook)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
-from ..embedders.base import EmbedderIdentity
+from ..embedders.base import CachedRow, EmbedderIdentity
 from .db import transaction
 
 if TYPE_CHECKING:
@@ -70,6 +70,22 @@ class SqliteEmbeddingCache:
                     )
                     for h, v in items.items()
                 ],
+            )
+
+    def export(self) -> list[CachedRow]:
+        return [
+            (str(a), str(b), str(c), str(d), bytes(e), int(f))
+            for a, b, c, d, e, f in self.conn.execute(
+                "SELECT provider, model, pkey, hash, vec, used FROM embed_cache ORDER BY used"
+            )
+        ]
+
+    def adopt(self, rows: Sequence[CachedRow]) -> None:
+        with transaction(self.conn):
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO embed_cache(provider, model, pkey, hash, vec, used) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
             )
 
     def trim(self) -> int:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..embedders.base import EmbedderIdentity
+from ..embedders.base import CachedRow, EmbedderIdentity
 from .pg_schema import Database
 
 if TYPE_CHECKING:
@@ -55,6 +55,23 @@ class PgEmbeddingCache:
                 "(tenant_id, provider, model, pkey, hash) DO UPDATE SET vec = excluded.vec, "
                 "used = excluded.used",
                 [(*key, h, np.asarray(v, np.float32).tobytes(), now) for h, v in items.items()],
+            )
+
+    def export(self) -> list[CachedRow]:
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT provider, model, pkey, hash, vec, used FROM embed_cache "
+                "WHERE tenant_id = %s ORDER BY used",
+                (self.tenant,),
+            ).fetchall()
+        return [(str(a), str(b), str(c), str(d), bytes(e), int(f)) for a, b, c, d, e, f in rows]
+
+    def adopt(self, rows: Sequence[CachedRow]) -> None:
+        with self.db.transaction() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO embed_cache(tenant_id, provider, model, pkey, hash, vec, used) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [(self.tenant, *r) for r in rows],
             )
 
     def trim(self) -> int:

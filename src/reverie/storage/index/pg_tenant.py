@@ -77,4 +77,50 @@ def vacuum(db: Database, *tables: str) -> None:
         conn.execute(f"VACUUM {', '.join(tables)}")
 
 
-__all__ = ["SESSION_LOCK", "bump", "held", "lock_row", "vacuum", "version"]
+def _tenant_tables(conn: Any) -> list[str]:
+    """Every table of the schema with a ``tenant_id`` column (read from the catalog, so
+    a table a later migration adds is never missed)."""
+    rows = conn.execute(
+        "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = "
+        "'tenant_id' AND table_schema = current_schema() ORDER BY table_name"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def tenant_rows(db: Database, tenant: str) -> int:
+    """How many rows of every table belong to ``tenant``."""
+    with db.connection() as conn:
+        return sum(
+            int(
+                conn.execute(
+                    f'SELECT count(*) FROM "{t}" WHERE tenant_id = %s', (tenant,)
+                ).fetchone()[0]
+            )
+            for t in _tenant_tables(conn)
+        )
+
+
+def drop_tenant(db: Database, tenant: str) -> int:
+    """Delete every row of ``tenant`` in one transaction, then vacuum those tables (no
+    old row version keeps its text); how many rows."""
+    with db.transaction() as conn:
+        tables = _tenant_tables(conn)
+        gone = sum(
+            conn.execute(f'DELETE FROM "{t}" WHERE tenant_id = %s', (tenant,)).rowcount
+            for t in tables
+        )
+    if tables:
+        vacuum(db, *tables)
+    return int(gone)
+
+
+__all__ = [
+    "SESSION_LOCK",
+    "bump",
+    "drop_tenant",
+    "held",
+    "lock_row",
+    "tenant_rows",
+    "vacuum",
+    "version",
+]
