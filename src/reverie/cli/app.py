@@ -56,6 +56,8 @@ COMMANDS: dict[str, str] = {
     "demo": "demo:demo",
     "doctor": "doctor:doctor",
     # integrations
+    "session": "runtime:session",
+    "tool": "runtime:tool",
     "hook": "hook:hook",
     "install": "install:install",
     "import": "importer:import_cmd",

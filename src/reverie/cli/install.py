@@ -1,5 +1,6 @@
 """``reverie install claude-code``: hooks and the MCP server in Claude Code's settings
-(see :mod:`reverie.integrations.claude_install`)."""
+(see :mod:`reverie.integrations.claude_install`); ``reverie install hermes``: Reverie as
+Hermes Agent's memory provider (:mod:`reverie.integrations.hermes_install`)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,85 @@ def _http_hook(flags: dict[str, str], form: str, project: Path | None) -> HttpHo
             "first (it keeps its port and token in the state dir)"
         )
     return HttpHook(endpoint.port, endpoint.token)
+
+
+@install.command("hermes")
+@click.option(
+    "--hermes-home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="HERMES_HOME",
+    default="~/.hermes",
+    show_default=True,
+    help="Hermes's home folder (HERMES_HOME).",
+)
+@click.option(
+    "--owner-id",
+    "owner_ids",
+    multiple=True,
+    metavar="PLATFORM:ID",
+    help="Your id on a Hermes gateway platform (telegram:12345): your messages there count "
+    "as the owner's. At Hermes's own terminal you are the owner without it.",
+)
+@click.option("--hermes", "hermes_bin", default="hermes", help="The hermes command [hermes].")
+@click.option("--uninstall", is_flag=True, help="Remove the provider folder, nothing else.")
+@click.option("--dry-run", is_flag=True, help="Show the files; write nothing.")
+@json_option
+@click.pass_obj
+@handles_errors
+def hermes(
+    obj: Ctx,
+    hermes_home: Path,
+    owner_ids: tuple[str, ...],
+    hermes_bin: str,
+    uninstall: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Make Reverie Hermes Agent's memory provider: write $HERMES_HOME/plugins/reverie/
+    (the provider, with the absolute command of this `reverie`, its workspace and state
+    folder) and set memory.provider with `hermes config set`."""
+    import os
+    import shutil
+    import subprocess
+
+    from ..integrations.claude_install import reverie_program
+    from ..integrations.hermes_install import install_hermes
+
+    ids = dict(i.split(":", 1) for i in owner_ids if ":" in i)
+    if len(ids) != len(owner_ids):
+        raise ConfigError("--owner-id takes PLATFORM:ID, e.g. telegram:12345")
+    s = load_settings({k: v for k, v in obj.flags.items() if v is not None})
+    command = [*reverie_program()]
+    command += ["--workspace", str(Path(s.workspace).expanduser().resolve())]
+    command += ["--state-dir", str(Path(s.state_dir).expanduser().resolve())]
+    home = hermes_home.expanduser()
+    done = install_hermes(home, command, owner_ids=ids, uninstall=uninstall, dry_run=dry_run)
+    data = done.as_dict()
+    value = "" if uninstall else "reverie"
+    setting = (
+        ["config", "unset", "memory.provider"]
+        if uninstall
+        else ["config", "set", "memory.provider", value]
+    )
+    found = shutil.which(hermes_bin)
+    data["memory_provider"] = "not changed (dry run)" if dry_run else ""
+    if not dry_run and found:
+        env = {**os.environ, "HERMES_HOME": str(home)}
+        ran = subprocess.run(
+            [found, *setting], env=env, capture_output=True, text=True, timeout=120
+        )
+        data["memory_provider"] = "set" if ran.returncode == 0 else f"failed: {ran.stderr.strip()}"
+    elif not dry_run:
+        data["memory_provider"] = f"run: HERMES_HOME={home} hermes {' '.join(setting)}"
+
+    def render(d: dict[str, Any]) -> str:
+        verb = (
+            "would write"
+            if d["dry_run"]
+            else ("removed" if d["action"] == "uninstall" else "wrote")
+        )
+        lines = [f"{verb} {f}" for f in d["files"]]
+        lines.append(f"memory.provider: {d['memory_provider']}")
+        return "\n".join(lines)
+
+    emit(data, as_json, render)
