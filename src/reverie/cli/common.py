@@ -23,6 +23,8 @@ class Ctx:
         self._engine: Reverie | None = None
         # ``reverie serve``'s file watcher vouching that the index matches the files
         self.current: Callable[[], bool] | None = None
+        # ``reverie mcp``'s stdio when claimed before the command ran (cli.mcp_primed)
+        self.mcp_stdio: dict[str, Any] = {}
 
     def refresh(self) -> str | None:
         """Sync the files changed since the last sync (hand edits included) before a

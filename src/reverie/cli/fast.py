@@ -51,10 +51,16 @@ def run_mcp_fast(argv: Sequence[str]) -> bool:
         return False
     if any(a != "--json" for a in split[1][1:]):
         return False  # --http, --help...: the full CLI
+    from .mcp_primed import claim_stdio, kept_path, prime
+
+    # the answer to initialize, when kept, goes out before the SDK and the engine load
+    reader, writer = claim_stdio()
+    primed = prime(kept_path(split[0]), reader, writer)
     from .common import Ctx
     from .mcp import mcp
 
     obj = Ctx({"workspace": None, "state_dir": None, "embedder": None, **split[0]})
+    obj.mcp_stdio = {"first": primed.first, "reader": reader, "writer": writer, "send": primed.seen}
     try:
         mcp.main(split[1][1:], prog_name="reverie mcp", obj=obj)
     finally:

@@ -127,4 +127,4 @@ def mcp(
     elif address:
         run_http(obj.engine, address, token=token)
     else:
-        run_stdio(obj.engine)
+        run_stdio(obj.engine, **obj.mcp_stdio)

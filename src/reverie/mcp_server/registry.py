@@ -68,17 +68,53 @@ def build_server(
     return server
 
 
-def run_stdio(engine: Reverie) -> None:
+def run_stdio(
+    engine: Reverie,
+    *,
+    first: bytes = b"",
+    reader: BinaryIO | None = None,
+    writer: BinaryIO | None = None,
+    send: Callable[[str], bool] | None = None,
+) -> None:
     """Serve ``engine`` over stdin/stdout until the client closes the connection (the
-    SDK's stdio transport, its input mended by :class:`_Mended`)."""
+    SDK's stdio transport, its input mended by :class:`_Mended`). ``reader`` and
+    ``writer``: the protocol's streams when the caller claimed stdio itself, ``first``
+    the line it read already, ``send`` whether an output line goes to the client (the
+    ``initialize`` answered before the SDK loaded does not go twice:
+    :mod:`reverie.cli.mcp_primed`)."""
     server = build_server(engine)
 
     async def session() -> None:
-        async with stdio_server() as (r, w):
-            low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+        if reader is None or writer is None:
+            async with stdio_server() as (r, w):
+                low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+                await low.run(_Mended(r), w, low.create_initialization_options())
+            return
+        lines = anyio.wrap_file(cast(IO[str], _BoundedLines(reader, MAX_LINE_BYTES, first)))
+        out = anyio.wrap_file(cast(IO[str], _Sent(writer, send or (lambda _line: True))))
+        async with stdio_server(lines, out) as (r, w):
+            low = server._lowlevel_server
             await low.run(_Mended(r), w, low.create_initialization_options())
 
     anyio.run(session)
+
+
+class _Sent:
+    """The protocol's output, line by line, each passed only when ``send`` says so."""
+
+    def __init__(self, raw: BinaryIO, send: Callable[[str], bool]) -> None:
+        self.raw, self.send, self._part = raw, send, ""
+
+    def write(self, text: str) -> int:
+        self._part += text
+        while "\n" in self._part:
+            line, self._part = self._part.split("\n", 1)
+            if self.send(line):
+                self.raw.write(line.encode("utf-8") + b"\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.raw.flush()
 
 
 def _scrub(value: Any) -> Any:
@@ -146,11 +182,11 @@ class _BoundedLines:
     bytes ends the connection (read as end of input) instead of being buffered whole;
     a relay client could otherwise grow the daemon by any size, for good."""
 
-    def __init__(self, raw: BinaryIO, limit: int) -> None:
-        self.raw, self.limit = raw, limit
+    def __init__(self, raw: BinaryIO, limit: int, first: bytes = b"") -> None:
+        self.raw, self.limit, self._first = raw, limit, first
 
     def readline(self) -> str:
-        line = self.raw.readline(self.limit + 1)
+        line, self._first = (self._first or self.raw.readline(self.limit + 1)), b""
         if len(line) > self.limit:
             log.warning("an MCP client sent a line over %d bytes: connection closed", self.limit)
             return ""

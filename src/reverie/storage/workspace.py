@@ -186,6 +186,12 @@ class Workspace:
         return self.curation_dir / "trusted.json"
 
     @property
+    def mcp_initialize_path(self) -> Path:
+        """The MCP server's answers to ``initialize`` (versions and capabilities, no memory
+        text), given at once to the next client that asks the same (issue 43)."""
+        return self.agent_dir / "mcp-initialize.json"
+
+    @property
     def trigger_snapshot_path(self) -> Path:
         """The trigger index as one-shot hooks read it (derived, rebuilt at will)."""
         return self.agent_dir / "triggers.sqlite"
