@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import sqlean as sqlite3
@@ -122,6 +122,25 @@ def start_ui(paths: Paths, env: dict[str, str], log: Any) -> tuple[subprocess.Po
     # (issue 43 point 5), however slow the machine
     socket.create_connection(("127.0.0.1", port), timeout=60).close()
     return proc, url
+
+
+def missing(why: str) -> NoReturn:
+    """What a test needs cannot be had here: it fails under CI (it must run there) and
+    skips elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+def session_origins(state: Path) -> list[tuple[str, str]]:
+    """(origin, text) of every message the sessions in state folder ``state`` recorded."""
+    rows = []
+    for path in sorted((state / "main" / "sessions").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("type") == "message":
+                rows.append((record["origin"], record["text"]))
+    return rows
 
 
 def base_env(tmp_path: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import base_env
+from conftest import base_env, session_origins
 from reverie import Reverie
 from reverie.integrations.hermes_install import install_hermes, tool_schemas
 from reverie.integrations.hermes_plugin import ReverieMemory
@@ -37,13 +37,7 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReverieMemory:
 
 
 def _origins(tmp_path: Path) -> list[tuple[str, str]]:
-    rows = []
-    for path in sorted((tmp_path / "st" / "main" / "sessions").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            if record.get("type") == "message":
-                rows.append((record["origin"], record["text"]))
-    return rows
+    return session_origins(tmp_path / "st")
 
 
 TURN: list[dict[str, Any]] = [
@@ -117,3 +111,25 @@ def test_the_install_writes_the_provider_and_the_one_tool_spec(tmp_path: Path) -
     (home / "plugins" / "other").mkdir()
     install_hermes(home, [], uninstall=True)
     assert not folder.exists() and (home / "plugins" / "other").is_dir()
+
+
+def test_our_own_tools_answer_is_recalled_and_does_not_taint_the_reply(
+    plugin: ReverieMemory, tmp_path: Path
+) -> None:
+    plugin.initialize("s4", platform="cli", agent_context="primary")
+    call = {
+        "id": "c9",
+        "type": "function",
+        "function": {"name": "memory_search", "arguments": "{}"},
+    }
+    plugin.on_session_end(
+        [
+            {"role": "user", "content": "Where does Beth live?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c9", "content": "1 result(s): Leeds"},
+            {"role": "assistant", "content": "Beth lives in Leeds."},
+        ]
+    )
+    origins = dict((t, o) for o, t in _origins(tmp_path))
+    assert origins["Where does Beth live?"] == "owner"
+    assert origins["Beth lives in Leeds."] == "agent"

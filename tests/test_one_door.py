@@ -76,6 +76,7 @@ def test_only_the_facade_imports_the_wiring_or_builds_a_dreamer() -> None:
 FOREIGN_NAMES = {
     "settings.json", ".claude.json", ".mcp.json", "conversations.json", "memories.json",
     "projects.json", "config.json",  # (config.json: in Hermes's plugin folder)
+    "package.json", "openclaw.plugin.json", "tools.json",  # in OpenClaw's plugin folder
 }  # fmt: skip
 STATE_NAME = re.compile(r"^[\w.{}-]*\.(lock|sqlite|jsonl|sha256|json|key|off)$")
 

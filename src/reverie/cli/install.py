@@ -134,16 +134,12 @@ def hermes(
     import shutil
     import subprocess
 
-    from ..integrations.claude_install import reverie_program
     from ..integrations.hermes_install import install_hermes
 
     ids = dict(i.split(":", 1) for i in owner_ids if ":" in i)
     if len(ids) != len(owner_ids):
         raise ConfigError("--owner-id takes PLATFORM:ID, e.g. telegram:12345")
-    s = load_settings({k: v for k, v in obj.flags.items() if v is not None})
-    command = [*reverie_program()]
-    command += ["--workspace", str(Path(s.workspace).expanduser().resolve())]
-    command += ["--state-dir", str(Path(s.state_dir).expanduser().resolve())]
+    command = _reverie_command(obj)
     home = hermes_home.expanduser()
     done = install_hermes(home, command, owner_ids=ids, uninstall=uninstall, dry_run=dry_run)
     data = done.as_dict()
@@ -175,3 +171,74 @@ def hermes(
         return "\n".join(lines)
 
     emit(data, as_json, render)
+
+
+def _reverie_command(obj: Ctx) -> list[str]:
+    """This ``reverie``, absolute, with this workspace and state folder (a runtime that
+    calls it by command: Hermes's provider, OpenClaw's plugin)."""
+    from ..integrations.claude_install import reverie_program
+
+    s = load_settings({k: v for k, v in obj.flags.items() if v is not None})
+    return [
+        *reverie_program(),
+        "--workspace",
+        str(Path(s.workspace).expanduser().resolve()),
+        "--state-dir",
+        str(Path(s.state_dir).expanduser().resolve()),
+    ]
+
+
+@install.command("openclaw")
+@click.option(
+    "--plugin-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the plugin folder goes [$OPENCLAW_STATE_DIR/extensions/reverie, or "
+    "~/.openclaw/extensions/reverie].",
+)
+@click.option("--openclaw", "openclaw_bin", default="openclaw", help="The openclaw command.")
+@click.option("--uninstall", is_flag=True, help="Remove the plugin and its config, nothing else.")
+@click.option("--dry-run", is_flag=True, help="Show the files and config; change nothing.")
+@json_option
+@click.pass_obj
+@handles_errors
+def openclaw(
+    obj: Ctx,
+    plugin_dir: Path | None,
+    openclaw_bin: str,
+    uninstall: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Make Reverie OpenClaw's memory plugin: write the plugin folder (it calls this
+    `reverie` with its workspace and state folder) and, with `openclaw config`, load it,
+    give it the memory slot and let its hooks read the conversation."""
+    import os
+    import shlex
+    import shutil
+    from dataclasses import replace
+
+    from ..integrations import openclaw_install as oc
+
+    state = Path(os.environ.get("OPENCLAW_STATE_DIR") or "~/.openclaw").expanduser()
+    folder = (plugin_dir or state / "extensions" / oc.PLUGIN).expanduser().resolve()
+    done = oc.install_openclaw(folder, uninstall=uninstall, dry_run=dry_run)
+    found = shutil.which(openclaw_bin)
+    paths = oc.load_paths(found, os.environ) if found else []
+    changes = oc.config_changes(folder, _reverie_command(obj), paths, uninstall=uninstall)
+    if dry_run:
+        result = "not changed (dry run)"
+    elif found:
+        result = oc.apply(found, changes, os.environ)
+    else:
+        result = "run: " + "; ".join(f"openclaw config {shlex.join(c)}" for c in changes)
+    done = replace(done, config=changes, config_result=result)
+
+    def render(d: dict[str, Any]) -> str:
+        verb = (
+            "would write"
+            if d["dry_run"]
+            else ("removed" if d["action"] == "uninstall" else "wrote")
+        )
+        return "\n".join([*(f"{verb} {f}" for f in d["files"]), f"config: {d['config_result']}"])
+
+    emit(done.as_dict(), as_json, render)

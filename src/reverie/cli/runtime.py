@@ -18,8 +18,14 @@ from ..provenance.agent_tools import TOOLS
 from ..provenance.origin import Channel, SessionKind, Source
 from .common import Ctx, emit, handles_errors, json_option
 
-# an OpenAI-style role -> where the message came from (anything else is not recorded)
-ROLES = {"user": Source.OWNER, "assistant": Source.ASSISTANT, "tool": Source.TOOL}
+# an OpenAI-style role -> where the message came from (anything else is not recorded);
+# "recalled": the answer of one of our own memory tools (memory already, never evidence)
+ROLES = {
+    "user": Source.OWNER,
+    "assistant": Source.ASSISTANT,
+    "tool": Source.TOOL,
+    "recalled": Source.RECALLED,
+}
 
 
 def _stdin_json(what: str) -> Any:
@@ -55,6 +61,7 @@ def session() -> None:
 )
 @click.option("--channel", type=click.Choice([c.value for c in Channel]), help="[direct]")
 @click.option("--kind", type=click.Choice([k.value for k in SessionKind]), help="[interactive]")
+@click.option("--ingest", is_flag=True, help="Then ingest what it holds so far (it goes on).")
 @click.option("--end", is_flag=True, help="Then end it: the transcript becomes dreaming evidence.")
 @json_option
 @click.pass_obj
@@ -66,12 +73,15 @@ def record(
     owner: str | None,
     channel: str | None,
     kind: str | None,
+    ingest: bool,
     end: bool,
     as_json: bool,
 ) -> None:
     """Record the messages read as JSON on stdin, a list of {"role", "content"} (user,
-    assistant, tool; others are skipped): the session computes each origin (tool output
-    untrusted, a reply after it tainted)."""
+    assistant, tool, recalled for a memory tool's own answer; others are skipped), each
+    with its own "sender" where a group's
+    members speak: the session computes each origin (a user turn is the owner's only
+    when its sender is the owner, tool output untrusted, a reply after it tainted)."""
     messages = _stdin_json("the messages") or []
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         raise ReverieError('stdin: the messages must be a list of {"role", "content"} objects')
@@ -81,11 +91,14 @@ def record(
     origins: list[str] = []
     for m in messages:
         source, text = ROLES.get(str(m.get("role"))), _text(m.get("content"))
+        sender = m.get("sender") if isinstance(m.get("sender"), str) else None
         if source is not None and text.strip():
-            origins.append(s.record(text, source=source).origin.value)
+            origins.append(s.record(text, source=source, sender=sender).origin.value)
     data: dict[str, Any] = {"session": s.id, "recorded": len(origins), "origins": origins}
     if end:
         data["ingested"] = s.end().as_dict()
+    elif ingest:  # a long-lived session (a gateway's): searchable after each turn
+        data["ingested"] = obj.engine.ingest(s.path).as_dict()
     emit(data, as_json, lambda d: f"session {d['session']}: {d['recorded']} message(s) recorded")
 
 

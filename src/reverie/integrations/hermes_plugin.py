@@ -16,8 +16,9 @@ starting the engine). What Hermes calls, and what it does:
 - ``sync_turn`` and ``on_session_end``: the conversation's new messages recorded into a
   Reverie session (``reverie session record``), which computes every origin: the person
   at Hermes's own terminal (platform ``cli``) is the owner, anyone on another platform
-  a member (untrusted) unless ``config.json`` names their id as the owner's, tool
-  output untrusted, a reply after it tainted; the session's end makes it dreaming
+  a member (untrusted) unless ``config.json`` names their id as the owner's, another
+  tool's output untrusted and a reply after it tainted (our own memory tools' answers
+  are recorded as recalled memory, never evidence); the session's end makes it dreaming
   evidence. Sub-agents, cron and flush runs (``agent_context`` other than ``primary``)
   record nothing;
 - ``get_tool_schemas`` / ``handle_tool_call``: ``memory_search``, ``memory_get``,
@@ -168,7 +169,7 @@ class ReverieMemory(MemoryProvider):  # type: ignore[misc]
         if not self._writes or not self._session:
             return
         new = messages if fresh else messages[self._sent :]
-        turns = [{"role": m.get("role"), "content": m.get("content")} for m in new]
+        turns = [{"role": _role(m, self._ours(messages)), "content": m.get("content")} for m in new]
         if not turns and not end:
             return
         command = ["session", "record", "--session", self._session, *self._who]
@@ -179,6 +180,16 @@ class ReverieMemory(MemoryProvider):  # type: ignore[misc]
             return  # not recorded: the next call sends these messages again
         if not fresh:
             self._sent = len(messages)
+
+    def _ours(self, messages: list[dict[str, Any]]) -> set[str]:
+        """The ids of the calls to our own memory tools in ``messages``."""
+        names = {t.get("name") for t in self.get_tool_schemas()}
+        return {
+            str(call.get("id"))
+            for m in messages
+            for call in m.get("tool_calls") or []
+            if isinstance(call, dict) and (call.get("function") or {}).get("name") in names
+        }
 
     def _run(self, args: list[str], stdin: str, timeout: float) -> str | None:
         """The command's stdout, or None when it failed (logged, never raised)."""
@@ -199,6 +210,14 @@ class ReverieMemory(MemoryProvider):  # type: ignore[misc]
             log.warning("reverie %s exited %s: %s", " ".join(args[:2]), done.returncode, why)
             return None
         return done.stdout.decode("utf-8", "replace")
+
+
+def _role(message: dict[str, Any], ours: set[str]) -> Any:
+    """A tool message answering one of our memory tools is recalled memory (never
+    evidence, no taint); any other keeps its role."""
+    if message.get("role") == "tool" and str(message.get("tool_call_id")) in ours:
+        return "recalled"
+    return message.get("role")
 
 
 _FOLDERS = ("--workspace", "--state-dir")
