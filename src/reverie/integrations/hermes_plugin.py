@@ -80,7 +80,11 @@ class ReverieMemory(MemoryProvider):  # type: ignore[misc]
         self._start(session_id)
         self._writes = kwargs.get("agent_context", "primary") == "primary"
         platform = str(kwargs.get("platform") or "")
-        owner_ids = self.config().get("owner_ids") or {}
+        try:
+            owner_ids = self.config().get("owner_ids") or {}
+        except (OSError, ValueError) as exc:  # no usable config: nothing is recorded
+            log.warning("reverie: %s", exc)
+            self._writes, owner_ids = False, {}
         if platform == "cli":  # the person at Hermes's own terminal
             self._who = ["--sender", "owner", "--owner", "owner"]
         else:
@@ -122,7 +126,10 @@ class ReverieMemory(MemoryProvider):  # type: ignore[misc]
             self._start(new_session_id)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        return list(self.config().get("tools") or [])
+        try:
+            return list(self.config().get("tools") or [])
+        except (OSError, ValueError):
+            return []
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         answer = self._run(["tool", tool_name, "--tainted"], json.dumps(args or {}), TIMEOUT)
