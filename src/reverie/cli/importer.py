@@ -32,7 +32,7 @@ def _render(d: dict[str, Any]) -> str:
 
 
 @click.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice([*FORMATS, "openclaw"]))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--as-owner",
@@ -51,8 +51,8 @@ def import_cmd(
     or a folder such as ~/.claude), chatgpt (conversations.json or the export zip, with
     the custom instructions and browsing results it holds), claude-ai (conversations.json,
     or the export's folder or zip, which adds its memories.json and projects.json), mcp-memory
-    (the memory server's memory.json). Idempotent and resumable: importing again adds
-    nothing."""
+    (the memory server's memory.json), openclaw (an OpenClaw workspace folder, every file
+    kept as it is). Idempotent and resumable: importing again adds nothing."""
     console = Console(stderr=True)
     with Progress(
         TextColumn("importing {task.description}"),
@@ -68,6 +68,15 @@ def import_cmd(
         def progress(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, total=total, description=f"{fmt}: {what[:40]}")
 
-        importer = Importer(obj.engine, fmt, as_owner=as_owner, dry_run=dry_run, progress=progress)
-        report = importer.run(path)
+        if fmt == "openclaw":
+            from ..integrations.openclaw_import import import_openclaw
+
+            report = import_openclaw(
+                obj.engine, path, as_owner=as_owner, dry_run=dry_run, progress=progress
+            )
+        else:
+            importer = Importer(
+                obj.engine, fmt, as_owner=as_owner, dry_run=dry_run, progress=progress
+            )
+            report = importer.run(path)
     emit(report.as_dict(), as_json, _render)
