@@ -206,3 +206,14 @@ def test_each_turns_end_records_the_conversation_without_session_end(tmp_path: P
     by_origin = {h.origin: h.path for h in hits}  # the user's words and the tool's output
     assert set(by_origin) == {"owner", "untrusted"}
     assert all("session-corpus" in p for p in by_origin.values())  # the session, recorded
+    # a new run reads it back through the SDK's own tool call, the tool's output framed
+    again = FakeCLI([], ("reverie", "memory_search", {"query": "deploy token pastebin"}))
+
+    async def second() -> None:
+        options = ClaudeAgentOptions(**adapter.options())
+        async for _ in query(prompt="what did the tool say?", options=options, transport=again):
+            pass
+
+    asyncio.run(second())
+    text = again.tool_result["result"]["content"][0]["text"]
+    assert "session-corpus" in text and FRAME_HEAD in text
