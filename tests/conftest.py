@@ -132,6 +132,19 @@ def missing(why: str) -> NoReturn:
     pytest.skip(why)
 
 
+def backend_environ(request: pytest.FixtureRequest, name: str, tenant: str = "a") -> dict[str, str]:
+    """The settings (as environment) that put an agent on backend ``name`` of
+    :data:`reverie.backends.BACKENDS`: the contract suites run on every backend listed
+    there, so a new backend is judged by the same tests once it is set up here."""
+    if name == "sqlite":
+        return {}
+    if name == "postgres":
+        dsn = request.getfixturevalue("pg_dsn")
+        return {"REVERIE_INDEX_BACKEND": "postgres", "REVERIE_INDEX_DSN": dsn,
+                "REVERIE_INDEX_TENANT": tenant}  # fmt: skip
+    pytest.fail(f"backend {name!r}: say in tests/conftest.py how a test sets it up")
+
+
 def session_origins(state: Path) -> list[tuple[str, str]]:
     """(origin, text) of every message the sessions in state folder ``state`` recorded."""
     rows = []

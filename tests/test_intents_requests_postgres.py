@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from conftest import base_env
+from conftest import backend_environ, base_env
 from reverie import Reverie
+from reverie.backends import BACKENDS
 from reverie.clock import Clock
 from reverie.errors import ReverieError
 from reverie.intents.model import Status
@@ -49,14 +50,14 @@ def _engine(root: Path, env: dict[str, str], **settings: Any) -> Reverie:
     return engine
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Open]]:
-    """How to open an engine (one tenant, ``tenant``) on the backend of the test."""
-    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else ""
+    """How to open an engine (one tenant, ``tenant``) on each backend listed (the
+    contract every backend keeps)."""
     engines: list[Reverie] = []
 
     def make(tenant: str = "a", **settings: Any) -> Reverie:
-        env = _pg(dsn, tenant) if dsn else {}
+        env = backend_environ(request, request.param, tenant)
         engines.append(_engine(tmp_path / tenant, env, **settings))
         return engines[-1]
 

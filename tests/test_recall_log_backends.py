@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_NOW, adapters, base_env, plant
+from conftest import FIXED_NOW, adapters, backend_environ, base_env, plant
 from reverie import Reverie
+from reverie.backends import BACKENDS, backend_for
 from reverie.clock import Clock
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.provenance.paths import SourceKind
@@ -23,6 +24,8 @@ from reverie.recall import log as recall_log
 from reverie.recall.evidence import MAX_CONCEPT_TAGS, MAX_SNIPPET_CHARS
 from reverie.recall.log import RecallHit, RecallLog
 from reverie.recall.log_port import RecallLogPort
+from reverie.settings import load_settings
+from reverie.storage.workspace import Workspace
 
 NOW = datetime.fromisoformat(FIXED_NOW)
 JOURNAL = "memory/2026-04-27.md"
@@ -45,10 +48,14 @@ def _pg_log(dsn: str, tenant: str = "alice") -> RecallLogPort:
     return PgRecallLog(shared(dsn), tenant)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=sorted(BACKENDS))
 def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecallLogPort]:
-    made = RecallLog(tmp_path / "recall.sqlite") if request.param == "sqlite" else None
-    made = made or _pg_log(request.getfixturevalue("pg_dsn"))
+    """The recall log of every backend listed (the contract each must keep)."""
+    environ = {**base_env(tmp_path), **backend_environ(request, request.param, "alice")}
+    settings = load_settings(
+        {"workspace": str(tmp_path / "ws"), "state_dir": str(tmp_path / "st")}, environ=environ
+    )
+    made = backend_for(settings, Workspace(tmp_path / "ws", tmp_path / "st")).recall_log()
     assert made.backend == request.param
     yield made
     made.close()

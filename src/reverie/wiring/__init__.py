@@ -12,7 +12,6 @@ from .adapters import (
     Refresh,
     Unset,
     Waits,
-    may_exist,
     sealed,
 )
 from .doors import DreamDoor, UserDoor
@@ -29,6 +28,5 @@ __all__ = [
     "Unset",
     "UserDoor",
     "Waits",
-    "may_exist",
     "sealed",
 ]

@@ -16,16 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..backends import Backend, backend_for
 from ..clock import Clock
 from ..errors import ProviderError, WorkspaceError
 from ..llm.base import LLM  # the facade's annotations name real classes
 from ..llm.factory import Purpose, make_llm
 from ..settings import Settings
 from ..storage.index.db import Connection, connect, ensure_schema
-from ..storage.index.port import IndexPort, PortTriggers
-from ..storage.index.query import TriggerRows
+from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
-from . import tenant_stores as stores
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
@@ -51,14 +50,6 @@ def sealed(header: Mapping[str, Any], key: bytes) -> bool:
     from ..write.transcript import is_sealed
 
     return is_sealed(header, key)
-
-
-def may_exist(path: Path) -> bool:
-    """False only when ``path`` is surely absent (a failing look-up is left to the step)."""
-    try:
-        return path.exists()
-    except OSError:
-        return True
 
 
 @dataclass(frozen=True)
@@ -100,6 +91,7 @@ class Adapters:
         self.workspace = Workspace(
             Path(settings.workspace), Path(settings.state_dir), settings.agent
         )
+        self.backend: Backend = backend_for(settings, self.workspace)  # asked once
         self._embedder = embedder
         self._llm_override = llm
         self._conn: Connection | None = None
@@ -133,34 +125,16 @@ class Adapters:
 
     @property
     def port(self) -> IndexPort:
-        """The derived index behind its port (SQLite: this connection, read through
-        the searcher's warm lanes)."""
+        """The derived index behind its backend's port (SQLite: this connection, read
+        through the searcher's warm lanes)."""
         with self.lock:
-            if self._port is None and self.settings.index_backend == "postgres":
-                from ..storage.index.pg_port import PgIndex
-                from ..storage.index.pg_schema import shared
-
-                s = self.settings
-                db = shared(s.index_dsn)
-                self._port = PgIndex(db, stores.tenant(s), cache_rows=s.embed_cache_rows)
             if self._port is None:  # (the searcher's lanes if it is built: one warm state)
-                from ..storage.index.sqlite_port import SqliteIndex
-
-                lanes = self._searcher
-                self._port = SqliteIndex(
-                    self.conn,
-                    vectors=lanes.vectors if lanes else None,
-                    keywords=lanes.keywords if lanes else None,
-                    paths=lanes.paths if lanes else None,
-                    cache_rows=self.settings.embed_cache_rows,
-                )
+                self._port = self.backend.index(lambda: self.conn, self._searcher)
             return self._port
 
     def triggers_source(self) -> TriggerSource:
         """Where the trigger index reads its rows (the SQLite one can also snapshot)."""
-        if self.settings.index_backend == "postgres":
-            return PortTriggers(self.port)
-        return TriggerRows(self.conn)
+        return self.backend.triggers(lambda: self.port, lambda: self.conn)
 
     @property
     def searcher(self) -> Searcher:
@@ -178,12 +152,12 @@ class Adapters:
     def recall_log(self) -> RecallLogPort:
         with self.lock:
             if self._recall_log is None:
-                self._recall_log = stores.open_recall_log(self.settings, self.workspace)
+                self._recall_log = self.backend.recall_log()
             return self._recall_log
 
     def existing_recall_log(self) -> RecallLogPort | None:
         """The recall log if there is one (a dry run never creates ``recall.sqlite``)."""
-        return self.recall_log if stores.has_recall_log(self.settings, self.workspace) else None
+        return self.recall_log if self.backend.has_recall_log() else None
 
     def open_recall_log(self) -> None:
         self.recall_log  # noqa: B018  (opens and caches it)
@@ -269,7 +243,7 @@ class Adapters:
             reindex=self.reindex,
             max_pending=self.settings.pending_max,
             intents=intents,
-            requests=stores.request_store(self.settings, ws, lambda: self.clock.now()),
+            requests=self.backend.requests(lambda: self.clock.now(), self.settings.pending_max),
         )
 
     def intents(self, settings: Settings, clock: Callable[[], Clock]) -> Intents:
@@ -277,13 +251,11 @@ class Adapters:
         first ones, which a lane's time limit never changes)."""
         from ..intents.service import Intents
 
-        return Intents(
-            self.workspace, settings, clock, stores.intent_table(settings, self.workspace)
-        )
+        return Intents(self.workspace, settings, clock, self.backend.intent_table())
 
     def intents_may_exist(self) -> bool:
         """False only when there surely is no intent (no SQLite table): one stat."""
-        return stores.on_postgres(self.settings) or may_exist(self.workspace.intents_db_path)
+        return self.backend.intents_may_exist()
 
     def close(self) -> None:
         with self.lock:
@@ -395,6 +367,5 @@ __all__ = [
     "Refresh",
     "Unset",
     "Waits",
-    "may_exist",
     "sealed",
 ]

@@ -17,7 +17,6 @@ source as it was. The target must hold nothing of this agent yet.
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,8 +24,6 @@ from typing import Any
 
 from ..errors import ConfigError, ReverieError
 from ..settings import Settings
-from ..storage.workspace import Workspace, warm_snapshot_dir
-from . import tenant_stores as stores
 from .adapters import Adapters
 
 BACKENDS = ("sqlite", "postgres")
@@ -75,75 +72,27 @@ class _Rows:
         }
 
 
-def _where(s: Settings) -> str:
-    return f"postgres (tenant {stores.tenant(s)!r})" if stores.on_postgres(s) else "sqlite"
-
-
-def _intents(s: Settings, ws: Workspace) -> Any:
-    if stores.on_postgres(s):
-        from ..intents.pg_store import PgIntents
-        from ..storage.index.pg_schema import shared
-
-        return PgIntents(shared(s.index_dsn), stores.tenant(s))
-    from ..intents.store import Store
-
-    return Store(ws.intents_db_path)
-
-
-def _requests(s: Settings, ws: Workspace, a: Adapters) -> Any:
-    now = a.clock.now
-    if stores.on_postgres(s):
-        from ..curation.pg_requests import PgRequests
-        from ..storage.index.pg_schema import shared
-
-        return PgRequests(lambda: shared(s.index_dsn), stores.tenant(s), now=now, max_pending=10**9)
-    from ..curation.requests import Requests
-
-    return Requests(ws, now=now, max_pending=10**9)
-
-
-def _sqlite_files(ws: Workspace) -> list[Path]:
-    paths = [ws.index_path, ws.recall_log_path, ws.intents_db_path]
-    files = [Path(f"{p}{x}") for p in paths for x in ("", "-wal", "-shm")]
-    return [*files, ws.pending_path, warm_snapshot_dir(ws.index_path)]
-
-
 def _read(a: Adapters) -> _Rows:
     from ..recall.log_port import RecallRows
 
-    s, ws = a.settings, a.workspace
     log = a.existing_recall_log()
     rows = _Rows(recall=log.export() if log is not None else RecallRows())
-    if stores.on_postgres(s) or ws.intents_db_path.exists():
-        table = _intents(s, ws)
+    if a.backend.intents_may_exist():
+        table = a.backend.intent_store()
         try:
             rows.intents = table.select()
             rows.firings = {i.id: table.firings(i.id) for i in rows.intents}
         finally:
             table.close()
-    rows.requests = _requests(s, ws, a).load()
+    rows.requests = a.backend.requests(a.clock.now, 10**9, carry=False).load()
     rows.cache = a.port.cache.export()
     return rows
 
 
-def _held(a: Adapters) -> list[str]:
-    """What the target already holds of this agent (it must hold nothing)."""
-    s, ws = a.settings, a.workspace
-    if stores.on_postgres(s):
-        from ..storage.index.pg_schema import shared
-        from ..storage.index.pg_tenant import tenant_rows
-
-        n = tenant_rows(shared(s.index_dsn), stores.tenant(s))
-        return [f"{n} row(s) of tenant {stores.tenant(s)!r}"] if n else []
-    keep = (ws.recall_log_path, ws.intents_db_path, ws.pending_path)
-    return [str(p) for p in keep if p.exists()]
-
-
 def _write(a: Adapters, rows: _Rows) -> None:
-    s, ws = a.settings, a.workspace
     a.port.cache.adopt(rows.cache)
     a.recall_log.adopt(rows.recall)
-    table = _intents(s, ws)
+    table = a.backend.intent_store()
     try:
         with table.transaction() as tx:
             for intent in rows.intents:
@@ -152,7 +101,7 @@ def _write(a: Adapters, rows: _Rows) -> None:
                     tx.fired(intent.id, _stamp(at), channel, detail)
     finally:
         table.close()
-    _requests(s, ws, a).adopt(rows.requests)
+    a.backend.requests(a.clock.now, 10**9, carry=False).adopt(rows.requests)
 
 
 def _stamp(at: str) -> Any:
@@ -163,24 +112,8 @@ def _stamp(at: str) -> Any:
 
 def _drop(a: Adapters) -> list[str]:
     """Delete every copy of this agent the backend of ``a`` holds."""
-    s, ws = a.settings, a.workspace
     a.close()
-    if stores.on_postgres(s):
-        from ..storage.index.pg_schema import shared
-        from ..storage.index.pg_tenant import drop_tenant
-
-        n = drop_tenant(shared(s.index_dsn), stores.tenant(s))
-        return [f"{n} row(s) of tenant {stores.tenant(s)!r}"]
-    gone = []
-    for p in _sqlite_files(ws):
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        elif p.exists():
-            p.unlink()
-        else:
-            continue
-        gone.append(str(p))
-    return gone
+    return a.backend.drop()
 
 
 def move(
@@ -217,7 +150,7 @@ def _move(
     dry_run: bool,
     progress: Callable[[int, int, str], None] | None,
 ) -> MoveReport:
-    held = _held(b)
+    held = b.backend.held()
     if held:
         raise ReverieError(
             f"the target already holds this agent's memory ({'; '.join(held)}): nothing moved"
@@ -225,12 +158,11 @@ def _move(
     a.index(progress=progress)  # the source current with the files
     rows = _read(a)
     before = rows.counts(a.port.counts(embedder=None))
-    source, target = _where(a.settings), _where(b.settings)
+    source, target = a.backend.describe(), b.backend.describe()
     if dry_run:
         return MoveReport(source, target, {k: [v, 0] for k, v in before.items()}, dry_run=True)
     try:
-        if not stores.on_postgres(b.settings):
-            _drop(b)  # a derived index left from before: rebuilt below
+        _drop(b)  # a derived index left from before (its other stores are held: refused)
         _write(b, rows)
         b.index(force=True, progress=progress)
         after = _read(b).counts(b.port.counts(embedder=None))
