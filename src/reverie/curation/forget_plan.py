@@ -11,7 +11,7 @@ from typing import Any
 
 from ..intents.port import IntentStore
 from ..recall.log_port import RecallLogPort
-from ..storage.index.port import IndexPort
+from ..storage.index.port import IndexCurator
 from ..storage.tombstones import Tombstones, contains, tokens
 from ..storage.workspace import Workspace
 from .requests import RequestStore
@@ -50,7 +50,7 @@ class ForgetPorts:
     preimages_kept: int
     now: Callable[[], datetime]
     recall_log: Callable[[], RecallLogPort | None]  # None: there is none (dry run: not created)
-    index: Callable[[], IndexPort]  # the derived index, behind its port
+    index: Callable[[], IndexCurator]  # the derived index, behind its port
     reindex: Callable[[], object]
     requests: RequestStore  # the pending requests (state dir, or the tenant's rows)
     intents: Callable[[], IntentStore | None] = lambda: None  # None: there is no table

@@ -9,7 +9,7 @@ from datetime import datetime
 from ..intents import Intents
 from ..intents.port import IntentStore
 from ..recall.log_port import RecallLogPort
-from ..storage.index.port import IndexPort
+from ..storage.index.port import IndexCurator
 from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
 from .link import Linked, LinkRefused, OwnersLines, agent_link, line_keys, link
@@ -29,7 +29,7 @@ class Curation:
         preimages_kept: int,
         now: Callable[[], datetime],
         recall_log: Callable[[], RecallLogPort | None],
-        index: Callable[[], IndexPort],
+        index: Callable[[], IndexCurator],
         reindex: Callable[[], object],
         max_pending: int,
         intents: Callable[[], Intents | None] = lambda: None,

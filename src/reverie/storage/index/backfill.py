@@ -8,12 +8,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .port import IndexPort
+    from .port import IndexWriter
 
 Embed = Callable[[list[str]], Sequence[Any]]  # texts -> a vector (or None) each
 
 
-def backfill(ix: IndexPort, embed: Embed, stopped: Callable[[], bool], batch: int = 256) -> None:
+def backfill(ix: IndexWriter, embed: Embed, stopped: Callable[[], bool], batch: int = 256) -> None:
     """Fill in the vectors of the chunks that have none, ``batch`` at a time, until
     none is left or ``stopped()`` (the embedder failed)."""
     last = 0

@@ -1,4 +1,7 @@
-"""The index port: what recall and the sync ask of the derived index, whatever holds it.
+"""The index port: what recall and the sync ask of the derived index, whatever holds it,
+split by use: :class:`IndexReader` (recall), :class:`WarmLanes` (a long-running
+process), :class:`IndexWriter` (the sync), :class:`IndexCurator` (forget and trust);
+:class:`IndexPort` is all four, what a backend gives.
 
 Two adapters implement it: :class:`reverie.storage.index.sqlite_port.SqliteIndex` (one
 person, one SQLite file, today's behaviour) and
@@ -30,7 +33,6 @@ class IndexReader(Protocol):
     """What recall reads (lane 1, triggers, status, freshness)."""
 
     backend: str
-    remains: tuple[str, ...]  # where a forget's deleted bytes stay that it cannot reach
 
     def reading(self) -> AbstractContextManager[None]:
         """The scope of one search: meta values may be read once for all of it."""
@@ -71,16 +73,18 @@ class IndexReader(Protocol):
 
     def counts(self, *, embedder: str | None) -> dict[str, Any]: ...
 
+
+class WarmLanes(Protocol):
+    """What a long-running process (the daemon, an MCP server) asks once."""
+
     def warm(self) -> None:
-        """Load what makes repeated searches fast (a long-running process)."""
+        """Load what makes repeated searches fast."""
         ...
 
 
-@runtime_checkable
-class IndexPort(IndexReader, Protocol):
-    """Recall's reads plus the sync's writes. Writes run inside :meth:`transaction`:
-    a file's chunks, keyword rows, vectors, side tables and registry row commit
-    together or not at all."""
+class IndexWriter(Protocol):
+    """What the sync writes. Writes run inside :meth:`transaction`: a file's chunks,
+    keyword rows, vectors, side tables and registry row commit together or not at all."""
 
     @property
     def cache(self) -> EmbeddingCache: ...
@@ -117,7 +121,12 @@ class IndexPort(IndexReader, Protocol):
         """Files changed (one transaction of its own)."""
         ...
 
-    # -- forget and trust (curation) -------------------------------------------------
+
+class IndexCurator(Protocol):
+    """What forget and trust (curation) ask of the index."""
+
+    remains: tuple[str, ...]  # where a forget's deleted bytes stay that it cannot reach
+
     def chunk_texts(self, paths: Sequence[str]) -> list[str]:
         """The chunk texts of ``paths`` (a forget finds the cached vectors of its lines)."""
         ...
@@ -134,6 +143,12 @@ class IndexPort(IndexReader, Protocol):
         """Rewrite the store so no deleted row's bytes remain where it can; True when
         nothing was left behind (False: try again later)."""
         ...
+
+
+@runtime_checkable
+class IndexPort(IndexReader, WarmLanes, IndexWriter, IndexCurator, Protocol):
+    """The whole port a backend gives (:mod:`reverie.backends`): recall's reads, the warm
+    lanes, the sync's writes and curation's deletes. A consumer names the part it uses."""
 
     def close(self) -> None: ...
 
@@ -188,4 +203,13 @@ class PortTriggers:
         return self.index.trigger_rows()
 
 
-__all__ = ["EmbeddingCache", "IndexPort", "IndexReader", "PortTriggers", "counts_report"]
+__all__ = [
+    "EmbeddingCache",
+    "IndexCurator",
+    "IndexPort",
+    "IndexReader",
+    "IndexWriter",
+    "PortTriggers",
+    "WarmLanes",
+    "counts_report",
+]
