@@ -55,6 +55,7 @@ def model() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         yield served
 
 
+@pytest.mark.timeout(1200)  # the first run on a machine installs the runtime
 def test_a_hermes_turn_writes_to_and_recalls_from_reverie(
     hermes: Path, model: tuple[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:

@@ -77,6 +77,7 @@ def langgraph_tests() -> Path:
     return root / "tests"
 
 
+@pytest.mark.timeout(900)  # the first run on a machine installs the runtime
 def test_langgraphs_own_store_tests_pass_on_reverie(langgraph_tests: Path, tmp_path: Path) -> None:
     shutil.copytree(langgraph_tests, tmp_path / "tests")
     (tmp_path / "conftest.py").write_text(SHIM, encoding="utf-8")

@@ -66,6 +66,7 @@ def model() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         yield served
 
 
+@pytest.mark.timeout(1800)  # the first run on a machine installs the runtime
 def test_an_openclaw_turn_writes_to_and_recalls_from_reverie(
     openclaw: tuple[Path, dict[str, str]], model: tuple[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
