@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.backend == "postgres":
         dsn = args.dsn
         if dsn is None:
-            from reverie.storage.index.pg_embedded import start
+            from reverie.backends.postgres.embedded import start
 
             dsn, _server = start(base / "pgdata", cleanup="delete")
         env.update(REVERIE_INDEX_BACKEND="postgres", REVERIE_INDEX_DSN=dsn)

@@ -402,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.backend == "postgres":
             dsn = args.dsn
             if not dsn:
-                from reverie.storage.index.pg_embedded import start
+                from reverie.backends.postgres.embedded import start
 
                 pg_dir = Path(tempfile.mkdtemp(prefix="reverie-locomo-pg-"))
                 dsn, server = start(pg_dir / "data")

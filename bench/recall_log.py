@@ -137,13 +137,13 @@ def main() -> None:
             print(run(lite, args), flush=True)
             lite.close()
         if args.backend in ("both", "postgres"):
-            from reverie.recall.log_pg import PgRecallLog
-            from reverie.storage.index.pg_schema import Database
+            from reverie.backends.postgres.recall_log import PgRecallLog
+            from reverie.backends.postgres.schema import Database
 
             server = None
             dsn = args.dsn
             if not dsn:
-                from reverie.storage.index.pg_embedded import start
+                from reverie.backends.postgres.embedded import start
 
                 os.chmod(root, 0o755)  # the server's own user enters it
                 dsn, server = start(root / "pgdata", cleanup="delete")

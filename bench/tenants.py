@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.backend == "postgres":
         dsn = args.dsn
         if dsn is None:
-            from reverie.storage.index.pg_embedded import start
+            from reverie.backends.postgres.embedded import start
 
             dsn, server = start(root / "pgdata", cleanup="stop")
         env.update(REVERIE_INDEX_BACKEND="postgres", REVERIE_INDEX_DSN=dsn)

@@ -51,7 +51,7 @@ def pg_server() -> Iterator[str]:
         if os.environ.get("CI"):
             pytest.fail(f"the PostgreSQL tests must run in CI: {why}")
         pytest.skip(why)
-    from reverie.storage.index.pg_embedded import start
+    from reverie.backends.postgres.embedded import start
 
     base = Path(tempfile.mkdtemp(prefix="reverie-pg-"))
     uri, server = start(base / "data")
@@ -74,7 +74,7 @@ def _schema(server: str) -> Iterator[str]:
         conn.execute(f"CREATE SCHEMA {schema}")
     dsn = make_conninfo(server, options=f"-c search_path={schema},public")
     yield dsn
-    from reverie.storage.index.pg_schema import close_shared
+    from reverie.backends.postgres.schema import close_shared
 
     close_shared(dsn)  # the engines' pool of this schema
     with psycopg.connect(server, autocommit=True) as conn:

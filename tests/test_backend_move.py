@@ -105,8 +105,8 @@ def test_a_move_to_postgres_and_back_keeps_every_store(tmp_path: Path, pg_dsn: s
     back = _open(tmp_path).move_backend("sqlite", config=config)
     assert back.source.startswith("postgres") and back.removed
     assert tomllib.loads(config.read_text(encoding="utf-8"))["index_backend"] == "sqlite"
-    from reverie.storage.index.pg_schema import shared
-    from reverie.storage.index.pg_tenant import tenant_rows
+    from reverie.backends.postgres.schema import shared
+    from reverie.backends.postgres.tenant import tenant_rows
 
     assert tenant_rows(shared(pg_dsn), "main") == 0  # no copy left in the database
     on_sqlite = _open(tmp_path)
@@ -160,13 +160,13 @@ def test_counts_that_differ_empty_the_target_and_keep_the_source(
 ) -> None:
     seen = _fill(tmp_path)
     config = tmp_path / "config.toml"
-    from reverie.curation.pg_requests import PgRequests
+    from reverie.backends.postgres.requests import PgRequests
 
     monkeypatch.setattr(PgRequests, "adopt", lambda self, items: 0)  # a store that loses rows
     with pytest.raises(ReverieError, match=r"counts differ .*requests 1 -> 0"):
         _open(tmp_path).move_backend("postgres", dsn=pg_dsn, config=config)
-    from reverie.storage.index.pg_schema import shared
-    from reverie.storage.index.pg_tenant import tenant_rows
+    from reverie.backends.postgres.schema import shared
+    from reverie.backends.postgres.tenant import tenant_rows
 
     assert tenant_rows(shared(pg_dsn), "main") == 0
     assert not config.exists()

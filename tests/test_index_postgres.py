@@ -175,7 +175,7 @@ def test_two_tenants_with_the_same_text_never_see_each_other(tmp_path: Path, pg_
 def test_migrations_from_empty_and_from_each_earlier_version(pg_dsn: str) -> None:
     import psycopg
 
-    from reverie.storage.index.pg_migrations import MIGRATIONS, SCHEMA_VERSION, applied, migrate
+    from reverie.backends.postgres.migrations import MIGRATIONS, SCHEMA_VERSION, applied, migrate
 
     # the recall log's tables (whichever number their migration has)
     recall = next(v for v, sql in enumerate(MIGRATIONS, 1) if "recall_counts" in sql)
@@ -339,7 +339,7 @@ def test_hnsw_with_a_tenant_filter_still_returns_k_and_matches_the_exact_scan(
     """Past EXACT_MAX the vector lane asks the halfvec HNSW index with iterative scans:
     a small tenant beside a big one still gets its k nearest, scored in full precision."""
     from conftest import adapters
-    from reverie.storage.index import pg_port
+    from reverie.backends.postgres import index as pg_port
 
     words = ["harbor", "falcon", "ledger", "gateway", "orchid", "quartz", "copper", "willow"]
 
@@ -397,7 +397,7 @@ def test_the_vector_index_is_built_only_once_a_tenant_needs_it(
     import psycopg
 
     from conftest import adapters
-    from reverie.storage.index import pg_port
+    from reverie.backends.postgres import index as pg_port
 
     def index_exists(dims: int) -> bool:
         with psycopg.connect(pg_dsn) as conn:  # (the test's own schema)
@@ -423,8 +423,8 @@ def test_a_stopped_server_fails_fast_with_a_clear_error_and_recovers_by_itself(
     tmp_path: Path, pg_server: str, pg_dsn: str
 ) -> None:
     from pg import restart
+    from reverie.backends.postgres import schema as pg_schema
     from reverie.errors import ReverieError
-    from reverie.storage.index import pg_schema
 
     pg = _space(tmp_path / "pg", {"MEMORY.md": MEMORY}, **_pg(pg_dsn, "frank"))
     try:
@@ -451,7 +451,7 @@ def test_a_pool_left_asleep_by_an_outage_is_replaced_once_the_server_answers(
     checkout that times out while the server answers gets a fresh pool, not an error."""
     from psycopg_pool import PoolTimeout
 
-    from reverie.storage.index.pg_schema import Database
+    from reverie.backends.postgres.schema import Database
 
     db = Database(pg_dsn)
     try:
@@ -509,8 +509,8 @@ def test_two_first_syncs_creating_the_vector_index_at_once_do_not_deadlock(pg_ds
 
     import psycopg
 
-    from reverie.storage.index.pg_migrations import hnsw_index
-    from reverie.storage.index.pg_schema import Database
+    from reverie.backends.postgres.migrations import hnsw_index
+    from reverie.backends.postgres.schema import Database
 
     Database(pg_dsn).close()  # migrated
     first = psycopg.connect(pg_dsn, autocommit=True)
@@ -553,8 +553,8 @@ def test_after_a_failure_checkouts_fail_fast_until_one_succeeds(
     FAIL_FAST, until a call succeeds again."""
     from psycopg_pool import PoolTimeout
 
+    from reverie.backends.postgres import schema as pg_schema
     from reverie.errors import IndexUnusable
-    from reverie.storage.index import pg_schema
 
     db = pg_schema.Database(pg_dsn, timeout=5.0)
     waits: list[float | None] = []

@@ -258,7 +258,7 @@ def test_two_tenants_with_the_same_text_never_see_change_or_count_each_other(
 def test_the_postgres_tables_refuse_what_the_sqlite_ones_refuse(pg_dsn: str) -> None:
     import psycopg
 
-    from reverie.storage.index.pg_schema import Database
+    from reverie.backends.postgres.schema import Database
 
     Database(pg_dsn).close()  # migrated
     row = "'t', 'x', 'event', 'armed', 'text', 'owner', 'me', '2026-05-01'"

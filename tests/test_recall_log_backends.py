@@ -42,8 +42,8 @@ def hit(line: int, score: float = 0.5, snippet: str = "", **kw: Any) -> RecallHi
 
 
 def _pg_log(dsn: str, tenant: str = "alice") -> RecallLogPort:
-    from reverie.recall.log_pg import PgRecallLog
-    from reverie.storage.index.pg_schema import shared
+    from reverie.backends.postgres.recall_log import PgRecallLog
+    from reverie.backends.postgres.schema import shared
 
     return PgRecallLog(shared(dsn), tenant)
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..backends.postgres.embedded import start
 from ..mcp_server import run_hosted
 from ..mcp_server.tenants import token_digest
-from ..storage.index.pg_embedded import start
 from .mcp import tenant_jobs
 
 SHARED = "- The demo gate code is kept in the blue binder.\n"

@@ -6,7 +6,7 @@ session's directive that its cited owner message does not hold all of
 reason, until the owner confirms or rejects them (:class:`.pending.Pending`). Recording
 a request changes nothing else. The file lives in the state dir, never the workspace;
 with ``index_backend = "postgres"`` the requests are one tenant's rows of a shared
-table instead (:mod:`.pg_requests`), behind the same port (:class:`RequestStore`).
+table instead (:mod:`reverie.backends.postgres.requests`), behind the same port (:class:`RequestStore`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The intents table behind a port: what :class:`~.service.Intents` and a forget call.
 
 Two adapters: SQLite in the state dir (:class:`.store.Store`, ``intents.sqlite``, one
-agent) and PostgreSQL (:class:`.pg_store.PgIntents`, one tenant's rows of a shared
+agent) and PostgreSQL (:class:`reverie.backends.postgres.intents.PgIntents`, one tenant's rows of a shared
 table, issue 23). Both keep the same rules: every change is one transaction that
 holds the table's write lock from its first read (SQLite ``BEGIN IMMEDIATE``; on
 PostgreSQL the tenant's lock row, ``SELECT ... FOR UPDATE``), and a firing is

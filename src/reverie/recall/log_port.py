@@ -3,7 +3,7 @@
 store, whichever backend holds it.
 
 Two adapters: :class:`reverie.recall.log.RecallLog` (SQLite, ``recall.sqlite`` in the
-state dir, one person) and :class:`reverie.recall.log_pg.PgRecallLog` (PostgreSQL, the
+state dir, one person) and :class:`reverie.backends.postgres.recall_log.PgRecallLog` (PostgreSQL, the
 rows of one tenant in the shared database, issue 23). Both keep the bounds of SPEC
 section 8 and record each search in one transaction.
 """

@@ -5,7 +5,7 @@ process), :class:`IndexWriter` (the sync), :class:`IndexCurator` (forget and tru
 
 Two adapters implement it: :class:`reverie.storage.index.sqlite_port.SqliteIndex` (one
 person, one SQLite file, today's behaviour) and
-:class:`reverie.storage.index.pg_port.PgIndex` (one tenant's rows in a shared
+:class:`reverie.backends.postgres.index.PgIndex` (one tenant's rows in a shared
 PostgreSQL). The port returns raw lane scores and rows; fusion, decay, MMR, snippets
 and neighbours stay in Python (:mod:`reverie.recall`), so both backends rank alike.
 

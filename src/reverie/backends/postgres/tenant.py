@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import ReverieError
-from .pg_schema import Database
+from .schema import Database
 
 SESSION_LOCK = 0x52455146  # pg_try_advisory_lock(class, hashtext(tenant:store)) ("REQF")
 

@@ -7,13 +7,13 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..embedders.base import CachedRow, EmbedderIdentity
-from .pg_schema import Database
+from ...storage.embedders.base import CachedRow, EmbedderIdentity
+from .schema import Database
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np
+    from ...storage.lazy import numpy as np
 
 
 class PgEmbeddingCache:

@@ -1,7 +1,7 @@
-"""One file's chunk rows on PostgreSQL (:mod:`.pg_port`'s write): each chunk with its
+"""One file's chunk rows on PostgreSQL (:mod:`.index`'s write): each chunk with its
 vector, version links, notes and provenance, in the caller's transaction. Every row
 carries the tenant. (The keyword lane is the in-memory BM25 fed from the chunks' text,
-:mod:`.keyword`: no keyword column is written.)"""
+:mod:`reverie.storage.index.keyword`: no keyword column is written.)"""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..chunking import Chunk
-from .pg_sql import LINK_INSERT
-from .rows import SourceRow, Vectors
+from ...storage.chunking import Chunk
+from ...storage.index.rows import SourceRow, Vectors
+from .sql import LINK_INSERT
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np  # loaded on first use
+    from ...storage.lazy import numpy as np  # loaded on first use
 
 
 _CHUNKS = (

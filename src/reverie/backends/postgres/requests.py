@@ -1,8 +1,8 @@
 """The requests waiting for the owner on PostgreSQL (issue 23): one tenant's rows of
 the shared ``requests`` table, every key and query holding ``tenant_id``.
 
-The same rules as the file (:class:`.requests.Requests`): a request is checked by
-:func:`.requests.checked`, at most ``pending_max`` wait per tenant (counted in the
+The same rules as the file (:class:`reverie.curation.requests.Requests`): a request is checked by
+:func:`reverie.curation.requests.checked`, at most ``pending_max`` wait per tenant (counted in the
 transaction that adds, which locks the tenant's row of ``tenant_locks``), a decision
 is one transaction, and :meth:`PgRequests.lock` (held by a confirm while it carries
 the request out) is a session advisory lock of the tenant's requests.
@@ -15,10 +15,10 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
-from ..errors import ReverieError
-from ..storage.index import pg_tenant
-from ..storage.index.pg_schema import Database
-from .requests import MAX_PENDING, Request, checked, forgotten, new_request
+from ...curation.requests import MAX_PENDING, Request, checked, forgotten, new_request
+from ...errors import ReverieError
+from . import tenant as pg_tenant
+from .schema import Database
 
 STORE = "requests"
 FIELDS = ("id", "kind", "text", "new_text", "at", "by", "status", "decided", "key", "reason")
@@ -26,7 +26,7 @@ _COLUMNS = ", ".join("requested_by" if f == "by" else f for f in FIELDS)
 
 
 class PgRequests:
-    """:class:`.requests.RequestStore` of tenant ``tenant`` in the database ``db``
+    """:class:`reverie.curation.requests.RequestStore` of tenant ``tenant`` in the database ``db``
     returns (opened on first use: building the curation service connects to nothing)."""
 
     def __init__(

@@ -2,11 +2,11 @@
 ``intents`` and ``firings`` tables, every key and query holding ``tenant_id``.
 
 Each change is one transaction that first locks the tenant's row of ``tenant_locks``
-(``SELECT ... FOR UPDATE``, :mod:`reverie.storage.index.pg_tenant`): two processes
+(``SELECT ... FOR UPDATE``, :mod:`reverie.backends.postgres.tenant`): two processes
 firing the same intent run one after the other, and the second re-reads the first's
 count, so an intent never fires past its budget or inside its cooldown (R-INTENT-2).
 The rows are stored as the SQLite table stores them (UTC ISO strings, triggers as
-JSON), through the same :func:`~.store.to_row` / :func:`~.store.from_row`.
+JSON), through the same :func:`~reverie.intents.store.to_row` / :func:`~reverie.intents.store.from_row`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from ..storage.index import pg_tenant
-from ..storage.index.pg_schema import Database
-from .model import Intent
-from .port import Blocked, conditions, to_forget
-from .store import COLUMNS, from_row, to_row, utc
+from ...intents.model import Intent
+from ...intents.port import Blocked, conditions, to_forget
+from ...intents.store import COLUMNS, from_row, to_row, utc
+from . import tenant as pg_tenant
+from .schema import Database
 
 STORE = "intents"
 
 
 class _Tx:
-    """The writes of one transaction (:class:`~.port.IntentTx`)."""
+    """The writes of one transaction (:class:`~reverie.intents.port.IntentTx`)."""
 
     def __init__(self, conn: Any, tenant: str) -> None:
         self.conn, self.tenant, self.wrote = conn, tenant, False
@@ -79,7 +79,7 @@ class _Tx:
 
 
 class PgIntents:
-    """:class:`~.port.IntentStore` of tenant ``tenant`` in database ``db``."""
+    """:class:`~reverie.intents.port.IntentStore` of tenant ``tenant`` in database ``db``."""
 
     backend = "postgres"
 

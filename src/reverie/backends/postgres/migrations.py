@@ -2,7 +2,7 @@
 
 ``reverie_migrations`` records each applied version; :func:`migrate` applies the
 missing ones in order, each in its own transaction, under an advisory lock (two
-servers starting together migrate once). :class:`.pg_schema.Database` migrates on open.
+servers starting together migrate once). :class:`.schema.Database` migrates on open.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX embed_cache_used ON embed_cache (tenant_id, used);
     """,
     # the standing intents with their firings, and the requests waiting for the owner
-    # (reverie.intents.pg_store, reverie.curation.pg_requests); tenant_locks: one row per
+    # (reverie.backends.postgres.intents, reverie.backends.postgres.requests); tenant_locks: one row per
     # tenant and store, locked (FOR UPDATE) by each change as SQLite's BEGIN IMMEDIATE
     # locks its file, its version bumped by each change that wrote
     """
@@ -113,7 +113,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX requests_order ON requests (tenant_id, seq);
     """,
-    # 4: the recall log (reverie.recall.log_pg): SQLite's two tables per tenant, the
+    # 4: the recall log (reverie.backends.postgres.recall_log): SQLite's two tables per tenant, the
     # store's lists as arrays, its rows in first-recalled order (seq: the id of the
     # event that made it), and each tenant's event count (the MAX_EVENTS bound without
     # counting the events on every search)

@@ -1,8 +1,8 @@
 """The PostgreSQL adapter of the index port: one tenant's rows in a shared database
-(:mod:`.pg_schema`). Every statement filters by ``tenant_id``.
+(:mod:`.schema`). Every statement filters by ``tenant_id``.
 
 The lanes answer what the SQLite adapter answers, so the ranking above them is the
-same: the keyword lane is the in-memory BM25 of :mod:`.bm25` (FTS5's ``bm25()``, to
+same: the keyword lane is the in-memory BM25 of :mod:`reverie.storage.index.bm25` (FTS5's ``bm25()``, to
 the score) fed from this tenant's rows; the vector lane is an exact cosine scan for a
 small tenant and, past :data:`EXACT_MAX` vectors, the HNSW index on ``halfvec`` with
 iterative scans (so the tenant filter still yields k rows), re-scored in full
@@ -18,22 +18,22 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ..chunking import Chunk
-from .bm25 import Doc
-from .keyword import KeywordIndex
-from .pg_cache import PgEmbeddingCache
-from .pg_migrations import hnsw_index
-from .pg_schema import Database
-from .pg_sql import CANDIDATE_SQL, EXACT_SQL, LINKS_SQL, TRIGGER_SQL, hnsw_query, hnsw_settings
-from .pg_write import write_chunks
-from .port import counts_report
-from .query import PathLane, candidate_row, trigger_row
-from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from ...storage.chunking import Chunk
+from ...storage.index.bm25 import Doc
+from ...storage.index.keyword import KeywordIndex
+from ...storage.index.port import counts_report
+from ...storage.index.query import PathLane, candidate_row, trigger_row
+from ...storage.index.rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from .cache import PgEmbeddingCache
+from .migrations import hnsw_index
+from .schema import Database
+from .sql import CANDIDATE_SQL, EXACT_SQL, LINKS_SQL, TRIGGER_SQL, hnsw_query, hnsw_settings
+from .write import write_chunks
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np
+    from ...storage.lazy import numpy as np
 
 EXACT_MAX = 20_000  # below this many vectors an exact scan beats the HNSW index
 
@@ -246,7 +246,7 @@ class PgIndex:
 
     # -- writes (the sync) -----------------------------------------------------------
     def ensure_schema(self) -> bool:
-        return False  # the database was migrated when it opened (pg_schema.Database)
+        return False  # the database was migrated when it opened (schema.Database)
 
     def transaction(self) -> AbstractContextManager[Any]:
         return self.db.transaction()

@@ -15,22 +15,22 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..settings import Settings
-from ..storage.workspace import Workspace
+from ...settings import Settings
+from ...storage.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ..curation.requests import RequestStore
-    from ..intents.port import IntentStore, IntentTable
-    from ..recall.context import TriggerSource
-    from ..recall.log_port import RecallLogPort
-    from ..storage.index.db import Connection
-    from ..storage.index.pg_schema import Database
-    from ..storage.index.port import IndexPort
+    from ...curation.requests import RequestStore
+    from ...intents.port import IntentStore, IntentTable
+    from ...recall.context import TriggerSource
+    from ...recall.log_port import RecallLogPort
+    from ...storage.index.db import Connection
+    from ...storage.index.port import IndexPort
+    from .schema import Database
 
 MOVED = ".moved-to-postgres"  # the local store, once its rows are in the tenant
 
 
-def tenant(settings: Settings) -> str:
+def tenant_of(settings: Settings) -> str:
     """The tenant id of every row this agent owns."""
     return settings.index_tenant or settings.agent
 
@@ -42,10 +42,10 @@ class PostgresBackend:
 
     def __init__(self, settings: Settings, workspace: Workspace) -> None:
         self.settings, self.ws = settings, workspace
-        self.tenant = tenant(settings)
+        self.tenant = tenant_of(settings)
 
     def _db(self) -> Database:
-        from ..storage.index.pg_schema import shared
+        from .schema import shared
 
         return shared(self.settings.index_dsn)
 
@@ -53,19 +53,19 @@ class PostgresBackend:
         return f"postgres (tenant {self.tenant!r})"
 
     def index(self, conn: Callable[[], Connection], lanes: Any) -> IndexPort:
-        from ..storage.index.pg_port import PgIndex
+        from .index import PgIndex
 
         return PgIndex(self._db(), self.tenant, cache_rows=self.settings.embed_cache_rows)
 
     def triggers(
         self, port: Callable[[], IndexPort], conn: Callable[[], Connection]
     ) -> TriggerSource:
-        from ..storage.index.port import PortTriggers
+        from ...storage.index.port import PortTriggers
 
         return PortTriggers(port())
 
     def recall_log(self) -> RecallLogPort:
-        from ..recall.log_pg import PgRecallLog
+        from .recall_log import PgRecallLog
 
         return PgRecallLog(self._db(), self.tenant)
 
@@ -73,12 +73,12 @@ class PostgresBackend:
         return True  # the tables exist once the database is migrated
 
     def intent_store(self) -> IntentStore:
-        from ..intents.pg_store import PgIntents
+        from .intents import PgIntents
 
         return PgIntents(self._db(), self.tenant)
 
     def intent_table(self) -> IntentTable:
-        from ..intents.port import IntentTable
+        from ...intents.port import IntentTable
 
         def open_carried() -> IntentStore:
             store = self.intent_store()
@@ -93,7 +93,7 @@ class PostgresBackend:
     def requests(
         self, now: Callable[[], datetime], max_pending: int, *, carry: bool = True
     ) -> RequestStore:
-        from ..curation.pg_requests import PgRequests
+        from .requests import PgRequests
 
         store = PgRequests(self._db, self.tenant, now=now, max_pending=max_pending)
         if carry:
@@ -101,13 +101,13 @@ class PostgresBackend:
         return store
 
     def held(self) -> list[str]:
-        from ..storage.index.pg_tenant import tenant_rows
+        from .tenant import tenant_rows
 
         n = tenant_rows(self._db(), self.tenant)
         return [f"{n} row(s) of tenant {self.tenant!r}"] if n else []
 
     def drop(self) -> list[str]:
-        from ..storage.index.pg_tenant import drop_tenant
+        from .tenant import drop_tenant
 
         return [f"{drop_tenant(self._db(), self.tenant)} row(s) of tenant {self.tenant!r}"]
 
@@ -116,7 +116,7 @@ class PostgresBackend:
         path = self.ws.intents_db_path
         if not path.is_file():
             return
-        from ..intents.store import Store
+        from ...intents.store import Store
 
         local = Store(path)
         try:
@@ -135,11 +135,11 @@ class PostgresBackend:
         path = self.ws.pending_path
         if not path.is_file():
             return
-        from ..curation.requests import Requests
+        from ...curation.requests import Requests
 
         store.adopt(Requests(self.ws, now=now, max_pending=10**9).load())
         with contextlib.suppress(FileNotFoundError):
             path.rename(path.with_name(path.name + MOVED))
 
 
-__all__ = ["MOVED", "PostgresBackend", "tenant"]
+__all__ = ["MOVED", "PostgresBackend", "tenant_of"]

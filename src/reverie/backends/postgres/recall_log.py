@@ -1,9 +1,9 @@
 """The recall log on PostgreSQL (issue 23): one tenant's rows of the shared database's
 ``recall_events`` and ``recall_store`` (migration 4 of
-:mod:`reverie.storage.index.pg_schema`), with ``tenant_id`` in every key and every
+:mod:`reverie.backends.postgres.schema`), with ``tenant_id`` in every key and every
 query. Nothing of it lives in the state dir.
 
-The same rows and bounds as the SQLite log (:mod:`.log`): per key at most 32 query
+The same rows and bounds as the SQLite log (:mod:`reverie.recall.log`): per key at most 32 query
 hashes, 16 recall days, 8 concept tags and an 800-char snippet; at most ``MAX_EVENTS``
 events per tenant, the oldest dropped first. Each search is one transaction; a store
 row is updated by one ``INSERT ... ON CONFLICT DO UPDATE`` (the row lock it takes
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import log
-from .evidence import (
+from ...recall import log
+from ...recall.evidence import (
     MAX_CONCEPT_TAGS,
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
@@ -28,11 +28,11 @@ from .evidence import (
     RecallStats,
     concept_tags,
 )
-from .log import COLUMNS, STORE_COLUMNS, RecallHit, Recording, as_stats, episodic, stamps
-from .log_port import RecallRows
+from ...recall.log import COLUMNS, STORE_COLUMNS, RecallHit, Recording, as_stats, episodic, stamps
+from ...recall.log_port import RecallRows
 
 if TYPE_CHECKING:
-    from ..storage.index.pg_schema import Database
+    from .schema import Database
 
 
 def _appended(column: str, cap: int) -> str:

@@ -1,5 +1,5 @@
 """PostgreSQL adapter: the shared database and its pool (issue 23), migrated on open
-(:mod:`.pg_migrations`).
+(:mod:`.migrations`).
 
 One database holds the derived index of many tenants: every row carries
 ``tenant_id``, every key starts with it, every query filters by it. The Markdown
@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from ...errors import IndexUnusable
-from .pg_migrations import SCHEMA_VERSION, applied, migrate
+from .migrations import SCHEMA_VERSION, applied, migrate
 
 # after a failure, checkouts wait this long at most (not the pool's full timeout) until
 # one succeeds: calls queued behind each other during an outage fail fast, not in turn

@@ -1,4 +1,4 @@
-"""The SQL of the PostgreSQL adapter's searches (:mod:`.pg_port`): strings only."""
+"""The SQL of the PostgreSQL adapter's searches (:mod:`.index`): strings only."""
 
 from __future__ import annotations
 
