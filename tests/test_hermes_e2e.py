@@ -89,5 +89,13 @@ def test_a_hermes_turn_writes_to_and_recalls_from_reverie(
         return done.stdout
 
     chats = converse(turn, seen)
+    hermes_config = [str(hermes), "config", "set", "memory.provider", "holographic"]
+    subprocess.run(hermes_config, env=env, check=True, capture_output=True, timeout=120)
+    removed = subprocess.run(
+        [*reverie, "install", "hermes", "--hermes", str(hermes), "--uninstall", "--json"],
+        env=env, check=True, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert json.loads(removed.stdout)["memory_provider"] == "left as it is (holographic)"
+    assert not (home / "plugins" / "reverie").exists()
     system = [m["content"] for r in chats for m in r["messages"] if m.get("role") == "system"]
     assert any("Tea, never coffee." in str(s) for s in system)  # the bootstrap went in

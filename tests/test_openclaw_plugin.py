@@ -160,5 +160,8 @@ def test_the_install_writes_the_plugin_and_its_config(tmp_path: Path) -> None:
     assert ["set", "plugins.slots.memory", "reverie"] in changes
     back = oc.config_changes(folder, [], ["/other", str(folder)], uninstall=True)
     assert ["set", "plugins.load.paths", '["/other"]', "--strict-json"] in back
+    assert ["unset", "plugins.slots.memory"] in back
+    moved_on = oc.config_changes(folder, [], [str(folder)], uninstall=True, slot="lancedb")
+    assert not any("slots" in c[1] or "memory-core" in c[1] for c in moved_on)  # not ours now
     oc.install_openclaw(folder, uninstall=True)
     assert not folder.exists()

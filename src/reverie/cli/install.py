@@ -153,10 +153,18 @@ def hermes(
     data["memory_provider"] = "not changed (dry run)" if dry_run else ""
     if not dry_run and found:
         env = {**os.environ, "HERMES_HOME": str(home)}
-        ran = subprocess.run(
-            [found, *setting], env=env, capture_output=True, text=True, timeout=120
-        )
-        data["memory_provider"] = "set" if ran.returncode == 0 else f"failed: {ran.stderr.strip()}"
+        now = subprocess.run(
+            [found, "config", "get", "memory.provider"],
+            env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if uninstall and now.stdout.strip() != "reverie":  # another provider's: left alone
+            data["memory_provider"] = f"left as it is ({now.stdout.strip() or 'unset'})"
+        else:
+            ran = subprocess.run(
+                [found, *setting], env=env, capture_output=True, text=True, timeout=120
+            )
+            ok = ran.returncode == 0
+            data["memory_provider"] = "set" if ok else f"failed: {ran.stderr.strip()}"
     elif not dry_run:
         data["memory_provider"] = f"run: HERMES_HOME={home} hermes {' '.join(setting)}"
 
@@ -224,7 +232,10 @@ def openclaw(
     done = oc.install_openclaw(folder, uninstall=uninstall, dry_run=dry_run)
     found = shutil.which(openclaw_bin)
     paths = oc.load_paths(found, os.environ) if found else []
-    changes = oc.config_changes(folder, _reverie_command(obj), paths, uninstall=uninstall)
+    slot = oc.config_value(found, "plugins.slots.memory", os.environ) if found else oc.PLUGIN
+    changes = oc.config_changes(
+        folder, _reverie_command(obj), paths, uninstall=uninstall, slot=str(slot)
+    )
     if dry_run:
         result = "not changed (dry run)"
     elif found:

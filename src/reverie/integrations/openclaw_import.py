@@ -88,6 +88,8 @@ def import_openclaw(
     origin = "owner" if as_owner else "untrusted"
     for done, path in enumerate(files, start=1):
         rel = path.relative_to(root).as_posix()
+        if progress is not None:
+            progress(done, len(files), rel)
         if path.stat().st_size > MAX_FILE_BYTES:
             report.warnings.append(f"{path}: over {MAX_FILE_BYTES // 2**20} MB, not imported")
             continue
@@ -112,8 +114,6 @@ def import_openclaw(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
             report.lines_written += lines
-        if progress is not None:
-            progress(done, len(files), rel)
     if not dry_run and report.new:
         if as_owner:
             engine.curation.trust(OWNER_FOLDER)

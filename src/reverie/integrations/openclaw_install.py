@@ -73,17 +73,24 @@ def plugin_files() -> dict[str, str]:
 
 
 def config_changes(
-    folder: Path, command: Sequence[str], paths: Sequence[str], *, uninstall: bool = False
+    folder: Path,
+    command: Sequence[str],
+    paths: Sequence[str],
+    *,
+    uninstall: bool = False,
+    slot: str = PLUGIN,
 ) -> list[list[str]]:
     """The ``openclaw config`` argvs that load the plugin from ``folder`` (``paths``:
-    ``plugins.load.paths`` as it is), give it the memory slot and its command."""
+    ``plugins.load.paths`` as it is), give it the memory slot and its command; on
+    uninstall, the slot and the built-in tools go back only if the slot (``slot``, as
+    it is) is still ours."""
     others = [p for p in paths if p != str(folder)]
     if uninstall:
+        ours = [["unset", "plugins.slots.memory"], ["unset", f"plugins.entries.{BUILT_IN}.enabled"]]
         return [
             ["set", "plugins.load.paths", json.dumps(others), "--strict-json"],
             ["unset", f"plugins.entries.{PLUGIN}"],
-            ["unset", "plugins.slots.memory"],
-            ["unset", f"plugins.entries.{BUILT_IN}.enabled"],
+            *(ours if slot == PLUGIN else []),
         ]
     entry = {
         "enabled": True,
@@ -99,16 +106,21 @@ def config_changes(
     ]
 
 
-def load_paths(openclaw: str, env: Mapping[str, str]) -> list[str]:
-    """``plugins.load.paths`` as OpenClaw reads it ([] when unset)."""
+def config_value(openclaw: str, key: str, env: Mapping[str, str]) -> Any:
+    """A config value as OpenClaw reads it (None when unset or unreadable)."""
     got = subprocess.run(
-        [openclaw, "config", "get", "plugins.load.paths", "--json"],
+        [openclaw, "config", "get", key, "--json"],
         env=dict(env), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     try:
-        value = json.loads(got.stdout) if got.returncode == 0 else []
+        return json.loads(got.stdout) if got.returncode == 0 else None
     except ValueError:
-        return []
+        return None
+
+
+def load_paths(openclaw: str, env: Mapping[str, str]) -> list[str]:
+    """``plugins.load.paths`` as OpenClaw reads it ([] when unset)."""
+    value = config_value(openclaw, "plugins.load.paths", env)
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
@@ -149,6 +161,7 @@ __all__ = [
     "OpenClawInstall",
     "apply",
     "config_changes",
+    "config_value",
     "install_openclaw",
     "load_paths",
     "manifest",

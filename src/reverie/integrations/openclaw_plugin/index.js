@@ -89,6 +89,7 @@ export default {
     const speakers = new Map();
     const memoryTools = (toolContext) => {
       if (toolContext?.sessionId) {
+        if (speakers.size >= 1000) speakers.delete(speakers.keys().next().value); // bounded
         speakers.set(String(toolContext.sessionId), {
           owner: toolContext.senderIsOwner === true,
           sender: String(toolContext.requesterSenderId || "unknown"),
