@@ -79,9 +79,9 @@ def record(
 ) -> None:
     """Record the messages read as JSON on stdin, a list of {"role", "content"} (user,
     assistant, tool, recalled for a memory tool's own answer; others are skipped), each
-    with its own "sender" where a group's
-    members speak: the session computes each origin (a user turn is the owner's only
-    when its sender is the owner, tool output untrusted, a reply after it tainted)."""
+    with its own "sender" where a group's members speak: the session computes each
+    origin (a user turn is the owner's only when its sender is the owner, tool output
+    untrusted, a reply after it tainted)."""
     messages = _stdin_json("the messages") or []
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         raise ReverieError('stdin: the messages must be a list of {"role", "content"} objects')
@@ -91,9 +91,9 @@ def record(
     origins: list[str] = []
     for m in messages:
         source, text = ROLES.get(str(m.get("role"))), _text(m.get("content"))
-        sender = m.get("sender") if isinstance(m.get("sender"), str) else None
+        said_by = m.get("sender") if isinstance(m.get("sender"), str) else None
         if source is not None and text.strip():
-            origins.append(s.record(text, source=source, sender=sender).origin.value)
+            origins.append(s.record(text, source=source, sender=said_by).origin.value)
     data: dict[str, Any] = {"session": s.id, "recorded": len(origins), "origins": origins}
     if end:
         data["ingested"] = s.end().as_dict()
