@@ -89,6 +89,8 @@ def test_langgraphs_own_store_tests_pass_on_reverie(langgraph_tests: Path, tmp_p
     assert all(f"def {name}(" in source for name in NOT_APPLICABLE)  # still theirs to skip
     deselect = [f"--deselect=tests/test_store.py::{name}" for name in NOT_APPLICABLE]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REVERIE_", "PYTEST_"))}
+    (tmp_path / "tmp").mkdir()
+    env["TMPDIR"] = str(tmp_path / "tmp")  # each store's workspace goes with this test's tmp
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "tests/test_store.py", "-q", "-p", "no:cacheprovider",
          "-p", "no:xdist", *deselect],
