@@ -2,7 +2,7 @@
 Every file but the hidden folders lands byte for byte, its lines at the trust the owner
 declares (untrusted by default: found, framed, never injected; ``--as-owner``: a trusted
 folder of the owner's notes); importing again adds nothing and overwrites nothing; a
-forgotten line is not brought back; a link is not followed."""
+forgotten line is not brought back; the reader policy holds (no link out, no FIFO)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_as_owner_the_folder_is_the_owners_and_nothing_is_overwritten(
     assert any("MEMORY.md: differs" in w for w in again["warnings"])
 
 
-def test_a_forgotten_line_is_not_brought_back_and_a_link_is_not_followed(
+def test_a_forgotten_line_is_not_brought_back_and_the_reader_policy_holds(
     run_cli: RunCli, paths: Any, openclaw_ws: Path, tmp_path: Path
 ) -> None:
     run_cli("init")
@@ -93,8 +93,12 @@ def test_a_forgotten_line_is_not_brought_back_and_a_link_is_not_followed(
     secret = tmp_path / "elsewhere.md"
     secret.write_text("- not part of the workspace\n")
     os.symlink(secret, openclaw_ws / "linked.md")
+    os.symlink(openclaw_ws / "SOUL.md", openclaw_ws / "soul-link.md")  # a link inside
+    os.mkfifo(openclaw_ws / "pipe.md")  # a FIFO never hangs the import
     report = _import(run_cli, openclaw_ws)
     assert "Hendry" not in (folder / "MEMORY.md").read_text()  # left blank
     assert "周末去杭州看外婆。" in (folder / "MEMORY.md").read_text()
-    assert not (folder / "linked.md").exists()
-    assert any("symbolic link" in w for w in report["warnings"])
+    assert not (folder / "linked.md").exists() and not (folder / "pipe.md").exists()
+    assert (folder / "soul-link.md").read_text() == FILES["SOUL.md"]
+    assert any("link out of" in w for w in report["warnings"])
+    assert any("pipe.md" in w for w in report["warnings"])

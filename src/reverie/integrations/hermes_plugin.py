@@ -176,7 +176,8 @@ class ReverieMemory(MemoryProvider):  # type: ignore[misc]
         if not self._writes or not self._session:
             return
         new = messages if fresh else messages[self._sent :]
-        turns = [{"role": _role(m, self._ours(messages)), "content": m.get("content")} for m in new]
+        ours = self._ours(messages)
+        turns = [{"role": _role(m, ours), "content": m.get("content")} for m in new]
         if not turns and not end:
             return
         command = ["session", "record", "--session", self._session, *self._who]

@@ -16,8 +16,9 @@ A line the owner has forgotten is not brought back (it is left blank, so the lin
 numbers stay). Importing again copies only what is not there yet: a file already
 imported with the same bytes is counted, one whose copy differs (edited here, or changed
 in OpenClaw since) is left as it is here and named in a warning; nothing is overwritten.
-Symbolic links are not followed (one could point anywhere). The index is brought up to
-date after the copy.
+Every file is read under the one reader policy (:mod:`reverie.storage.reader`): no FIFO
+or device, no link out of the workspace folder, at most 512 MB; a refused file is named
+in a warning. The index is brought up to date after the copy.
 """
 
 from __future__ import annotations
@@ -28,31 +29,38 @@ from pathlib import Path
 
 from ..engine import Reverie
 from ..errors import ReverieError
+from ..storage import reader
+from ..storage.files import atomic_write_bytes
 from ..storage.tombstones import Tombstones
+from .import_files import MAX_INPUT_BYTES
 from .importer import ImportReport
 
 UNTRUSTED_FOLDER = "memory/imports/openclaw"
 OWNER_FOLDER = "openclaw"
-MAX_FILE_BYTES = 512 * 1024 * 1024  # as every import reads (reverie.integrations.import_files)
 
 
-def _files(root: Path, warnings: list[str]) -> Iterator[Path]:
-    """Every file under ``root`` but hidden folders and links, in a stable order."""
+def _files(root: Path) -> Iterator[Path]:
+    """Every entry under ``root`` but folders and hidden folders, in a stable order
+    (what may be read is the reader policy's to say: :func:`_read`)."""
     for folder, dirs, names in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            path = Path(folder) / name
-            if path.is_symlink():
-                warnings.append(f"{path}: a symbolic link, not followed")
-            elif path.is_file():
-                yield path
+        yield from (Path(folder) / name for name in sorted(names))
 
 
-def _content(path: Path, blocked: Callable[[str], bool]) -> tuple[bytes, int, int]:
+def _read(path: Path, root: Path, warnings: list[str]) -> bytes | None:
+    """``path``'s bytes under the reader policy (no FIFO or device, no link out of
+    ``root``, at most :data:`MAX_INPUT_BYTES`); None, and a warning, when refused."""
+    try:
+        return reader.read(path, root, limit=MAX_INPUT_BYTES).data
+    except reader.Refused as exc:
+        warnings.append(f"{exc}; not imported")
+        return None
+
+
+def _content(raw: bytes, name: str, blocked: Callable[[str], bool]) -> tuple[bytes, int, int]:
     """The bytes to write (a Markdown file's forgotten lines blanked), its lines, and
     how many were blanked."""
-    raw = path.read_bytes()
-    if path.suffix != ".md":
+    if not name.endswith(".md"):
         return raw, 0, 0
     try:
         text = raw.decode("utf-8")
@@ -81,7 +89,7 @@ def import_openclaw(
         )
     folder = OWNER_FOLDER if as_owner else UNTRUSTED_FOLDER
     report = ImportReport("openclaw", str(root), dry_run, as_owner)
-    files = list(_files(root, report.warnings))
+    files = list(_files(root))
     if not any(p.suffix == ".md" for p in files):
         raise ReverieError(f"{root}: no Markdown file: not an OpenClaw workspace")
     blocked = Tombstones(ws.tombstones_path).blocks  # what the owner forgot stays gone
@@ -90,15 +98,15 @@ def import_openclaw(
         rel = path.relative_to(root).as_posix()
         if progress is not None:
             progress(done, len(files), rel)
-        if path.stat().st_size > MAX_FILE_BYTES:
-            report.warnings.append(f"{path}: over {MAX_FILE_BYTES // 2**20} MB, not imported")
+        raw = _read(path, root, report.warnings)
+        if raw is None:
             continue
-        data, lines, gone = _content(path, blocked)
+        data, lines, gone = _content(raw, path.name, blocked)
         target = ws.root / folder / rel
         report.conversations += 1
         report.items += lines
-        if target.exists():
-            if target.read_bytes() == data:
+        if target.exists() or target.is_symlink():
+            if _read(target, ws.root, report.warnings) == data:
                 report.already += 1
             else:
                 report.warnings.append(
@@ -112,7 +120,7 @@ def import_openclaw(
         report.files.append(f"{folder}/{rel}")
         if not dry_run:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            atomic_write_bytes(target, data)
             report.lines_written += lines
     if not dry_run and report.new:
         if as_owner:
