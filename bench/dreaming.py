@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _monthlabels as month
 from _common import MemoQueryEmbedder, parse_sets
 from _dreamgold import gold, judge_all
 from _dreamgold import scores as gold_scores
@@ -152,6 +153,7 @@ class Conv:
     archive_chars: int = 0
     # the recall log: every deep-sleep candidate of every night (point 6's re-fit)
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    written: dict[str, Any] = field(default_factory=dict)  # a written month's judgement
 
 
 def run_conversation(
@@ -197,7 +199,7 @@ def run_conversation(
             real = datetime.strptime(conv[f"{key}_date_time"].strip(), DATE_FORMAT)
             when = real.replace(tzinfo=UTC) if args.dates == "real" else e.clock.now()
             for i, turn in enumerate(conv[key]):
-                text = turn_line(turn)[2:]
+                text = turn_line(turn)[2:] if turn["speaker"] else str(turn["text"])
                 got = journal_append(
                     e.workspace,
                     text,
@@ -270,6 +272,29 @@ def run_conversation(
     archive = ws / "memory" / "archive.md"
     out.archive_chars = len(archive.read_text(encoding="utf-8")) if archive.exists() else 0
     e.close()
+    if month.written([sample]):
+        out.written = judge_written(sample, out.promoted, memory)
+    return out
+
+
+def judge_written(
+    sample: dict[str, Any], promoted: list[tuple[int, str, str]], memory: str
+) -> dict[str, Any]:
+    """A written month's promoted entries judged by the labels written with its turns
+    (``bench/_monthlabels.py``), by the language of their source turns."""
+    turns = month.turns(sample)
+    sources: dict[str, list[str]] = {}
+    for _, did, text in promoted:
+        sources.setdefault(text, []).append(did)
+    out: dict[str, Any] = {"layout": month.layout(memory), "unresolved": [], "by": {}}
+    for text, dids in sources.items():
+        src = [turns[d] for d in dids if d in turns]
+        lang = month.language(" ".join(str(t["text"]) for t in src))
+        verdict = month.judge(text, src)
+        row = out["by"].setdefault(lang, {"entries": 0, "right": 0, "mixed": 0, "chatter": 0})
+        row["entries"] += 1
+        row[verdict] += 1
+        out["unresolved"] += month.unresolved(text, src)
     return out
 
 
@@ -306,10 +331,63 @@ def summary(convs: list[Conv], labels: dict[str, dict[str, str]], days: int) -> 
         "archive_chars": [c.archive_chars for c in convs],
         "promoted_ids": [[c.sid, d] for c in convs for _, d, _ in c.promoted],
         "recall_log": {c.sid: c.candidates for c in convs},
+        "written": merge_written([c.written for c in convs if c.written]),
     }
 
 
+def merge_written(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Written months' judgements summed, with precision and chatter share per language
+    and overall (empty when no month was written)."""
+    if not parts:
+        return {}
+    by: dict[str, Counter[str]] = {}
+    lay: Counter[str] = Counter()
+    for w in parts:
+        lay.update(w["layout"])
+        for lang, row in w["by"].items():
+            by.setdefault(lang, Counter()).update(row)
+    total: Counter[str] = Counter()
+    for row in by.values():
+        total.update(row)
+    by["all"] = total
+    for row in by.values():
+        n = row["entries"]
+        row["precision"] = row["right"] / n if n else 0.0  # type: ignore[assignment]
+        row["chatter_share"] = row["chatter"] / n if n else 0.0  # type: ignore[assignment]
+    unresolved = [u for w in parts for u in w["unresolved"]]
+    return {
+        "layout": dict(lay),
+        "unresolved": unresolved,
+        "by": {k: dict(v) for k, v in by.items()},
+    }
+
+
+def render_written(w: dict[str, Any]) -> list[str]:
+    if not w:
+        return []
+    rows = [
+        f"  written labels, {lang}: precision {r['precision']:.3f} of {r['entries']} entries "
+        f"({r.get('mixed', 0)} mixed), chatter {r['chatter_share']:.3f}"
+        for lang, r in sorted(w["by"].items())
+    ]
+    lay = w["layout"]
+    return [
+        *rows,
+        f"  unresolved relative dates: {len(w['unresolved'])}; at the month's end "
+        f"{lay.get('entries', 0)} generated entries, {lay.get('undated', 0)} undated, "
+        f"{lay.get('unheaded', 0)} outside a subject heading",
+    ]
+
+
 def render(s: dict[str, Any], args: argparse.Namespace) -> str:
+    judged = []
+    if s.get("judge"):
+        judged = [
+            f"  content judgement on the labelled turns: precision {s['judge']['precision']:.3f}, "
+            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns); held-out "
+            f"{s['judge_held']['precision']:.3f} / {s['judge_held']['recall']:.3f} "
+            f"({s['judge_held']['labelled']} turns)",
+        ]
     return "\n".join(
         [
             f"dreaming month: {s['conversations']} conversations x {args.days} days, "
@@ -321,10 +399,8 @@ def render(s: dict[str, Any], args: argparse.Namespace) -> str:
             f"not chatter: {s['precision_not_chatter']:.3f}",
             f"  hand-labelled precision (bench/_dreamgold.py): {s['precision_hand']:.3f} of "
             f"{s['hand_labelled_promoted']} promoted entries that are labelled turns",
-            f"  content judgement on the labelled turns: precision {s['judge']['precision']:.3f}, "
-            f"recall {s['judge']['recall']:.3f} ({s['judge']['labelled']} turns); held-out "
-            f"{s['judge_held']['precision']:.3f} / {s['judge_held']['recall']:.3f} "
-            f"({s['judge_held']['labelled']} turns)",
+            *judged,
+            *render_written(s.get("written", {})),
             f"  chatter share (questions + small talk): {s['chatter_share']:.3f}",
             f"  asked questions whose evidence the bootstrapped MEMORY.md cites: "
             f"{s['evidence_cited']:.3f} of {s['asked']}",
@@ -384,8 +460,9 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any]:
         "archive_chars": [a for p in parts for a in p["archive_chars"]],
         "promoted_ids": [i for p in parts for i in p["promoted_ids"]],
         "recall_log": {k: v for p in parts for k, v in p.get("recall_log", {}).items()},
-        "judge": parts[0]["judge"],
-        "judge_held": parts[0]["judge_held"],
+        "judge": parts[0].get("judge"),
+        "judge_held": parts[0].get("judge_held"),
+        "written": merge_written([p["written"] for p in parts if p.get("written")]),
     }
 
 
@@ -411,7 +488,10 @@ def main() -> None:
             Path(args.out).write_text(json.dumps(s, indent=1), encoding="utf-8")
         return
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
-    labels = build_labels(data, Path(__file__).parent / "out" / "dreaming-labels.json")
+    if month.written(data):  # a written month: its own labels (bench/data/month/FORMAT.md)
+        labels = {str(x["sample_id"]): month.labels(x) for x in data}
+    else:
+        labels = build_labels(data, Path(__file__).parent / "out" / "dreaming-labels.json")
     samples = data[: args.conversations] if args.conversations else data
     if args.only:  # one conversation per process: its --out is one part of the month
         samples = [x for x in samples if str(x["sample_id"]) in args.only]
@@ -449,8 +529,9 @@ def main() -> None:
                 flush=True,
             )
     s = summary(convs, labels, args.days)
-    s["judge"] = gold_scores(judge_all(data))
-    s["judge_held"] = gold_scores(judge_all(data, "held"), "held")
+    if not month.written(data):
+        s["judge"] = gold_scores(judge_all(data))
+        s["judge_held"] = gold_scores(judge_all(data, "held"), "held")
     print(render(s, args))
     rng = random.Random(0)
     shown = [(c.sid, p) for c in convs for p in c.promoted]

@@ -62,6 +62,10 @@ GENERATED = [
     "- The wiki lives at wiki.example.org. Source: memory/2026-04-07.md#L3-L3 <!-- importance: 4 -->",
     "- Grafana dashboards are in the ops folder. Source: memory/2026-04-08.md#L3-L3 <!-- importance: 4 -->",
 ]
+MERGED = (  # the two VPN entries merged into one that cites both sources
+    f"- {DUPLICATE} Source: memory/2026-03-30.md#L3-L3 Source: memory/2026-04-02.md#L5-L5 "
+    "<!-- importance: 6 -->"
+)
 OLD_MEMORY = append_generated("# Long-term memory\n\n" + "\n".join(HUMAN) + "\n", GENERATED)
 PERSON_EDIT = "- Edited by a person while the dream was running."
 
@@ -146,12 +150,13 @@ def prompt(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
 def rewrite(
     messages: Sequence[Message],
     *,
-    drop: Sequence[str] = (GENERATED[1],),
+    drop: Sequence[str] = tuple(GENERATED[:2]),
     entry: Callable[[dict[str, Any]], str] = lambda c: str(c["entry"]),
-    extra: Sequence[str] = (),
+    extra: Sequence[str] = (MERGED,),
 ) -> dict[str, Any]:
-    """What a well-behaved model returns: the file with ``drop`` lines removed (by
-    default one of the two duplicate VPN entries: a merge) and the candidates added."""
+    """What a well-behaved model returns: the file with ``drop`` lines removed and
+    ``extra`` added (by default the two duplicate VPN entries merged into one that cites
+    both) and the candidates added."""
     memory, cands = prompt(messages)
     kept = "".join(ln for ln in memory.splitlines(keepends=True) if ln.rstrip("\n") not in drop)
     new = append_generated(kept, [entry(c) for c in cands] + list(extra))
@@ -206,6 +211,27 @@ def test_a_valid_rewrite_is_applied(site: Site) -> None:
     _memory, cands = prompt(model.calls[0].messages)
     assert cands[0]["provenance"] == "owner" and cands[0]["source"].startswith(JOURNAL)
     assert model.calls[0].json_schema is not None
+
+
+@pytest.mark.parametrize("case", ["names a source no entry had", "drops a source"])
+def test_a_merge_naming_a_source_no_entry_had_or_dropping_one_is_refused(
+    site: Site, case: str
+) -> None:
+    """Issue 39: a merged duplicate cites both its sources (as ``rewrite`` does by
+    default, and ``test_a_model_may_merge_old_entries_it_can_trace``), never a third
+    no entry had, and never only one of them."""
+    forged = {
+        "names a source no entry had": MERGED.replace(
+            " <!--", " Source: memory/2026-01-01.md#L9-L9 <!--"
+        ),
+        "drops a source": GENERATED[0],
+    }[case]
+    engine, model = with_model(site, lambda m: rewrite(m, extra=[forged]))
+    with engine:
+        report = engine.dream()
+    why = "names a source no gate passed" if case.startswith("names") else "dropped a source"
+    assert_fell_back(site, report, why)
+    assert site.memory.read_text(encoding="utf-8") == append_only_result(model)
 
 
 def test_a_restatement_from_its_source_words_and_day_is_accepted(site: Site) -> None:

@@ -11,9 +11,11 @@ owner's, links nothing; a refused link changes no byte.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +23,7 @@ from conftest import Paths, RunCli
 from reverie.clock import Clock
 from reverie.curation.link import LinkRefused
 from reverie.engine import Reverie
+from reverie.llm.fake import ScriptedLLM
 from reverie.provenance.links import line_key, may_replace
 from reverie.provenance.markers import render_marker, resolve, with_link
 from reverie.provenance.origin import OWNER_AT_CLI, Author, Origin, SessionKind, Source
@@ -216,18 +219,37 @@ def test_the_cli_links_and_says_so(run_cli: RunCli, paths: Paths) -> None:
     assert Path(paths.workspace / "memory" / "2026-04-02.md").read_text().count("replaces:") == 1
 
 
+def _unmark(messages: Any) -> Any:
+    """A consolidation model that adds the candidates but writes the superseded entry
+    back without its mark (the history erased)."""
+    from test_dream_write_safety import rewrite
+
+    data = rewrite(messages, drop=(), extra=())
+    data["memory"] = re.sub(r" \(superseded on [^)]*\)", "", data["memory"])
+    return data
+
+
+@pytest.mark.parametrize("model", ["none", "scripted", "erases the mark"])
 def test_a_dream_marks_the_memory_entry_a_linked_line_replaces(
-    paths: Paths, env: dict[str, str]
+    paths: Paths, env: dict[str, str], model: str
 ) -> None:
     """The old fact is promoted to MEMORY.md; months later the owner's new line is
     linked to it (``reverie link``) and promoted in turn: the old entry is marked
-    superseded in place, by the new entry's source, and DREAMS.md says why."""
+    superseded in place, by the new entry's source, and DREAMS.md says why. With a
+    consolidation model the file it writes keeps that history (issue 39: a changed
+    fact is updated with its history); a rewrite that drops the mark is refused and
+    the append-only path marks it."""
     from conftest import plant
     from test_dream_e2e import KEEP, NOW
+    from test_dream_write_safety import rewrite
+
+    replies = {"scripted": lambda m: rewrite(m, drop=(), extra=()), "erases the mark": _unmark}
+    llm = ScriptedLLM([replies[model]] * 3) if model in replies else None
 
     def at(days: int) -> Reverie:
         return Reverie.open(paths.workspace, paths.state, environ=env, embedder="fake",
-                            judge=KEEP, clock=Clock(NOW + timedelta(days=days)))  # fmt: skip
+                            judge=KEEP, clock=Clock(NOW + timedelta(days=days)),
+                            llm=llm)  # fmt: skip
 
     def farm(days: range, queries: tuple[str, ...]) -> None:
         for day in days:
@@ -259,11 +281,17 @@ def test_a_dream_marks_the_memory_entry_a_linked_line_replaces(
     report = e.dream()
     e.close()
     assert report.promoted
+    assert report.mode == ("rewrite" if model == "scripted" else "append-only"), (
+        report.fallback_reason
+    )
+    if model == "erases the mark":
+        assert "lost its superseded mark" in (report.fallback_reason or "")
     memory = (paths.workspace / "MEMORY.md").read_text(encoding="utf-8")
     old_entry = next(ln for ln in memory.splitlines() if "orca-db-2" in ln)
     assert f"(superseded on {new.path[7:17]} by {new.path}#L{new.first_line}" in old_entry
     assert any("heron-db-5" in ln and "superseded" not in ln for ln in memory.splitlines())
     assert "version link" in (paths.workspace / "DREAMS.md").read_text(encoding="utf-8")
+    assert report.counts["superseded"] == 1
 
 
 def test_a_models_link_is_written_only_when_its_checks_hold(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..provenance.grounding import added
+from ..recall.triggers import superseded
 from ..results import Accepted, Rejected
 from ..storage.trailers import Trailers, parse_line, strip
 from ..tokens import token_set
@@ -27,6 +28,7 @@ from .memory_file import (
     anchors,
     entries,
     lines,
+    normalise,
     parses,
     subject,
 )
@@ -134,6 +136,16 @@ def check_rewrite(
     human_lost = [e.text for e in old_entries if not e.generated and e.norm not in new_norms]
     if human_lost:
         return Rejected("person", "person's text dropped", {"lost": human_lost[:5]})
+    marked = {a for e in old_entries if superseded(e.text) for a in e.anchors}
+    unmarked = [e.text for e in entries(new) if set(e.anchors) & marked and not superseded(e.text)]
+    if unmarked:  # a changed fact's history stays: the old version keeps its mark
+        return Rejected("history", "an entry lost its superseded mark", {"entry": unmarked[0]})
+    said = {normalise(_body(e)) for e in entries(new)}
+    kept_anchors = anchors(new)
+    merged = [e.text for e in old_entries if e.generated and normalise(_body(e)) in said
+              and not set(e.anchors) <= kept_anchors]  # fmt: skip
+    if merged:  # its words are kept, its source is not: a merge cites every source
+        return Rejected("merge", "a merged entry dropped a source anchor", {"entry": merged[0]})
     lost = [e.text for e in old_entries if e.norm not in new_norms]
     if old_entries and len(lost) / len(old_entries) > max_loss:
         return Rejected(

@@ -20,12 +20,13 @@ person's own entries (outside the generated section) are never marked.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
-from .memory_file import ANCHOR_RE
+from .memory_file import ANCHOR_RE, lines
 
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md#L")
 
@@ -87,4 +88,33 @@ def day_of(anchor: str) -> str:
     return days[0] if days else ""
 
 
-__all__ = ["Superseded", "day_of", "mark", "why_supersedes"]
+class _New(Protocol):
+    @property
+    def anchor(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def premark(
+    memory: str, promotions: Sequence[_New], replaces: Mapping[str, frozenset[str]]
+) -> tuple[str, list[Superseded]]:
+    """``memory`` with each generated entry a promotion's line replaces marked superseded
+    in place, and the marks: what the consolidation model is given, so that a rewrite
+    it makes keeps the fact's history as written (a kept entry may not change)."""
+    out = memory.split("\n")
+    found: list[Superseded] = []
+    for ln in lines(memory):
+        if ln.kind != "entry" or not ln.generated:
+            continue
+        for p in promotions:
+            why = why_supersedes(p.anchor, ln.raw, replaces)
+            if why is not None:
+                day = day_of(p.anchor)
+                found.append(Superseded(strip(ln.raw).strip(), p.text, p.anchor, day, why))
+                out[ln.number - 1] = mark(ln.raw, day, p.anchor)
+                break
+    return "\n".join(out), found
+
+
+__all__ = ["Superseded", "day_of", "mark", "premark", "why_supersedes"]

@@ -121,11 +121,12 @@ def phase_report(report: DreamReport) -> str:
 
 
 def rewrite_counts(
-    old_entries: set[str], new_entries: set[str], added: int, model_ops: int
+    old_entries: set[str], new_entries: set[str], added: int, model_ops: int, superseded: int = 0
 ) -> dict[str, int]:
-    """Counts of one accepted rewrite, from the normalised entries before and after."""
+    """Counts of one accepted rewrite, from the normalised entries before and after
+    (``superseded``: the entries a version link marked before the model's turn)."""
     gone = len(old_entries - new_entries)
-    return {"added": added, "merged": gone, "superseded": gone, "model_ops": model_ops}
+    return {"added": added, "merged": gone, "superseded": superseded, "model_ops": model_ops}
 
 
 __all__ = ["CandidateReport", "DreamReport", "change_summary", "phase_report", "rewrite_counts"]

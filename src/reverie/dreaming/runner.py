@@ -29,7 +29,7 @@ from ..settings import Settings
 from ..storage.files import atomic_write
 from ..storage.tombstones import Tombstones
 from ..storage.workspace import Workspace
-from . import archive, consolidate, linked
+from . import archive, consolidate, current, linked
 from .budget import fit, need_now
 from .content import Judge
 from .curate import OwnerPorts, OwnerPromotion, OwnerRejected
@@ -281,38 +281,36 @@ class Dreamer:
 
     def _write_memory(self, promotions: list[consolidate.Promotion], report: DreamReport) -> None:
         old = self._read_memory()
-        h0 = sha(old)
-        budget = self.settings.memory_max_chars
-        rewrite: str | None = None
         model = self._llm()
         if model is None:
             report.fallback_reason = "no model configured: append-only promotion"
-        else:
-            rewrite = self._consolidate(model, old, promotions, budget, report)
+            return self._append_only(promotions, report)
+        # what a promotion's line replaces is marked first, so the model keeps the history
+        links = linked.replaced(self.ws, promotions, anchors(old))
+        marked, superseded = current.premark(old, promotions, links)
+        rewrite = self._consolidate(model, marked, promotions, report)
         if rewrite is not None:
             counts = rewrite_counts(
-                {e.norm for e in entries(old)},
+                {e.norm for e in entries(marked)},
                 {e.norm for e in entries(rewrite)},
                 added=len(promotions),
                 model_ops=report.counts.get("model_ops", 0),
+                superseded=len(superseded),
             )
-            planned = replace(report, mode="rewrite", counts=counts)
-            if self.memory.commit(h0, rewrite, change_summary(planned, old, rewrite)):
-                report.mode, report.counts = "rewrite", counts
-                return
+            why = [x.summary() for x in superseded]
+            planned = replace(report, mode="rewrite", counts=counts, superseded=why)
+            if self.memory.commit(sha(old), rewrite, change_summary(planned, old, rewrite)):
+                report.mode, report.counts, report.superseded = "rewrite", counts, why
+                return None
             report.fallback_reason = (
                 "MEMORY.md was edited during the dream: rewrite dropped, append-only"
             )
-        self._append_only(promotions, report)
+        return self._append_only(promotions, report)
 
     def _consolidate(
-        self,
-        model: LLM,
-        old: str,
-        promotions: list[consolidate.Promotion],
-        budget: int,
-        report: DreamReport,
+        self, model: LLM, old: str, promotions: list[consolidate.Promotion], report: DreamReport
     ) -> str | None:
+        budget = self.settings.memory_max_chars
         system, user = consolidate.build_prompt(old, promotions, budget)
         masked = mask(user)  # the model never sees the values; its rewrite gets them back
         try:
