@@ -53,8 +53,9 @@ from ..user.directives import (
 )
 from ..write.transcript import load
 from .consolidate import Promotion
+from .content import split_speaker
 from .junk import junk_reason
-from .memory_file import undated
+from .memory_file import OWNER_SUBJECT, undated
 from .safe_write import MemoryFile, sha
 
 USER_FILE = "USER.md"
@@ -185,7 +186,8 @@ class UserModel:
         first-person preference."""
         if p.origin != "owner" or p.session_kind not in (None, "interactive") or p.projects:
             return None
-        text = as_directive(undated(p.text))  # (USER.md holds the instruction, no day)
+        said_by, said = split_speaker(undated(p.text))  # (USER.md: no day, no "Owner:")
+        text = as_directive(said) if said_by in (None, OWNER_SUBJECT) else None
         if text is None or junk_reason(text):
             return None
         return text

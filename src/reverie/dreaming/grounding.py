@@ -19,9 +19,16 @@ from ..storage import reader
 from ..storage.document import parse_lines
 from ..storage.workspace import Workspace
 from . import consolidate
-from .content import Judge, strip_media
+from .content import Judge, split_speaker, strip_media
 from .dates import resolve
-from .memory_file import clean_snippet, dated, normalise, render_entry
+from .memory_file import (
+    AGENT_SUBJECT,
+    OWNER_SUBJECT,
+    clean_snippet,
+    dated,
+    normalise,
+    render_entry,
+)
 from .phrases import trigger_phrases
 from .signals import promoted_importance
 
@@ -91,6 +98,9 @@ def with_judgement(ws: Workspace, found: dict[str, Any], judge: Judge) -> dict[s
     return found
 
 
+SAID_BY = {Origin.OWNER: OWNER_SUBJECT, Origin.AGENT: AGENT_SUBJECT}  # a line naming no speaker
+
+
 def readable(s: RecallStats, judge: Judge) -> str:
     """The entry text a person can read later (R-DREAM-Q1): the durable statements of
     the line only, media markup out, the speaker kept as the subject, relative dates
@@ -110,6 +120,8 @@ def promotion(
     text = readable(s, judge)
     importance = promoted_importance(score)
     tags = trigger_phrases(text, [clean_snippet(d) for d in corpus])
+    if s.origin in SAID_BY and split_speaker(text)[0] is None:  # who said it, by its origin
+        text = f"{SAID_BY[s.origin]}: {text}"
     anchor = f"{s.path}#L{s.start_line}-L{s.end_line}"
     text = dated(text, s.observed.isoformat() if s.observed else None)  # the day, in the text
     return consolidate.Promotion(

@@ -24,6 +24,8 @@ _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
 GENERATED_HEADING = "## Promoted by dreaming"
 SUBJECT_HEADING = "### "  # a subject's heading inside the generated section
 GENERAL_SUBJECT = "Notes"  # the heading of entries that name no speaker
+# who said a line that names no speaker, by its computed origin: "I" then has a referent
+OWNER_SUBJECT, AGENT_SUBJECT = "Owner", "Agent"
 # the day an entry was said, written after its text: "... (2023-05-08) Source: ..."
 DAY_RE = re.compile(r"\s\((\d{4}-\d{2}-\d{2})\)(?=\s+Source:|\s*$)")
 MAX_SNIPPET_TOKENS = MAX_TOKENS  # one limit: SPEC section 8, a promoted snippet
