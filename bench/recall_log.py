@@ -25,10 +25,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reverie.backends.sqlite.recall_log import RecallLog
 from reverie.provenance.origin import Origin
 from reverie.provenance.paths import SourceKind
 from reverie.recall import log as recall_log
-from reverie.recall.log import RecallHit, RecallLog
+from reverie.recall.log import RecallHit
 
 NOW = datetime(2026, 5, 1, 9, 0)
 

@@ -27,10 +27,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import DATASETS, Paths, adapters, base_env, cli_command, merged_env
+from reverie.backends.sqlite.recall_log import RecallLog
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError
 from reverie.recall.bootstrap import Bootstrapper
-from reverie.recall.log import RecallLog
 from reverie.settings import defaults
 
 WEB = "github.com/acme/web"

@@ -17,12 +17,13 @@ import pytest
 from conftest import FIXED_NOW, adapters, backend_environ, base_env, plant
 from reverie import Reverie
 from reverie.backends import BACKENDS, backend_for
+from reverie.backends.sqlite.recall_log import RecallLog
 from reverie.clock import Clock
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.provenance.paths import SourceKind
 from reverie.recall import log as recall_log
 from reverie.recall.evidence import MAX_CONCEPT_TAGS, MAX_SNIPPET_CHARS
-from reverie.recall.log import RecallHit, RecallLog
+from reverie.recall.log import RecallHit
 from reverie.recall.log_port import RecallLogPort
 from reverie.settings import load_settings
 from reverie.storage.workspace import Workspace

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import sqlean as sqlite3
 
-from reverie.intents.store import Store
-from reverie.recall.log import RecallLog
+from reverie.backends.sqlite.intents import Store
+from reverie.backends.sqlite.recall_log import RecallLog
 from reverie.storage.index.db import connect
 from reverie.storage.sqlite_open import BUSY_TIMEOUT_MS, open_sqlite, transaction
 

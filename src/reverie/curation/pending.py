@@ -58,22 +58,11 @@ class Pending:
         self.ws, self.forgetter, self.now = ws, forgetter, now
         self.linker = linker  # writes a confirmed link request (:meth:`.service.Curation`)
         self.store = store
+        # record a request; nothing else changes (``key``: a directive's USER.md key, or
+        # a link's two line keys; ``reason``: why it was not done on the asker's word)
+        self.request = store.add
         self.preimages_kept = preimages_kept
         self.intents = intents
-
-    def request(
-        self,
-        kind: str,
-        text: str,
-        new_text: str | None = None,
-        *,
-        by: str,
-        key: str | None = None,
-        reason: str | None = None,
-    ) -> Request:
-        """Record a request; nothing else changes (``key``: a directive's USER.md key;
-        ``reason``: why it was not done on the asker's word)."""
-        return self.store.add(kind, text, new_text, by=by, key=key, reason=reason)
 
     def _intents(self) -> list[Request]:
         intents = self.intents()

@@ -14,7 +14,7 @@ from ..storage.workspace import Workspace
 from .forget import ForgetPorts, ForgetReport, Forgetter
 from .link import Linked, LinkRefused, OwnersLines, agent_link, line_keys, link
 from .pending import Pending, Request
-from .requests import Requests, RequestStore
+from .requests import RequestStore
 from .select import Selector
 from .trust import TrustedFolders
 
@@ -31,27 +31,26 @@ class Curation:
         recall_log: Callable[[], RecallLogPort | None],
         index: Callable[[], IndexCurator],
         reindex: Callable[[], object],
-        max_pending: int,
+        requests: RequestStore,
         intents: Callable[[], Intents | None] = lambda: None,
-        requests: RequestStore | None = None,
     ) -> None:
-        """``requests``: where the pending requests are (default: the state dir's file)."""
+        """``requests``: where the pending requests are (the backend's,
+        :meth:`reverie.backends.Backend.requests`)."""
         self.ws = workspace
         self._index, self._reindex = index, reindex
-        store = requests or Requests(workspace, now=now, max_pending=max_pending)
 
         def table() -> IntentStore | None:
             service = intents()
             return None if service is None else service.existing()
 
         ports = ForgetPorts(
-            workspace, preimages_kept, now, recall_log, index, reindex, store, table
+            workspace, preimages_kept, now, recall_log, index, reindex, requests, table
         )
         self.forgetter = Forgetter(ports)
         self.pending = Pending(
             workspace,
             self.forgetter,
-            store,
+            requests,
             now=now,
             preimages_kept=preimages_kept,
             intents=intents,

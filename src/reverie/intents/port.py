@@ -1,8 +1,9 @@
 """The intents table behind a port: what :class:`~.service.Intents` and a forget call.
 
-Two adapters: SQLite in the state dir (:class:`.store.Store`, ``intents.sqlite``, one
-agent) and PostgreSQL (:class:`reverie.backends.postgres.intents.PgIntents`, one tenant's rows of a shared
-table, issue 23). Both keep the same rules: every change is one transaction that
+Each backend of :mod:`reverie.backends` gives one: SQLite in the state dir
+(:class:`reverie.backends.sqlite.intents.Store`, ``intents.sqlite``, one agent) and
+PostgreSQL (:class:`reverie.backends.postgres.intents.PgIntents`, one tenant's rows of
+a shared table, issue 23); the row is :mod:`.rows`. Both keep the same rules: every change is one transaction that
 holds the table's write lock from its first read (SQLite ``BEGIN IMMEDIATE``; on
 PostgreSQL the tenant's lock row, ``SELECT ... FOR UPDATE``), and a firing is
 recorded in the transaction that checks it (R-INTENT-2).
@@ -82,11 +83,12 @@ def conditions(
     *,
     ids: Iterable[str] | None = None,
     statuses: Sequence[str] | None = None,
+    kind: str | None = None,
     text: str | None = None,
     notify_by: str | None = None,
 ) -> tuple[list[str], list[Any]]:
-    """The WHERE terms of :meth:`IntentStore.select` and their arguments (``mark``:
-    the driver's placeholder)."""
+    """The WHERE terms of :meth:`IntentStore.select` and :meth:`IntentTx.count` and
+    their arguments (``mark``: the driver's placeholder)."""
     terms: list[str] = []
     args: list[Any] = []
     if ids is not None:
@@ -96,6 +98,9 @@ def conditions(
     if statuses is not None:
         terms.append(f"status IN ({', '.join(mark for _ in statuses)})")
         args += list(statuses)
+    if kind is not None:
+        terms.append(f"kind = {mark}")
+        args.append(kind)
     if text is not None:
         terms.append(f"text = {mark}")
         args.append(text)

@@ -31,9 +31,8 @@ from ..storage.workspace import Workspace
 from .armed import Armed
 from .model import LIVE, Fired, Inbound, Intent, Kind, Spec, Status
 from .port import IntentStore, IntentTable, IntentTx
-from .store import Store
-from .store import local as _local
-from .store import stamp as _u
+from .rows import local as _local
+from .rows import stamp as _u
 
 if TYPE_CHECKING:  # built on the first change: firing on a prompt never writes the view
     from .view import ViewWriter
@@ -58,14 +57,13 @@ class Intents:
         workspace: Workspace,
         settings: Settings,
         clock: Clock | Callable[[], Clock],
-        table: IntentTable | None = None,
+        table: IntentTable,
     ) -> None:
         """``clock``: the clock, or how to get the host's current one (the facade's
         ``clock`` may be replaced, e.g. by a test moving time on); ``table``: where the
-        intents table is (default: SQLite in the state dir)."""
+        intents table is (the backend's, :meth:`reverie.backends.Backend.intent_table`)."""
         self.workspace, self.settings = workspace, settings
-        path = workspace.intents_db_path
-        self.table = table or IntentTable(lambda: Store(path), path.exists)
+        self.table = table
         self._clock = clock if callable(clock) and not isinstance(clock, Clock) else lambda: clock
         self._store: IntentStore | None = None
         self._armed: Armed | None = None

@@ -1,7 +1,9 @@
 """The recall log (R-RECALL-5): the short-term recall store that dreaming's signals
-are made of. It lives in the state dir (SQLite, WAL), not in the index, so rebuilding
-the index never loses it; every update is one transaction, so concurrent searches from
-several processes never lose an event.
+are made of, whichever backend holds it (its port: :mod:`.log_port`; SQLite:
+:mod:`reverie.backends.sqlite.recall_log`, PostgreSQL:
+:mod:`reverie.backends.postgres.recall_log`). Here is what both record alike: a
+search's evidence rows (:func:`evidence`), the hits they keep (:func:`episodic`), the
+stamps of one search and the rows as dreaming reads them (:func:`as_stats`).
 
 Only hits on episodic chunks (journals, transcripts) are recorded: curated entries are
 already long-term memory. Bounded as in SPEC section 8: per key at most 32 query
@@ -11,61 +13,19 @@ hashes, 16 recall days, 8 concept tags and an 800-char snippet.
 from __future__ import annotations
 
 import hashlib
-import json
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 from ..provenance.origin import Origin, SessionKind
 from ..provenance.paths import SourceKind
-from ..storage.sqlite_open import open_sqlite, transaction
 from ..tokens import stem_set
-from .evidence import (
-    MAX_CONCEPT_TAGS,
-    MAX_QUERY_HASHES,
-    MAX_RECALL_DAYS,
-    MAX_SNIPPET_CHARS,
-    RecallStats,
-    concept_tags,
-)
-from .log_port import RecallRows
+from .evidence import MAX_CONCEPT_TAGS, MAX_SNIPPET_CHARS, RecallStats, concept_tags
 from .search import Hit, SearchResponse
 
 MAX_EVENTS = 200_000
 EPISODIC = frozenset({SourceKind.JOURNAL, SourceKind.TRANSCRIPT})
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS recall_events (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL,
-    query_hash TEXT NOT NULL,
-    score REAL NOT NULL,
-    day TEXT NOT NULL,
-    ts TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS recall_store (
-    key TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    recall_count INTEGER NOT NULL,
-    total_score REAL NOT NULL,
-    max_score REAL NOT NULL,
-    first_recalled TEXT NOT NULL,
-    last_recalled TEXT NOT NULL,
-    query_hashes TEXT NOT NULL,
-    recall_days TEXT NOT NULL,
-    concept_tags TEXT NOT NULL,
-    snippet TEXT NOT NULL,
-    origin TEXT NOT NULL,
-    session_kind TEXT,
-    observed TEXT
-);
-"""
-
 
 # every column of a line's row, in the order a move carries it (the lists decoded)
 STORE_COLUMNS = (
@@ -73,7 +33,6 @@ STORE_COLUMNS = (
     "last_recalled, query_hashes, recall_days, concept_tags, snippet, origin, session_kind, "
     "observed"
 )
-LISTS = slice(9, 12)  # query_hashes, recall_days, concept_tags in STORE_COLUMNS
 
 # the columns dreaming reads, in the order :func:`as_stats` takes them
 COLUMNS = (
@@ -148,6 +107,17 @@ def stamps(query: str, now: datetime) -> tuple[str, str, str]:
     return query_hash(query), now.date().isoformat(), now.isoformat(timespec="seconds")
 
 
+def first_row(h: RecallHit, qh: str, day: str, ts: str) -> tuple[Any, ...]:
+    """The ``recall_store`` row of a line's first recall, in :data:`STORE_COLUMNS` order
+    (its three bounded lists as lists), on every backend."""
+    snippet = h.snippet[:MAX_SNIPPET_CHARS]
+    tags = list(concept_tags(snippet)[:MAX_CONCEPT_TAGS])
+    kind = h.session_kind.value if h.session_kind else None
+    observed = h.observed.isoformat() if h.observed else None
+    first = (h.key, h.path, h.start_line, h.end_line, 1, h.score, h.score, ts, ts)
+    return (*first, [qh], [day], tags, snippet, h.origin.value, kind, observed)
+
+
 class Recording:
     """What both recall logs do alike: a search's evidence rows, recorded by the
     backend's :meth:`record`."""
@@ -159,148 +129,6 @@ class Recording:
         """Record what one search retrieved (its evidence rows, :func:`evidence`)."""
         rows = evidence(response.query, response.hits, min_score=min_score)
         return self.record(response.query, rows, now=now)
-
-
-class RecallLog(Recording):
-    """:class:`~reverie.recall.log_port.RecallLogPort` in the state dir (SQLite, WAL, one
-    transaction per search)."""
-
-    backend = "sqlite"
-
-    def __init__(self, path: Path) -> None:
-        self._lock = threading.Lock()  # one connection, shared by a process's threads
-        self.conn = open_sqlite(path, schema=SCHEMA)  # WAL, no fsync per search
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
-        """Record the episodic hits of one search. Returns how many were recorded."""
-        rows = episodic(hits)
-        if not rows:
-            return 0
-        qh, day, ts = stamps(query, now)
-        with self._lock, transaction(self.conn):
-            for h in rows:
-                self.conn.execute(
-                    "INSERT INTO recall_events(key, query_hash, score, day, ts) VALUES (?, ?, ?, ?, ?)",
-                    (h.key, qh, h.score, day, ts),
-                )
-                self._aggregate(h, qh, day, ts)
-            (count,) = self.conn.execute("SELECT count(*) FROM recall_events").fetchone()
-            if count > MAX_EVENTS:
-                self.conn.execute(
-                    "DELETE FROM recall_events WHERE id IN (SELECT id FROM recall_events ORDER BY id LIMIT ?)",
-                    (count - MAX_EVENTS,),
-                )
-        return len(rows)
-
-    def _aggregate(self, h: RecallHit, qh: str, day: str, ts: str) -> None:
-        row = self.conn.execute(
-            "SELECT recall_count, total_score, max_score, query_hashes, recall_days, concept_tags "
-            "FROM recall_store WHERE key = ?",
-            (h.key,),
-        ).fetchone()
-        snippet = h.snippet[:MAX_SNIPPET_CHARS]
-        if row is None:
-            self.conn.execute(
-                "INSERT INTO recall_store VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    h.key,
-                    h.path,
-                    h.start_line,
-                    h.end_line,
-                    h.score,
-                    h.score,
-                    ts,
-                    ts,
-                    json.dumps([qh]),
-                    json.dumps([day]),
-                    json.dumps(list(concept_tags(snippet)[:MAX_CONCEPT_TAGS]), ensure_ascii=False),
-                    snippet,
-                    h.origin.value,
-                    h.session_kind.value if h.session_kind else None,
-                    h.observed.isoformat() if h.observed else None,
-                ),
-            )
-            return
-        count, total, best, qhs, days, _tags = row
-        queries = _bounded(json.loads(qhs), qh, MAX_QUERY_HASHES)
-        recall_days = _bounded(json.loads(days), day, MAX_RECALL_DAYS)
-        self.conn.execute(
-            "UPDATE recall_store SET recall_count = ?, total_score = ?, max_score = ?, last_recalled = ?, "
-            "query_hashes = ?, recall_days = ?, snippet = ?, origin = ? WHERE key = ?",
-            (
-                count + 1,
-                total + h.score,
-                max(best, h.score),
-                ts,
-                json.dumps(queries),
-                json.dumps(recall_days),
-                snippet,
-                h.origin.value,
-                h.key,
-            ),
-        )
-
-    def stats(self, keys: Sequence[str] | None = None) -> list[RecallStats]:
-        """The aggregated store as dreaming reads it."""
-        with self._lock:
-            rows = self.conn.execute(
-                f"SELECT {COLUMNS} FROM recall_store ORDER BY rowid"
-            ).fetchall()
-        wanted = set(keys) if keys is not None else None
-        return [
-            as_stats((*r[:8], *(json.loads(v) for v in r[8:11]), *r[11:]))
-            for r in rows
-            if wanted is None or r[0] in wanted
-        ]
-
-    def drop(self, match: Callable[[str, str], bool], *, dry_run: bool = False) -> list[str]:
-        """Forget the signals of every row ``match(key, snippet)`` selects: its aggregate
-        and every event of its key, in one transaction. Returns the keys."""
-        with self._lock:
-            rows = self.conn.execute("SELECT key, snippet FROM recall_store").fetchall()
-            keys = [str(k) for k, snip in rows if match(str(k), str(snip))]
-            if keys and not dry_run:
-                with transaction(self.conn):
-                    for k in keys:
-                        self.conn.execute("DELETE FROM recall_store WHERE key = ?", (k,))
-                        self.conn.execute("DELETE FROM recall_events WHERE key = ?", (k,))
-        return keys
-
-    def count_events(self) -> int:
-        with self._lock:
-            return int(self.conn.execute("SELECT count(*) FROM recall_events").fetchone()[0])
-
-    def export(self) -> RecallRows:
-        with self._lock:
-            store = self.conn.execute(f"SELECT {STORE_COLUMNS} FROM recall_store ORDER BY rowid")
-            rows = [(*r[:9], *(json.loads(v) for v in r[LISTS]), *r[12:]) for r in store]
-            events = self.conn.execute(
-                "SELECT key, query_hash, score, day, ts FROM recall_events ORDER BY id"
-            ).fetchall()
-        return RecallRows(rows, [tuple(e) for e in events])
-
-    def adopt(self, rows: RecallRows) -> None:
-        encoded = [
-            (*r[:9], *(json.dumps(list(v), ensure_ascii=False) for v in r[LISTS]), *r[12:])
-            for r in rows.store
-        ]
-        with self._lock, transaction(self.conn):
-            self.conn.executemany(
-                f"INSERT INTO recall_store ({STORE_COLUMNS}) VALUES ({', '.join('?' * 16)})",
-                encoded,
-            )
-            self.conn.executemany(
-                "INSERT INTO recall_events(key, query_hash, score, day, ts) VALUES (?, ?, ?, ?, ?)",
-                rows.events,
-            )
-
-    def scrub(self) -> bool:
-        """Nothing of its own: a forget rewrites every SQLite file of the state dir, this
-        one included (:func:`reverie.curation.forget_stores.scrub_files`)."""
-        return True
 
 
 def as_stats(r: Sequence[Any]) -> RecallStats:
@@ -328,22 +156,15 @@ def as_stats(r: Sequence[Any]) -> RecallStats:
     )
 
 
-def _bounded(items: list[str], new: str, cap: int) -> list[str]:
-    if new in items:
-        return items
-    items = [*items, new]
-    return items[-cap:]
-
-
 __all__ = [
     "COLUMNS",
     "EPISODIC",
     "MAX_EVENTS",
     "RecallHit",
-    "RecallLog",
     "as_stats",
     "episodic",
     "evidence",
+    "first_row",
     "focus_line",
     "query_hash",
     "stamps",

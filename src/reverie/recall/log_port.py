@@ -2,8 +2,9 @@
 (its evidence rows) and forget (dropping a line's signals) use of the short-term recall
 store, whichever backend holds it.
 
-Two adapters: :class:`reverie.recall.log.RecallLog` (SQLite, ``recall.sqlite`` in the
-state dir, one person) and :class:`reverie.backends.postgres.recall_log.PgRecallLog` (PostgreSQL, the
+Each backend of :mod:`reverie.backends` gives one:
+:class:`reverie.backends.sqlite.recall_log.RecallLog` (``recall.sqlite`` in the state
+dir, one person) and :class:`reverie.backends.postgres.recall_log.PgRecallLog` (the
 rows of one tenant in the shared database, issue 23). Both keep the bounds of SPEC
 section 8 and record each search in one transaction.
 """
@@ -36,7 +37,7 @@ class RecallRows:
 class RecallLogPort(Protocol):
     """The recall log of one agent (SQLite) or one tenant (PostgreSQL)."""
 
-    backend: str  # "sqlite" or "postgres"
+    backend: str  # the backend's name (:data:`reverie.backends.BACKENDS`)
 
     def record_search(self, response: SearchResponse, *, min_score: float, now: datetime) -> int:
         """Record what one search retrieved; returns how many rows were recorded."""

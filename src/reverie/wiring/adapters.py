@@ -241,9 +241,8 @@ class Adapters:
             recall_log=self.existing_recall_log,
             index=lambda: self.port,
             reindex=self.reindex,
-            max_pending=self.settings.pending_max,
-            intents=intents,
             requests=self.backend.requests(lambda: self.clock.now(), self.settings.pending_max),
+            intents=intents,
         )
 
     def intents(self, settings: Settings, clock: Callable[[], Clock]) -> Intents:

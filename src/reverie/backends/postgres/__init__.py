@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ...recall.log_port import RecallLogPort
     from ...storage.index.db import Connection
     from ...storage.index.port import IndexPort
+    from .. import Backend
     from .schema import Database
 
 MOVED = ".moved-to-postgres"  # the local store, once its rows are in the tenant
@@ -112,13 +113,17 @@ class PostgresBackend:
         return [f"{drop_tenant(self._db(), self.tenant)} row(s) of tenant {self.tenant!r}"]
 
     # -- what a switch by the setting alone carries over ----------------------------------
+    def _local(self) -> Backend:
+        """The default backend's stores in the state folder, which a switch leaves."""
+        from ..sqlite import SqliteBackend
+
+        return SqliteBackend(self.settings, self.ws)
+
     def _carry_intents(self, store: Any) -> None:
         path = self.ws.intents_db_path
         if not path.is_file():
             return
-        from ...intents.store import Store
-
-        local = Store(path)
+        local = self._local().intent_store()
         try:
             rows = local.select()
         finally:
@@ -135,9 +140,7 @@ class PostgresBackend:
         path = self.ws.pending_path
         if not path.is_file():
             return
-        from ...curation.requests import Requests
-
-        store.adopt(Requests(self.ws, now=now, max_pending=10**9).load())
+        store.adopt(self._local().requests(now, 10**9).load())
         with contextlib.suppress(FileNotFoundError):
             path.rename(path.with_name(path.name + MOVED))
 

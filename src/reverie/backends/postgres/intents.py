@@ -6,7 +6,8 @@ Each change is one transaction that first locks the tenant's row of ``tenant_loc
 firing the same intent run one after the other, and the second re-reads the first's
 count, so an intent never fires past its budget or inside its cooldown (R-INTENT-2).
 The rows are stored as the SQLite table stores them (UTC ISO strings, triggers as
-JSON), through the same :func:`~reverie.intents.store.to_row` / :func:`~reverie.intents.store.from_row`.
+JSON), through the same :func:`~reverie.intents.rows.to_row` /
+:func:`~reverie.intents.rows.from_row`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from ...intents.model import Intent
 from ...intents.port import Blocked, conditions, to_forget
-from ...intents.store import COLUMNS, from_row, to_row, utc
+from ...intents.rows import COLUMNS, from_row, to_row, utc
 from . import tenant as pg_tenant
 from .schema import Database
 
@@ -60,10 +61,7 @@ class _Tx:
         )
 
     def count(self, statuses: Sequence[str], kind: str | None = None) -> int:
-        terms, args = conditions("%s", statuses=statuses)
-        if kind is not None:
-            terms.append("kind = %s")
-            args.append(kind)
+        terms, args = conditions("%s", statuses=statuses, kind=kind)
         sql = f"SELECT count(*) FROM intents WHERE tenant_id = %s AND {' AND '.join(terms)}"
         return int(self.conn.execute(sql, (self.tenant, *args)).fetchone()[0])
 

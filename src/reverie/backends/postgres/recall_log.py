@@ -3,14 +3,15 @@
 :mod:`reverie.backends.postgres.schema`), with ``tenant_id`` in every key and every
 query. Nothing of it lives in the state dir.
 
-The same rows and bounds as the SQLite log (:mod:`reverie.recall.log`): per key at most 32 query
-hashes, 16 recall days, 8 concept tags and an 800-char snippet; at most ``MAX_EVENTS``
-events per tenant, the oldest dropped first. Each search is one transaction; a store
-row is updated by one ``INSERT ... ON CONFLICT DO UPDATE`` (the row lock it takes
-orders concurrent searches of one key, so none loses its event), the keys in sorted
-order so two searches never deadlock. The tenant's event count is a row of its own
-(``recall_counts``), updated last, so the bound costs no count of the events on every
-search; a tenant's rows removed by hand go from all three tables.
+The same rows and bounds as the SQLite log (:mod:`reverie.backends.sqlite.recall_log`):
+per key at most 32 query hashes, 16 recall days, 8 concept tags and an 800-char
+snippet; at most ``MAX_EVENTS`` events per tenant, the oldest dropped first. Each
+search is one transaction; a store row is updated by one ``INSERT ... ON CONFLICT DO
+UPDATE`` (the row lock it takes orders concurrent searches of one key, so none loses
+its event), the keys in sorted order so two searches never deadlock. The tenant's
+event count is a row of its own (``recall_counts``), updated last, so the bound costs
+no count of the events on every search; a tenant's rows removed by hand go from all
+three tables.
 """
 
 from __future__ import annotations
@@ -20,15 +21,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ...recall import log
-from ...recall.evidence import (
-    MAX_CONCEPT_TAGS,
-    MAX_QUERY_HASHES,
-    MAX_RECALL_DAYS,
-    MAX_SNIPPET_CHARS,
-    RecallStats,
-    concept_tags,
-)
-from ...recall.log import COLUMNS, STORE_COLUMNS, RecallHit, Recording, as_stats, episodic, stamps
+from ...recall.evidence import MAX_QUERY_HASHES, MAX_RECALL_DAYS, RecallStats
+from ...recall.log import COLUMNS, STORE_COLUMNS, RecallHit, Recording
 from ...recall.log_port import RecallRows
 
 if TYPE_CHECKING:
@@ -37,7 +31,7 @@ if TYPE_CHECKING:
 
 def _appended(column: str, cap: int) -> str:
     """``column`` with the new row's value appended unless it holds it already, cut to
-    its last ``cap`` items (:func:`reverie.recall.log._bounded`)."""
+    its last ``cap`` items (:func:`reverie.backends.sqlite.recall_log._bounded`)."""
     old, new = f"s.{column}", f"excluded.{column}[1]"
     return (
         f"CASE WHEN {new} = ANY({old}) THEN {old} "
@@ -86,10 +80,10 @@ class PgRecallLog(Recording):
 
     def record(self, query: str, hits: Iterable[RecallHit], *, now: datetime) -> int:
         """Record the episodic hits of one search, in one transaction."""
-        rows = episodic(hits)
+        rows = log.episodic(hits)
         if not rows:
             return 0
-        qh, day, ts = stamps(query, now)
+        qh, day, ts = log.stamps(query, now)
         t = self.tenant
         with self.db.transaction() as conn, conn.cursor() as cur:
             # no wait for the WAL flush (as SQLite's synchronous = NORMAL: a crash may
@@ -108,27 +102,9 @@ class PgRecallLog(Recording):
         return len(rows)
 
     def _store_row(self, h: RecallHit, seq: int, qh: str, day: str, ts: str) -> tuple[Any, ...]:
-        snippet = h.snippet[:MAX_SNIPPET_CHARS]
-        tags = list(concept_tags(snippet)[:MAX_CONCEPT_TAGS])
-        return (
-            self.tenant,
-            h.key,
-            seq,
-            h.path,
-            h.start_line,
-            h.end_line,
-            h.score,
-            h.score,
-            ts,
-            ts,
-            qh,
-            day,
-            tags,
-            snippet,
-            h.origin.value,
-            h.session_kind.value if h.session_kind else None,
-            h.observed.isoformat() if h.observed else None,
-        )
+        """:data:`STORE_SQL`'s values (it sets the count and the lists' first items)."""
+        key, *row = log.first_row(h, qh, day, ts)  # path, start, end, count, total, max, ...
+        return (self.tenant, key, seq, *row[:3], *row[4:8], qh, day, *row[10:])
 
     def _trim(self, conn: Any, excess: int) -> None:
         """The oldest ``excess`` events go (the count row is locked by this transaction)."""
@@ -157,7 +133,7 @@ class PgRecallLog(Recording):
             sql, params = f"{sql} AND key = ANY(%s)", (self.tenant, list(keys))
         with self.db.connection() as conn:
             rows = conn.execute(f"{sql} ORDER BY seq", params).fetchall()
-        return [as_stats(r) for r in rows]
+        return [log.as_stats(r) for r in rows]
 
     def drop(self, match: Callable[[str, str], bool], *, dry_run: bool = False) -> list[str]:
         """Forget the signals of every row of this tenant ``match(key, snippet)``

@@ -1,11 +1,12 @@
 """The requests waiting for the owner on PostgreSQL (issue 23): one tenant's rows of
 the shared ``requests`` table, every key and query holding ``tenant_id``.
 
-The same rules as the file (:class:`reverie.curation.requests.Requests`): a request is checked by
-:func:`reverie.curation.requests.checked`, at most ``pending_max`` wait per tenant (counted in the
-transaction that adds, which locks the tenant's row of ``tenant_locks``), a decision
-is one transaction, and :meth:`PgRequests.lock` (held by a confirm while it carries
-the request out) is a session advisory lock of the tenant's requests.
+The same rules as the file (:class:`reverie.backends.sqlite.requests.Requests`): a
+request is added by :meth:`reverie.curation.requests.RequestStore.add`, at most
+``pending_max`` wait per tenant (counted in the transaction that adds, which locks the
+tenant's row of ``tenant_locks``), a decision is one transaction, and
+:meth:`PgRequests.lock` (held by a confirm while it carries the request out) is a
+session advisory lock of the tenant's requests.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
-from ...curation.requests import MAX_PENDING, Request, checked, forgotten, new_request
+from ...curation.requests import MAX_PENDING, Request, RequestStore, forgotten
 from ...errors import ReverieError
 from . import tenant as pg_tenant
 from .schema import Database
@@ -25,9 +26,10 @@ FIELDS = ("id", "kind", "text", "new_text", "at", "by", "status", "decided", "ke
 _COLUMNS = ", ".join("requested_by" if f == "by" else f for f in FIELDS)
 
 
-class PgRequests:
-    """:class:`reverie.curation.requests.RequestStore` of tenant ``tenant`` in the database ``db``
-    returns (opened on first use: building the curation service connects to nothing)."""
+class PgRequests(RequestStore):
+    """:class:`reverie.curation.requests.RequestStore` of tenant ``tenant`` in the
+    database ``db`` returns (opened on first use: building the curation service
+    connects to nothing)."""
 
     def __init__(
         self,
@@ -64,36 +66,21 @@ class PgRequests:
             pg_tenant.lock_row(conn, self.tenant, STORE)
             yield conn
 
-    def add(
-        self,
-        kind: str,
-        text: str,
-        new_text: str | None = None,
-        *,
-        by: str,
-        key: str | None = None,
-        reason: str | None = None,
-    ) -> Request:
-        """Record a request; nothing else changes."""
-        checked(kind, text, new_text)
-        at = self.now().isoformat(timespec="seconds")
-        req = new_request(kind, text, new_text, at, by=by, key=key, reason=reason)
+    def _append(self, req: Request) -> None:
         with self._locked() as conn:
             (waiting,) = conn.execute(
                 "SELECT count(*) FROM requests WHERE tenant_id = %s AND status = 'pending'",
                 (self.tenant,),
             ).fetchone()
-            if waiting >= self.max_pending:
-                raise ReverieError(
-                    f"{self.max_pending} requests are already waiting for the owner (pending_max)"
-                )
-            values = [getattr(req, f) for f in FIELDS]
-            conn.execute(
-                f"INSERT INTO requests (tenant_id, {_COLUMNS}) "
-                f"VALUES (%s, {', '.join('%s' for _ in FIELDS)})",
-                (self.tenant, *values),
-            )
-        return req
+            self.room(waiting)
+            self._insert(conn, req)
+
+    def _insert(self, conn: Any, req: Request) -> None:
+        conn.execute(
+            f"INSERT INTO requests (tenant_id, {_COLUMNS}) "
+            f"VALUES (%s, {', '.join('%s' for _ in FIELDS)})",
+            (self.tenant, *[getattr(req, f) for f in FIELDS]),
+        )
 
     def adopt(self, items: list[Request]) -> int:
         """Requests kept before this workspace moved to PostgreSQL (its
@@ -103,14 +90,9 @@ class PgRequests:
         with self._locked() as conn:
             have = {r.id for r in self._rows(conn)}
             for req in items:
-                if req.id in have:
-                    continue
-                conn.execute(
-                    f"INSERT INTO requests (tenant_id, {_COLUMNS}) "
-                    f"VALUES (%s, {', '.join('%s' for _ in FIELDS)})",
-                    (self.tenant, *[getattr(req, f) for f in FIELDS]),
-                )
-                added += 1
+                if req.id not in have:
+                    self._insert(conn, req)
+                    added += 1
         return added
 
     def take(self, rid: str) -> Request | None:

@@ -9,16 +9,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..settings import Settings
-from ..storage.workspace import Workspace, warm_snapshot_dir
+from ...settings import Settings
+from ...storage.workspace import Workspace, warm_snapshot_dir
 
 if TYPE_CHECKING:
-    from ..curation.requests import RequestStore
-    from ..intents.port import IntentStore, IntentTable
-    from ..recall.context import TriggerSource
-    from ..recall.log_port import RecallLogPort
-    from ..storage.index.db import Connection
-    from ..storage.index.port import IndexPort
+    from ...curation.requests import RequestStore
+    from ...intents.port import IntentStore, IntentTable
+    from ...recall.context import TriggerSource
+    from ...recall.log_port import RecallLogPort
+    from ...storage.index.db import Connection
+    from ...storage.index.port import IndexPort
 
 
 def _may_exist(path: Path) -> bool:
@@ -41,7 +41,7 @@ class SqliteBackend:
         return "sqlite"
 
     def index(self, conn: Callable[[], Connection], lanes: Any) -> IndexPort:
-        from ..storage.index.sqlite_port import SqliteIndex
+        from ...storage.index.sqlite_port import SqliteIndex
 
         return SqliteIndex(
             conn(),
@@ -54,12 +54,12 @@ class SqliteBackend:
     def triggers(
         self, port: Callable[[], IndexPort], conn: Callable[[], Connection]
     ) -> TriggerSource:
-        from ..storage.index.query import TriggerRows
+        from ...storage.index.query import TriggerRows
 
         return TriggerRows(conn())
 
     def recall_log(self) -> RecallLogPort:
-        from ..recall.log import RecallLog
+        from .recall_log import RecallLog
 
         return RecallLog(self.ws.recall_log_path)
 
@@ -67,13 +67,13 @@ class SqliteBackend:
         return self.ws.recall_log_path.exists()
 
     def intent_table(self) -> IntentTable:
-        from ..intents.port import IntentTable
+        from ...intents.port import IntentTable
 
         path = self.ws.intents_db_path
         return IntentTable(self.intent_store, path.exists)
 
     def intent_store(self) -> IntentStore:
-        from ..intents.store import Store
+        from .intents import Store
 
         return Store(self.ws.intents_db_path)
 
@@ -83,7 +83,7 @@ class SqliteBackend:
     def requests(
         self, now: Callable[[], datetime], max_pending: int, *, carry: bool = True
     ) -> RequestStore:
-        from ..curation.requests import Requests
+        from .requests import Requests
 
         return Requests(self.ws, now=now, max_pending=max_pending)
 

@@ -1,5 +1,6 @@
-"""The intents table: SQLite in the agent's state dir (``intents.sqlite``), never in
-the derived index, so ``reverie index --force`` on a deleted index loses nothing.
+"""The intents table in SQLite: ``intents.sqlite`` in the agent's state dir, never in
+the derived index, so ``reverie index --force`` on a deleted index loses nothing (the
+SQLite adapter of :class:`reverie.intents.port.IntentStore`).
 
 Every change is one transaction; firings are recorded in the transaction that checks
 them (R-INTENT-2). Times are stored as UTC ISO strings, which sort as they compare.
@@ -7,19 +8,19 @@ them (R-INTENT-2). Times are stored as UTC ISO strings, which sort as they compa
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import sqlean as sqlite3
 
-from ..storage.sqlite_open import open_sqlite
-from .model import Intent, Kind, Status
-from .port import Blocked, conditions, to_forget
+from ...intents.model import Intent
+from ...intents.port import Blocked, conditions, to_forget
+from ...intents.rows import COLUMNS, from_row, to_row, utc
+from ...storage.sqlite_open import open_sqlite
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS intents (
@@ -56,76 +57,9 @@ CREATE TABLE IF NOT EXISTS firings (
 CREATE INDEX IF NOT EXISTS firings_intent ON firings(intent_id);
 """
 
-COLUMNS = [
-    "id",
-    "kind",
-    "status",
-    "text",
-    "origin",
-    "proposed_by",
-    "created",
-    "confirmed",
-    "ended",
-    "at",
-    "cron",
-    "tz",
-    "triggers",
-    "review_by",
-    "expires",
-    "cooldown_s",
-    "budget",
-    "fired",
-    "last_fired",
-    "next_turn",
-    "next_notify",
-]
-_TIMES = {"created", "confirmed", "ended", "at", "review_by", "expires", "last_fired"}
-_TIMES |= {"next_turn", "next_notify"}
-
-
-def utc(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def stamp(moment: datetime) -> str:
-    """``moment`` as stored (UTC, seconds)."""
-    return utc(moment) or ""
-
-
-def local(moment: datetime | None, zone: tzinfo) -> str:
-    """``moment`` in ``zone``, to the minute, for people ("" for none)."""
-    return moment.astimezone(zone).isoformat(timespec="minutes") if moment else ""
-
-
-def _time(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def to_row(intent: Intent) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for c in COLUMNS:
-        v = getattr(intent, c)
-        if c in _TIMES:
-            v = utc(v)
-        elif c == "triggers":
-            v = json.dumps([list(t) for t in v], ensure_ascii=False)
-        elif c in ("kind", "status"):
-            v = v.value
-        row[c] = v
-    return row
-
-
-def from_row(row: sqlite3.Row | tuple[Any, ...]) -> Intent:
-    d = dict(zip(COLUMNS, row, strict=True))
-    for c in _TIMES:
-        d[c] = _time(d[c])
-    d["triggers"] = tuple(tuple(t) for t in json.loads(d["triggers"]))
-    d["kind"], d["status"] = Kind(d["kind"]), Status(d["status"])
-    return Intent(**d)
-
 
 class _Tx:
-    """The writes of one SQLite transaction (:class:`~.port.IntentTx`)."""
+    """The writes of one SQLite transaction (:class:`~reverie.intents.port.IntentTx`)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -151,10 +85,7 @@ class _Tx:
         )
 
     def count(self, statuses: Sequence[str], kind: str | None = None) -> int:
-        terms, args = conditions("?", statuses=statuses)
-        if kind is not None:
-            terms.append("kind = ?")
-            args.append(kind)
+        terms, args = conditions("?", statuses=statuses, kind=kind)
         sql = f"SELECT COUNT(*) FROM intents WHERE {' AND '.join(terms)}"
         return int(self.conn.execute(sql, args).fetchone()[0])
 
@@ -170,7 +101,7 @@ class _Tx:
 
 class Store:
     """One connection, shared by a process's threads behind a lock
-    (:class:`~.port.IntentStore` in the state dir)."""
+    (:class:`~reverie.intents.port.IntentStore` in the state dir)."""
 
     backend = "sqlite"
 
@@ -230,4 +161,4 @@ class Store:
         return len(gone)
 
 
-__all__ = ["COLUMNS", "Store", "from_row", "local", "stamp", "to_row", "utc"]
+__all__ = ["SCHEMA", "Store"]
