@@ -127,7 +127,9 @@ def run(files: int, embedder: str, base: Path) -> dict[str, Any]:
     emb.embed_documents(["warm-up"])  # load the model outside both timings
 
     full, full_s = timed(engine.index)
-    texts = [r[0] for r in engine._a.conn.execute("SELECT DISTINCT text FROM chunks ORDER BY id")]
+    texts = [
+        r[0] for r in engine._a.port.conn.execute("SELECT DISTINCT text FROM chunks ORDER BY id")
+    ]
     pipeline = make_pipeline(emb, None, engine.settings)
     alone, alone_s = timed(lambda: pipeline.embed_documents(texts))
 

@@ -1,7 +1,7 @@
 """Search latency benchmark: hybrid memory_search, trigger injection, one-shot CLI.
 
 Corpora of 10,000 and 100,000 chunks are written straight into a fresh index through
-the engine's own schema (``reverie.storage.index.db``) with the same rows the sync writes
+the engine's own schema (``reverie.backends.sqlite.db``) with the same rows the sync writes
 (chunks, FTS, vec0, notes, provenance, sources): synthetic journal text drawn from a
 Zipf vocabulary, and random unit vectors of the query embedder's dimension, stored
 under that embedder's identity so the engine uses them. MEMORY.md's 1,000 curated
@@ -59,6 +59,14 @@ from _common import (
     wait_idle,
 )
 
+from reverie.backends.sqlite.db import (
+    connect,
+    create_vec_table,
+    ensure_schema,
+    set_meta,
+    transaction,
+)
+from reverie.backends.sqlite.query import TriggerRows
 from reverie.engine import Reverie
 from reverie.provenance.paths import classify
 from reverie.recall.context import trigger_hits
@@ -67,8 +75,6 @@ from reverie.storage.blas import blas_threads
 from reverie.storage.document import chunk_document
 from reverie.storage.embedders.factory import make_embedder
 from reverie.storage.index.bm25 import doc_tokens, query_phrases
-from reverie.storage.index.db import connect, create_vec_table, ensure_schema, set_meta, transaction
-from reverie.storage.index.query import TriggerRows
 from reverie.storage.index.sync import TOKENIZER, chunking_version
 from reverie.storage.workspace import FileEntry, Workspace
 from reverie.tokens import fts_query, keyword_body
@@ -409,10 +415,10 @@ def bench_size(
     qs = queries(info["vocab"], n_queries)
     for q in qs[:10]:  # warm-up: model loaded, SQLite's page cache filled
         engine.search(q, record=False)
-    base = engine._a.searcher.vectors._base  # (a bench reads the adapters directly)
+    base = engine._a.port.vector_lane._base  # (a bench reads the adapters directly)
     assert base is not None
     matrix = np.array(base)  # the baseline's own copy in memory (the lane's is mapped)
-    conn = engine._a.conn
+    conn = engine._a.port.conn
     retriever, bm25s_s = limit_bm25(conn)
     embed_s: list[Sample] = []
     hybrid_in: list[Sample] = []
@@ -570,7 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder.embed_query("warm-up")
     sizes = [int(s) for s in args.sizes.split(",")]
     print(
-        f"corpus: synthetic rows inserted directly into the index through reverie.storage.index.db's "
+        f"corpus: synthetic rows inserted directly into the index through reverie.backends.sqlite.db's "
         f"schema; random unit vectors ({embedder.identity.dims} dims) stored as "
         f"{embedder.identity.label()}; queries embedded by the real {args.embedder}; "
         f"MEMORY.md with {TRIGGERS} trigger entries chunked by chunk_document"

@@ -21,9 +21,9 @@ import pytest
 import sqlean as sqlite3
 
 from pg import pg_dsn, pg_module_dsn, pg_server  # noqa: F401  (a real PostgreSQL: tests/pg.py)
+from reverie.backends.sqlite.db import connect
 from reverie.engine import Reverie
 from reverie.provenance.origin import Origin, SessionKind
-from reverie.storage.index.db import connect
 from reverie.write.journal import Appended
 from reverie.write.journal import append as journal_append
 
@@ -55,7 +55,7 @@ class Paths:
 
 
 def adapters(engine: Reverie) -> Any:
-    """White-box tests only: the facade's private adapters (the index connection, the
+    """White-box tests only: the facade's private adapters (the index port, the
     searcher, the recall log). The doors never reach them (tests/test_architecture.py)."""
     return engine._a
 

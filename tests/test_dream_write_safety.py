@@ -445,7 +445,7 @@ def test_kill_9_during_memory_writes_leaves_old_or_new(site: Site, tmp_path: Pat
     # whatever was left behind is not memory: not indexed, not bootstrapped, not searchable
     with site.open() as e:
         e.index()
-        sources = {r[0] for r in adapters(e).conn.execute("SELECT path FROM sources")}
+        sources = {r[0] for r in adapters(e).port.conn.execute("SELECT path FROM sources")}
         assert not [s for s in sources if s.endswith(".tmp")]
         boot = e.bootstrap()
         assert ".tmp" not in json.dumps(boot.as_dict(), default=str)

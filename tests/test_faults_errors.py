@@ -98,7 +98,7 @@ def test_a_full_disk_during_index_is_an_error_and_the_index_stays_usable(
     paths.write("memory/2026-04-30.md", "# 2026-04-30\n\n- zqfull the first note\n")
     run_cli("index")
     paths.write("memory/2026-05-01.md", "# 2026-05-01\n\n- zqfull the second note\n")
-    from reverie.storage.index import store
+    from reverie.backends.sqlite import store
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise sqlean.OperationalError("database or disk is full")

@@ -203,6 +203,8 @@ def test_generated_markers_never_reach_a_reader(
     for shown in (response.render(), json.dumps(response.as_dict()), ctx.text, ctx.trigger_block):
         assert "reverie:generated" not in shown
     rows = (
-        adapters(engine).conn.execute("SELECT text FROM chunks WHERE path = 'MEMORY.md'").fetchall()
+        adapters(engine)
+        .port.conn.execute("SELECT text FROM chunks WHERE path = 'MEMORY.md'")
+        .fetchall()
     )
     assert all("reverie:generated" not in r[0] for r in rows)

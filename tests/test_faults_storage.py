@@ -24,13 +24,13 @@ import httpx
 import pytest
 
 from conftest import Paths, RunCli, adapters, cli_command, merged_env, plant
+from reverie.backends.sqlite.db import connect
 from reverie.engine import Reverie
 from reverie.errors import PathEscapeError
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
 from reverie.storage.embedders.fake import ENV_DELAY, FakeEmbedder
 from reverie.storage.embedders.openai import OpenAIEmbedder
-from reverie.storage.index.db import connect
 
 Engine = Callable[..., Reverie]
 
@@ -142,7 +142,7 @@ def _snapshot(engine: Reverie) -> tuple[list[tuple[Any, ...]], list[list[str]]]:
     """What a user sees: every chunk (content, lines, origin) and the hits of queries."""
     rows = (
         adapters(engine)
-        .conn.execute(
+        .port.conn.execute(
             "SELECT c.path, c.start_line, c.end_line, c.part, c.text, p.origin, c.has_vector "
             "FROM chunks c JOIN provenance p ON p.chunk_id = c.id"
         )
@@ -235,7 +235,7 @@ def test_a_sync_that_raises_leaves_the_index_dirty(
     def boom(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("reverie.storage.index.store.write_file", boom)
+    monkeypatch.setattr("reverie.backends.sqlite.store.write_file", boom)
     with pytest.raises(OSError):
         engine.index()
     monkeypatch.undo()
@@ -274,7 +274,7 @@ def test_incremental_and_rebuilt_indexes_rank_the_same(
     # a warm process (vectors in memory) ranks the same as a cold one
     cold = [[h.key for h in engine.search(q, lanes="vector", record=False).hits] for q in queries]
     engine.warm()
-    assert adapters(engine).searcher.vectors.warm
+    assert adapters(engine).port.vector_lane.warm
     warm = [[h.key for h in engine.search(q, lanes="vector", record=False).hits] for q in queries]
     assert warm == cold
 

@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import Paths, RunCli, adapters, base_env, cli_command, merged_env
+from reverie.backends.sqlite.db import connect, ensure_schema
 from reverie.errors import ReverieError
 from reverie.provenance.markers import render_marker
 from reverie.provenance.origin import Origin
 from reverie.storage.embedders.fake import ENV_DOWN, ENV_FAIL_AFTER, FakeEmbedder
-from reverie.storage.index.db import connect, ensure_schema
 from reverie.storage.workspace import Workspace
 from reverie.tokens import fts_query, keyword_body
 
@@ -399,13 +399,13 @@ def test_a_file_with_a_bad_byte_is_indexed_as_it_now_is(
     # a bad byte costs only its own line (replaced), with a warning that names the file
     # and line; the index never serves a version the file no longer holds
     assert any("memory/imports/a.md:1" in w and "UTF-8" in w for w in stats.warnings)
-    assert search(adapters(engine).conn, "tangerine") == set() and search(
-        adapters(engine).conn, "clementine"
+    assert search(adapters(engine).port.conn, "tangerine") == set() and search(
+        adapters(engine).port.conn, "clementine"
     )
     paths.write("memory/imports/a.md", "- the launch code is mandarin\n")
     engine.index()
-    assert search(adapters(engine).conn, "tangerine") == set() and search(
-        adapters(engine).conn, "mandarin"
+    assert search(adapters(engine).port.conn, "tangerine") == set() and search(
+        adapters(engine).port.conn, "mandarin"
     )
 
 
@@ -442,7 +442,7 @@ def test_a_file_deleted_mid_sync_warns_and_the_sync_completes(
     stats = engine.index()
     assert any("memory/imports/a.md" in w and "deleted" in w for w in stats.warnings)
     assert any("memory/imports/c.md" in w and "deleted" in w for w in stats.warnings)
-    conn = adapters(engine).conn
+    conn = adapters(engine).port.conn
     paths_left = {r[0] for r in conn.execute("SELECT path FROM chunks")}
     assert "memory/imports/b.md" in paths_left
     assert not paths_left & {"memory/imports/a.md", "memory/imports/c.md"}

@@ -12,12 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Paths, adapters, plant
+from reverie.backends.sqlite.db import connect, ensure_schema, transaction
+from reverie.backends.sqlite.keyword import SqliteRows
+from reverie.backends.sqlite.query import keyword_lane
 from reverie.engine import Reverie
 from reverie.provenance.origin import Origin
 from reverie.storage.index.bm25 import doc_tokens, query_phrases
-from reverie.storage.index.db import connect, ensure_schema, transaction
 from reverie.storage.index.keyword import KeywordIndex
-from reverie.storage.index.query import keyword_lane
 from reverie.tokens import QUERY_STOP_WORDS, fts_tokens, keyword_body, segment
 
 WORDS = [
@@ -81,11 +82,11 @@ def _table(docs: list[str]) -> object:
 def test_the_warm_lane_finds_and_scores_what_fts5_does(docs: list[str], queries: list[str]) -> None:
     conn = _table(docs)
     warm = KeywordIndex()
-    warm.load(conn)
+    warm.load(SqliteRows(conn))
     for q, drop in itertools.product(queries, (frozenset(), QUERY_STOP_WORDS)):
         for k in (3, 24):
             fts = keyword_lane(conn, q, k, drop)  # type: ignore[arg-type]
-            mem = warm.top(conn, q, k, drop)  # type: ignore[arg-type]
+            mem = warm.top(SqliteRows(conn), q, k, drop)  # type: ignore[arg-type]
             assert list(mem) == list(fts), q  # the same rows in the same order
             for cid, rank in fts.items():
                 assert abs(mem[cid] - rank) <= 1e-9 * max(1.0, abs(rank)), q
@@ -122,11 +123,11 @@ def test_word_forms_meet_in_both_lanes() -> None:
         ["We went camping at the beach", "She camps every summer", "A quiet day at home", "去东京"]
     )
     warm = KeywordIndex()
-    warm.load(conn)
+    warm.load(SqliteRows(conn))
     for query in ("where has she camped?", "CAMPING"):
         fts = keyword_lane(conn, query, 10)  # type: ignore[arg-type]
         assert set(fts) == {1, 2}, query
-        assert list(warm.top(conn, query, 10)) == list(fts)  # type: ignore[arg-type]
+        assert list(warm.top(SqliteRows(conn), query, 10)) == list(fts)  # type: ignore[arg-type]
     assert list(keyword_lane(conn, "东京", 10)) == [4]  # type: ignore[arg-type]
 
 
@@ -137,11 +138,11 @@ def test_a_chinese_question_finds_the_line_that_shares_its_words() -> None:
         ["我家的猫叫团子。", "今天天气很好。", "女儿的钢琴课在周四下午。", "猫粮快吃完了"]
     )
     warm = KeywordIndex()
-    warm.load(conn)
+    warm.load(SqliteRows(conn))
     for query, first in (("我家的猫叫什么名字？", 1), ("女儿的钢琴课在什么时候？", 3)):
         fts = keyword_lane(conn, query, 10)  # type: ignore[arg-type]
         assert next(iter(fts)) == first, query
-        mem = warm.top(conn, query, 10)  # type: ignore[arg-type]
+        mem = warm.top(SqliteRows(conn), query, 10)  # type: ignore[arg-type]
         assert list(mem) == list(fts)
         for cid, rank in fts.items():
             assert abs(mem[cid] - rank) <= 1e-9 * max(1.0, abs(rank))
@@ -154,9 +155,11 @@ def test_chinese_terms_are_phrases_of_characters() -> None:
     assert query_phrases("我家的猫叫团子") == pairs
     conn = _table(["我在东京有记忆", "京东的记录", "东方的北京 memory"])
     warm = KeywordIndex()
-    warm.load(conn)
+    warm.load(SqliteRows(conn))
     # "东京" is a phrase: a row holding both characters apart does not match it
-    assert list(warm.top(conn, "东京", 10)) == list(keyword_lane(conn, "东京", 10)) == [1]  # type: ignore[arg-type]
+    assert (
+        list(warm.top(SqliteRows(conn), "东京", 10)) == list(keyword_lane(conn, "东京", 10)) == [1]
+    )  # type: ignore[arg-type]
 
 
 def _notes(paths: Paths) -> None:
@@ -182,10 +185,10 @@ def test_warm_and_one_shot_searches_return_the_same_hits(
     cold.index()
     # both with the vectors in memory (vec0's float32 cosines differ past 1e-7 and can
     # cross the min score): only the keyword lane differs, FTS5 against memory
-    adapters(cold).searcher.vectors.load(adapters(cold).conn)
+    adapters(cold).port.vector_lane.load(adapters(cold).port.conn)
     warm = engine_factory(embedder="fake")
     warm.warm()
-    assert adapters(warm).searcher.keywords.warm and not adapters(cold).searcher.keywords.warm
+    assert adapters(warm).port.keyword_lane.warm and not adapters(cold).port.keyword_lane.warm
     for query in ("zqkafka broker port", "数据库迁移", "迁移 billing staging", "王经理"):
         for lanes in ("keyword", "hybrid"):
             a = cold.search(query, lanes=lanes, record=False)  # type: ignore[arg-type]
@@ -253,11 +256,11 @@ def test_the_warm_lane_stays_equal_through_many_small_changes(
     steps: list[tuple[bool, list[str]]],
 ) -> None:
     """Many syncs of a few rows (segments merged, deleted rows compacted away)."""
-    from reverie.storage.index.db import set_meta
+    from reverie.backends.sqlite.db import set_meta
 
     conn = _table(["seed row about memory 记忆"])
     warm = KeywordIndex()
-    warm.load(conn)
+    warm.load(SqliteRows(conn))
     next_id = 2
     for version, (delete, bodies) in enumerate(steps, start=2):
         with transaction(conn):
@@ -279,7 +282,7 @@ def test_the_warm_lane_stays_equal_through_many_small_changes(
             set_meta(conn, "index_version", version)  # type: ignore[arg-type]
         for q in ("memory", "记忆", "café data", "的 是", bodies[0]):
             fts = keyword_lane(conn, q, 24)  # type: ignore[arg-type]
-            mem = warm.top(conn, q, 24)  # type: ignore[arg-type]
+            mem = warm.top(SqliteRows(conn), q, 24)  # type: ignore[arg-type]
             assert list(mem) == list(fts), q
             assert all(abs(mem[c] - r) <= 1e-9 * max(1.0, abs(r)) for c, r in fts.items())
 

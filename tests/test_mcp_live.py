@@ -217,18 +217,18 @@ def test_index_behind_the_files_added_changed_removed(
     from reverie.storage.index.freshness import behind
 
     engine = engine_factory(use_embedder=None)
-    assert not behind(adapters(engine).conn, engine.workspace)
+    assert not behind(adapters(engine).port, engine.workspace)
     note = ws.write("memory/notes/new.md", "- a new note\n")
-    assert behind(adapters(engine).conn, engine.workspace)  # added
+    assert behind(adapters(engine).port, engine.workspace)  # added
     run_cli("index")
-    assert not behind(adapters(engine).conn, engine.workspace)
+    assert not behind(adapters(engine).port, engine.workspace)
     note.write_text("- a new note, edited by hand\n")
-    assert behind(adapters(engine).conn, engine.workspace)  # changed
+    assert behind(adapters(engine).port, engine.workspace)  # changed
     run_cli("index")
     note.unlink()
-    assert behind(adapters(engine).conn, engine.workspace)  # removed
+    assert behind(adapters(engine).port, engine.workspace)  # removed
     run_cli("index")
-    assert not behind(adapters(engine).conn, engine.workspace)
+    assert not behind(adapters(engine).port, engine.workspace)
 
 
 def test_cli_search_finds_a_hand_edit_without_reverie_index(ws: Paths, run_cli: RunCli) -> None:

@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Paths, RunCli, base_env, cli_command
+from reverie.backends.sqlite.db import connect
 from reverie.provenance.markers import render_marker, resolve
 from reverie.provenance.origin import Origin, SessionKind
 from reverie.provenance.paths import SourceKind, classify
-from reverie.storage.index.db import connect
 
 # -- classification (pure) ----------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def test_a_schema_3_index_is_restemmed_in_place_to_the_rebuilds_results(tmp_path
     """Schema 4 stores stems in the keyword entry. An index of schema 3 (words as
     written) is migrated on open in one transaction: vectors kept (nothing re-embedded),
     and searches equal those of a fresh rebuild; "camped" now finds "camping"."""
-    from reverie.storage.index.db import connect
+    from reverie.backends.sqlite.db import connect
     from reverie.tokens import segment
 
     ws, st = tmp_path / "ws", tmp_path / "st"
@@ -92,10 +92,10 @@ def test_a_schema_3_index_is_restemmed_in_place_to_the_rebuilds_results(tmp_path
     try:
         found = e.search("where have we camped", record=False, lanes="keyword")
         assert [h.start_line for h in found.hits] == [3]
-        assert adapters(e).conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert adapters(e).port.conn.execute("PRAGMA user_version").fetchone()[0] == 4
         kept = (
             adapters(e)
-            .conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1")
+            .port.conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1")
             .fetchone()[0]
         )
         assert kept == vectors

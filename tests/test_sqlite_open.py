@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import sqlean as sqlite3
 
+from reverie.backends.sqlite.db import connect
 from reverie.backends.sqlite.intents import Store
+from reverie.backends.sqlite.opener import BUSY_TIMEOUT_MS, open_sqlite, transaction
 from reverie.backends.sqlite.recall_log import RecallLog
-from reverie.storage.index.db import connect
-from reverie.storage.sqlite_open import BUSY_TIMEOUT_MS, open_sqlite, transaction
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS t (x INTEGER);"
 

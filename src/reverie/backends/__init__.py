@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ConfigError
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from ..recall.context import TriggerSource
     from ..recall.log_port import RecallLogPort
     from ..settings import Settings
-    from ..storage.index.db import Connection
     from ..storage.index.port import IndexPort
     from ..storage.workspace import Workspace
 
@@ -47,15 +46,18 @@ class Backend(Protocol):
         """Where, in words ("sqlite", "postgres (tenant 'main')")."""
         ...
 
-    def index(self, conn: Callable[[], Connection], lanes: Any) -> IndexPort:
-        """The index port (``conn``: the state folder's SQLite connection, opened on
-        use; ``lanes``: a searcher's warm lanes to share, or None)."""
+    def index(self) -> IndexPort:
+        """The index port (what it opens stays the backend's until :meth:`close`; what
+        a warm process loaded stays for the next port it makes)."""
         ...
 
-    def triggers(
-        self, port: Callable[[], IndexPort], conn: Callable[[], Connection]
-    ) -> TriggerSource:
-        """Where the trigger index reads its rows."""
+    def triggers(self, port: Callable[[], IndexPort]) -> TriggerSource:
+        """Where the trigger index reads its rows (``port``: the open index port, should
+        the backend read them through it)."""
+        ...
+
+    def close(self) -> None:
+        """Close what :meth:`index` and :meth:`triggers` opened (opened again on use)."""
         ...
 
     def recall_log(self) -> RecallLogPort: ...

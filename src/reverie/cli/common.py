@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
+from ..backends.sqlite.db import DatabaseError
 from ..engine import Reverie
 from ..errors import ReverieError
-from ..storage.index.db import DatabaseError
 
 
 class Ctx:

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..backends.sqlite.db import connect
 from ..errors import ReverieError
 from ..settings import Settings
-from ..storage.index.db import connect
 from ..storage.workspace import FileEntry, Workspace
 
 

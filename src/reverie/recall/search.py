@@ -1,7 +1,7 @@
 """memory_search and memory_get (R-RECALL-2..6): the lane-1 recall entry points.
 
-Orchestrates the adapters in :mod:`reverie.storage.index.query` and the pure ranking in
-:mod:`reverie.recall.ranking`. Zero model calls apart from embedding the query.
+Orchestrates the index port (:mod:`reverie.storage.index.port`, whichever backend holds
+the index) and the pure ranking in :mod:`reverie.recall.ranking`. Zero model calls apart from embedding the query.
 
 The question is read once (:mod:`reverie.recall.question`); the stages of a search,
 in the order :meth:`Searcher._search` runs them, each reading that one value:
@@ -28,12 +28,8 @@ from typing import Any, Literal
 from ..errors import ProviderError, ReverieError
 from ..provenance.paths import in_group_corpus
 from ..storage.embedders.base import Embedder
-from ..storage.index.db import Connection
-from ..storage.index.keyword import KeywordIndex
 from ..storage.index.port import IndexReader
-from ..storage.index.query import PathLane
 from ..storage.index.rows import NO_SCORES, LaneScores
-from ..storage.index.vector_lane import VectorLane
 from ..tokens import QUERY_STOP_WORDS, count_tokens
 from .chains import Link
 from .follow import SUPERSEDE_POOL, chains_of, versions_of
@@ -57,9 +53,6 @@ class Searcher:
     def __init__(self, settings: Any, embedder: Embedder | None) -> None:
         self.settings = settings
         self.embedder = embedder
-        self.vectors = VectorLane()
-        self.keywords = KeywordIndex()
-        self.paths = PathLane()
         self.reranker = (
             Reranker(
                 settings.rerank_url,
@@ -88,20 +81,6 @@ class Searcher:
             min_before_decay=s.search_min_before_decay,
             keyword_only=keyword_only,
         )
-
-    def share_lanes(self, index: Any) -> None:
-        """Use the warm lanes of a SQLite index port (one warm state, not two)."""
-        self.vectors, self.keywords = index.vector_lane, index.keyword_lane
-        self.paths = index.path_lane
-
-    def index(self, index: IndexReader | Connection) -> IndexReader:
-        """``index`` as the port: a bare SQLite connection is read through this
-        searcher's own warm lanes."""
-        if not isinstance(index, Connection):
-            return index
-        from ..storage.index.sqlite_port import SqliteIndex
-
-        return SqliteIndex(index, vectors=self.vectors, keywords=self.keywords, paths=self.paths)
 
     def _query_vector(self, ix: IndexReader, q: Question) -> tuple[Any, str | None]:
         """The query vector, or None and why the vector lane is off.
@@ -138,7 +117,7 @@ class Searcher:
 
     def search(
         self,
-        index: IndexReader | Connection,
+        ix: IndexReader,
         query: str,
         *,
         today: date,
@@ -153,7 +132,6 @@ class Searcher:
         ``max_results``."""
         if budget_tokens is not None and budget_tokens < 1:
             raise ReverieError(f"budget_tokens must be at least 1, got {budget_tokens}")
-        ix = self.index(index)
         with ix.reading():  # the index's settings read once for the whole search
             return self._search(
                 ix, read(query, today), max_results=max_results,

@@ -51,7 +51,7 @@ RECIPE = (
     "reverie.recall.triggers",
     "reverie.recall.trigger_snapshot",
     "reverie.storage.index.memfts",
-    "reverie.storage.index.query",
+    "reverie.backends.sqlite.query",
     "reverie.storage.index.rows",
 )
 _RECIPE: list[str] = []

@@ -51,7 +51,7 @@ def checkpoint_paths(folder: Path, key: str) -> tuple[Path, Path]:
 
 def warm_snapshot_dir(index_file: Path) -> Path:
     """``<agent>/index.warm/``: the warm lanes' snapshot beside an index file
-    (:mod:`reverie.storage.index.warm_files`; derived, deleted by every forget)."""
+    (:mod:`reverie.backends.sqlite.warm_files`; derived, deleted by every forget)."""
     return index_file.with_suffix(".warm")
 
 

@@ -1,9 +1,10 @@
-"""The adapters under the facade (settings, clock, workspace, index, embedder, searcher,
-recall log, LLMs), built lazily and closed together, plus the index's own upkeep (init,
-sync, refresh, dirty marks) and the wait policy of every lock a door waits on (Waits).
+"""The adapters under the facade (settings, clock, workspace, the backend and its index
+port, embedder, searcher, recall log, LLMs), built lazily and closed together, plus the
+index's own upkeep (init, sync, refresh, dirty marks) and the wait policy of every lock
+a door waits on (Waits).
 
 :class:`reverie.engine.Reverie` *holds* one :class:`Adapters` (composition, not
-inheritance); nothing but the facade imports this module, so the connection, the
+inheritance); nothing but the facade imports this module, so the index port, the
 searcher and the recall log never reach a door.
 """
 
@@ -22,7 +23,6 @@ from ..errors import ProviderError, WorkspaceError
 from ..llm.base import LLM  # the facade's annotations name real classes
 from ..llm.factory import Purpose, make_llm
 from ..settings import Settings
-from ..storage.index.db import Connection, connect, ensure_schema
 from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 
@@ -94,9 +94,8 @@ class Adapters:
         self.backend: Backend = backend_for(settings, self.workspace)  # asked once
         self._embedder = embedder
         self._llm_override = llm
-        self._conn: Connection | None = None
         self._port: IndexPort | None = None
-        self.lock = threading.RLock()  # one connection shared by a server's threads
+        self.lock = threading.RLock()  # one index port shared by a server's threads
         self._searcher: Searcher | None = None
         self._recall_log: RecallLogPort | None = None
         self._llms: dict[str, LLM | None] = {}
@@ -115,37 +114,23 @@ class Adapters:
         return self._embedder
 
     @property
-    def conn(self) -> Connection:
-        with self.lock:
-            if self._conn is None:
-                self.workspace.agent_dir.mkdir(parents=True, exist_ok=True)
-                self._conn = connect(self.workspace.index_path)
-                ensure_schema(self._conn)
-            return self._conn
-
-    @property
     def port(self) -> IndexPort:
-        """The derived index behind its backend's port (SQLite: this connection, read
-        through the searcher's warm lanes)."""
+        """The derived index behind its backend's port, opened on first use."""
         with self.lock:
-            if self._port is None:  # (the searcher's lanes if it is built: one warm state)
-                self._port = self.backend.index(lambda: self.conn, self._searcher)
+            if self._port is None:
+                self._port = self.backend.index()
             return self._port
 
     def triggers_source(self) -> TriggerSource:
         """Where the trigger index reads its rows (the SQLite one can also snapshot)."""
-        return self.backend.triggers(lambda: self.port, lambda: self.conn)
+        return self.backend.triggers(lambda: self.port)
 
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
             from ..recall.search import Searcher
 
-            searcher = Searcher(self.settings, self.embedder)
-            port = self._port
-            if port is not None and port.backend == "sqlite":  # the port's warm lanes
-                searcher.share_lanes(port)
-            self._searcher = searcher
+            self._searcher = Searcher(self.settings, self.embedder)
         return self._searcher
 
     @property
@@ -258,10 +243,8 @@ class Adapters:
 
     def close(self) -> None:
         with self.lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
             self._port = None
+            self.backend.close()
             if self._recall_log is not None:
                 self._recall_log.close()
                 self._recall_log = None

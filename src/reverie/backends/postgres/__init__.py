@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ...intents.port import IntentStore, IntentTable
     from ...recall.context import TriggerSource
     from ...recall.log_port import RecallLogPort
-    from ...storage.index.db import Connection
     from ...storage.index.port import IndexPort
     from .. import Backend
     from .schema import Database
@@ -53,17 +52,18 @@ class PostgresBackend:
     def describe(self) -> str:
         return f"postgres (tenant {self.tenant!r})"
 
-    def index(self, conn: Callable[[], Connection], lanes: Any) -> IndexPort:
+    def index(self) -> IndexPort:
         from .index import PgIndex
 
         return PgIndex(self._db(), self.tenant, cache_rows=self.settings.embed_cache_rows)
 
-    def triggers(
-        self, port: Callable[[], IndexPort], conn: Callable[[], Connection]
-    ) -> TriggerSource:
+    def triggers(self, port: Callable[[], IndexPort]) -> TriggerSource:
         from ...storage.index.port import PortTriggers
 
         return PortTriggers(port())
+
+    def close(self) -> None:
+        """The database is shared by the tenants: closed by its owner."""
 
     def recall_log(self) -> RecallLogPort:
         from .recall_log import PgRecallLog

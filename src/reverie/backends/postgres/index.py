@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ...storage.chunking import Chunk
 from ...storage.index.bm25 import Doc
 from ...storage.index.keyword import KeywordIndex
+from ...storage.index.path_lane import PathLane
 from ...storage.index.port import counts_report
-from ...storage.index.query import PathLane, candidate_row, trigger_row
 from ...storage.index.rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
 from .cache import PgEmbeddingCache
 from .migrations import hnsw_index
@@ -192,7 +192,7 @@ class PgIndex:
     def candidates(self, ids: Iterable[int], scores: LaneScores) -> list[Candidate]:
         rows = self._all(CANDIDATE_SQL, list(dict.fromkeys(ids)))
         c, b, t = scores.cosines, scores.bm25, scores.tiers
-        return [candidate_row(r, cosines=c, bm25=b, tiers=t) for r in rows]
+        return [Candidate.of(r, cosines=c, bm25=b, tiers=t) for r in rows]
 
     def replacing(self, targets: Iterable[str]) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
@@ -213,7 +213,7 @@ class PgIndex:
         return out
 
     def trigger_rows(self) -> list[TriggerRow]:
-        return [trigger_row(r) for r in self._all(TRIGGER_SQL)]
+        return [TriggerRow.of(r) for r in self._all(TRIGGER_SQL)]
 
     def is_dirty(self) -> bool:
         return self.meta("dirty", "1") == "1" or self.meta("last_sync") is None

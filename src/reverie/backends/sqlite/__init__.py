@@ -1,5 +1,12 @@
-"""The default backend: every store a file in the agent's state folder (SQLite, WAL;
-the pending requests a JSON file)."""
+"""The default backend: every store a file in the agent's state folder, opened the one
+way (:mod:`.opener`: SQLite, WAL; the pending requests a JSON file).
+
+The index (``index.sqlite``: :mod:`.db` its schema, :mod:`.query` its reads,
+:mod:`.store` its writes, :mod:`.cache` the embedding cache in it, :mod:`.index` the
+port over them, :mod:`.vector_lane` and :mod:`.keyword` the warm lanes' SQLite side,
+:mod:`.warm_files` their snapshots beside it), the recall log (:mod:`.recall_log`), the
+standing intents (:mod:`.intents`) and the pending requests (:mod:`.requests`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ import shutil
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...settings import Settings
 from ...storage.workspace import Workspace, warm_snapshot_dir
@@ -17,8 +24,9 @@ if TYPE_CHECKING:
     from ...intents.port import IntentStore, IntentTable
     from ...recall.context import TriggerSource
     from ...recall.log_port import RecallLogPort
-    from ...storage.index.db import Connection
     from ...storage.index.port import IndexPort
+    from .db import Connection
+    from .index import Lanes
 
 
 def _may_exist(path: Path) -> bool:
@@ -36,27 +44,44 @@ class SqliteBackend:
 
     def __init__(self, settings: Settings, workspace: Workspace) -> None:
         self.settings, self.ws = settings, workspace
+        self._conn: Connection | None = None  # the index's, shared by its port and triggers
+        self._lanes: Lanes | None = None  # one warm state, whichever port is open
 
     def describe(self) -> str:
         return "sqlite"
 
-    def index(self, conn: Callable[[], Connection], lanes: Any) -> IndexPort:
-        from ...storage.index.sqlite_port import SqliteIndex
+    def _index_conn(self) -> Connection:
+        """The index file, opened (and its schema made) on first use."""
+        if self._conn is None:
+            from .db import connect, ensure_schema
 
-        return SqliteIndex(
-            conn(),
-            vectors=lanes.vectors if lanes else None,
-            keywords=lanes.keywords if lanes else None,
-            paths=lanes.paths if lanes else None,
-            cache_rows=self.settings.embed_cache_rows,
-        )
+            self.ws.agent_dir.mkdir(parents=True, exist_ok=True)
+            conn = connect(self.ws.index_path)
+            try:
+                ensure_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
 
-    def triggers(
-        self, port: Callable[[], IndexPort], conn: Callable[[], Connection]
-    ) -> TriggerSource:
-        from ...storage.index.query import TriggerRows
+    def index(self) -> IndexPort:
+        from .index import Lanes, SqliteIndex
 
-        return TriggerRows(conn())
+        if self._lanes is None:
+            self._lanes = Lanes()
+        conn = self._index_conn()
+        return SqliteIndex(conn, lanes=self._lanes, cache_rows=self.settings.embed_cache_rows)
+
+    def triggers(self, port: Callable[[], IndexPort]) -> TriggerSource:
+        from .query import TriggerRows
+
+        return TriggerRows(self._index_conn())  # (the port is not needed: no lane loads)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def recall_log(self) -> RecallLogPort:
         from .recall_log import RecallLog

@@ -20,7 +20,7 @@ import sqlean as sqlite3
 from ...intents.model import Intent
 from ...intents.port import Blocked, conditions, to_forget
 from ...intents.rows import COLUMNS, from_row, to_row, utc
-from ...storage.sqlite_open import open_sqlite
+from .opener import open_sqlite
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS intents (

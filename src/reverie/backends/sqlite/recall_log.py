@@ -18,7 +18,7 @@ from ...recall import log
 from ...recall.evidence import MAX_QUERY_HASHES, MAX_RECALL_DAYS, MAX_SNIPPET_CHARS, RecallStats
 from ...recall.log import COLUMNS, STORE_COLUMNS, RecallHit, Recording
 from ...recall.log_port import RecallRows
-from ...storage.sqlite_open import open_sqlite, transaction
+from .opener import open_sqlite, transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_events (

@@ -152,7 +152,7 @@ class Bm25Index:
         return (str(p["paths"][p["path_code"][n]]), int(p["start"][n]), int(p["part"][n]))
 
     def to_parts(self) -> tuple[dict[str, object], dict[str, np.ndarray]]:
-        """What :mod:`reverie.storage.index.warm_files` keeps: the small state (pickled)
+        """What :mod:`reverie.backends.sqlite.warm_files` keeps: the small state (pickled)
         and the arrays (saved as they are, memory-mapped when read)."""
         self._unpack()
         skip = {"_segments", "_ids", "_where", "_known", "_packed", "vocab"}

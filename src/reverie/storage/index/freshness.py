@@ -10,17 +10,12 @@ ordinary sync, which re-reads only the files that changed.
 from __future__ import annotations
 
 from ..workspace import FileEntry, Workspace
-from .db import Connection
 from .port import IndexReader
 
 
-def behind(index: IndexReader | Connection, workspace: Workspace) -> bool:
+def behind(index: IndexReader, workspace: Workspace) -> bool:
     """True when a file was added, changed or removed since the last sync, or the
     index is marked dirty (or was never synced)."""
-    if isinstance(index, Connection):
-        from .sqlite_port import SqliteIndex
-
-        index = SqliteIndex(index)
     if index.is_dirty():
         return True
     known = {path: (row[1], row[2]) for path, row in index.sources().items()}

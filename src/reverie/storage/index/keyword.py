@@ -1,27 +1,24 @@
 """The keyword lane of a warm process: an in-memory BM25 index kept equal to the
 index's FTS5 table (:mod:`reverie.storage.index.bm25` scores as FTS5's ``bm25()``
-does), several times faster than an FTS5 query at 100,000 chunks.
+does), several times faster than an FTS5 query at 100,000 chunks. Every backend feeds
+it its rows (:class:`KeywordRows`); SQLite's also keep it between processes
+(:class:`KeptRows`), and a one-shot SQLite process never loads it and keeps querying
+FTS5 (:class:`reverie.backends.sqlite.index.SqliteIndex`).
 
 Never stale: every search first compares the index version (bumped by every sync
 that changes a row) with the one loaded; on a change only the rows that changed are
 read (chunk ids with their text hash: an id SQLite reuses for other text counts as
-changed) and applied. A one-shot process never loads it and keeps querying FTS5.
+changed) and applied.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol
-
-import sqlean as sqlite3
-
-from .query import index_version, keyword_lane
-from .warm_files import load_keyword, save_keyword, tag, warm_dir
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # numpy loads with the warm lane, never on a one-shot call's path
     from .bm25 import Bm25Index, Doc
 
-_MARKS = 900
 COMPACT_AT = 0.3  # rebuild once this share of the loaded rows was deleted
 
 
@@ -37,38 +34,23 @@ class KeywordRows(Protocol):
     def docs(self, ids: list[int]) -> list[Doc]: ...
 
 
-class SqliteRows:
-    """:class:`KeywordRows` of one SQLite index."""
+@runtime_checkable
+class KeptRows(KeywordRows, Protocol):
+    """Rows whose lane is also kept between processes (SQLite: beside the index file,
+    :mod:`reverie.backends.sqlite.keyword`), so a warm start reads no row twice."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def saved(self) -> tuple[dict[str, Any], dict[str, Any], str] | None:
+        """The kept lane's state, its arrays and the index version it was made at
+        (None: none kept, or not for these rows)."""
+        ...
 
-    def version(self) -> str:
-        return index_version(self.conn)
-
-    def fingerprints(self) -> dict[int, str]:
-        return {int(r[0]): str(r[1]) for r in self.conn.execute("SELECT id, text_hash FROM chunks")}
-
-    def docs(self, ids: list[int]) -> list[Doc]:
-        from .bm25 import Doc
-
-        out: list[Doc] = []
-        for i in range(0, len(ids), _MARKS):
-            part = ids[i : i + _MARKS]
-            rows = self.conn.execute(
-                "SELECT id, text_hash, text, path, start_line, part FROM chunks "
-                f"WHERE id IN ({','.join('?' * len(part))})",
-                part,
-            ).fetchall()
-            out += [
-                Doc(int(r[0]), str(r[1]), str(r[2]), (str(r[3]), int(r[4]), int(r[5])))
-                for r in rows
-            ]
-        return out
+    def save(self, version: str, state: dict[str, Any], arrays: dict[str, Any]) -> None:
+        """Keep the lane made at ``version`` (a failure keeps the older one)."""
+        ...
 
 
 class KeywordIndex:
-    """``load`` once (warm processes), then ``top`` answers as ``keyword_lane`` would."""
+    """``load`` once (warm processes), then ``top`` answers as FTS5 would."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -79,10 +61,10 @@ class KeywordIndex:
     def warm(self) -> bool:
         return self._bm25 is not None
 
-    def load(self, conn: sqlite3.Connection | KeywordRows) -> None:
+    def load(self, source: KeywordRows) -> None:
         """Load every row, or bring a loaded index up to the index's version."""
         with self._lock:
-            self._refresh(_rows(conn))
+            self._refresh(source)
 
     def _refresh(self, source: KeywordRows) -> None:
         from .bm25 import Bm25Index
@@ -90,11 +72,10 @@ class KeywordIndex:
         version = source.version()
         if self._bm25 is not None and version == self._version:
             return
-        conn = source.conn if isinstance(source, SqliteRows) else None
-        folder = warm_dir(conn) if conn is not None else None
+        kept = source if isinstance(source, KeptRows) else None
         bm25 = self._bm25
-        if bm25 is None and conn is not None and folder is not None:  # beside the index
-            loaded = load_keyword(folder, tag(conn))
+        if bm25 is None and kept is not None:  # (SQLite: beside the index)
+            loaded = kept.saved()
             try:
                 bm25 = Bm25Index.from_parts(loaded[0], loaded[1]) if loaded else None
             except (KeyError, TypeError, AssertionError):  # another layout: built anew
@@ -111,24 +92,17 @@ class KeywordIndex:
         bm25.add(source.docs(new))
         # built anew or far behind: the next start reads it
         far_behind = fresh or len(new) > max(2000, len(now) // 4)
-        if conn is not None and folder is not None and now and far_behind:
-            save_keyword(folder, tag(conn), version, *bm25.to_parts())
+        if kept is not None and now and far_behind:
+            kept.save(version, *bm25.to_parts())
         self._bm25, self._version = bm25, version
 
     def top(
-        self,
-        conn: sqlite3.Connection | KeywordRows,
-        query: str,
-        k: int,
-        drop: frozenset[str] = frozenset(),
+        self, source: KeywordRows, query: str, k: int, drop: frozenset[str] = frozenset()
     ) -> dict[int, float]:
-        """chunk id -> FTS5 rank (negative), best first, equal ranks in content order:
-        from memory once loaded, else the FTS5 query itself (a one-shot call)."""
+        """chunk id -> FTS5 rank (negative), best first, equal ranks in content order
+        (loaded on the first call)."""
         if self._bm25 is None:
-            if isinstance(conn, sqlite3.Connection):
-                return keyword_lane(conn, query, k, drop)
-            self.load(conn)  # no FTS5 to ask: this lane is the keyword index
-        source = _rows(conn)
+            self.load(source)
         with self._lock:
             if source.version() != self._version:
                 self._refresh(source)
@@ -136,8 +110,4 @@ class KeywordIndex:
             return self._bm25.top(query, k, drop)
 
 
-def _rows(conn: sqlite3.Connection | KeywordRows) -> KeywordRows:
-    return SqliteRows(conn) if isinstance(conn, sqlite3.Connection) else conn
-
-
-__all__ = ["KeywordIndex", "KeywordRows", "SqliteRows"]
+__all__ = ["KeptRows", "KeywordIndex", "KeywordRows"]

@@ -3,8 +3,8 @@ split by use: :class:`IndexReader` (recall), :class:`WarmLanes` (a long-running
 process), :class:`IndexWriter` (the sync), :class:`IndexCurator` (forget and trust);
 :class:`IndexPort` is all four, what a backend gives.
 
-Two adapters implement it: :class:`reverie.storage.index.sqlite_port.SqliteIndex` (one
-person, one SQLite file, today's behaviour) and
+Each backend of :mod:`reverie.backends` implements it:
+:class:`reverie.backends.sqlite.index.SqliteIndex` (one person, one SQLite file) and
 :class:`reverie.backends.postgres.index.PgIndex` (one tenant's rows in a shared
 PostgreSQL). The port returns raw lane scores and rows; fusion, decay, MMR, snippets
 and neighbours stay in Python (:mod:`reverie.recall`), so both backends rank alike.

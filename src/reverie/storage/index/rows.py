@@ -1,11 +1,13 @@
-"""Row types read from the index: plain data, no SQL (pure)."""
+"""Row types read from the index: plain data, no SQL (pure), and the rows every backend
+reads parsed alike (:meth:`Candidate.of`, :meth:`TriggerRow.of`)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...provenance.origin import Origin, SessionKind
 from ...provenance.paths import SourceKind
@@ -60,6 +62,35 @@ class Candidate:
     path_tier: int = 0
     session_kind: SessionKind | None = None
 
+    @classmethod
+    def of(
+        cls,
+        r: tuple[Any, ...],
+        *,
+        cosines: dict[int, float],
+        bm25: dict[int, float],
+        tiers: dict[int, int],
+    ) -> Candidate:
+        """One row (id, path, start, end, text, kind, day, origin, importance, projects,
+        session kind) with its lane scores, as ranking reads it (both backends)."""
+        cid = int(r[0])
+        return cls(
+            chunk_id=cid,
+            path=r[1],
+            start_line=r[2],
+            end_line=r[3],
+            text=r[4],
+            kind=SourceKind.parse(r[5]),
+            day=date.fromisoformat(r[6]) if r[6] else None,
+            origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
+            importance=r[8],
+            projects=tuple(json.loads(r[9])),
+            cosine=cosines.get(cid),
+            bm25=bm25.get(cid),
+            path_tier=tiers.get(cid, 0),
+            session_kind=SessionKind.parse(r[10]),
+        )
+
 
 @dataclass(frozen=True)
 class TriggerRow:
@@ -74,6 +105,14 @@ class TriggerRow:
     origin: Origin
     phrases: tuple[str, ...]
     projects: tuple[str, ...]
+
+    @classmethod
+    def of(cls, r: tuple[Any, ...]) -> TriggerRow:
+        """One raw trigger row (id, path, start, end, text, kind, origin, triggers JSON,
+        projects JSON), parsed (both backends)."""
+        origin = Origin.parse(r[6]) or Origin.UNTRUSTED
+        phrases, projects = tuple(json.loads(r[7])), tuple(json.loads(r[8]))
+        return cls(r[0], r[1], r[2], r[3], r[4], SourceKind.parse(r[5]), origin, phrases, projects)
 
 
 __all__ = ["Candidate", "TriggerRow"]

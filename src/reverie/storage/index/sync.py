@@ -24,8 +24,6 @@ from datetime import datetime
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-import sqlean as sqlite3
-
 from ...errors import ProviderError
 from .. import reader
 from ..chunking import CHUNKING_VERSION, Chunk
@@ -34,9 +32,8 @@ from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..tombstones import Tombstones
 from ..workspace import FileEntry, Workspace
-from . import owner, store
+from . import owner
 from .backfill import backfill
-from .db import Connection, transaction
 from .port import IndexPort
 from .rows import SourceRow
 
@@ -106,17 +103,13 @@ class Syncer:
 
     def __init__(
         self,
-        index: IndexPort | Connection,
+        index: IndexPort,
         workspace: Workspace,
         settings: Any,
         embedder: Embedder | None,
         *,
         now: Callable[[], datetime],
     ) -> None:
-        if isinstance(index, Connection):  # (the SQLite adapter, imported when used)
-            from .sqlite_port import SqliteIndex
-
-            index = SqliteIndex(index, cache_rows=settings.embed_cache_rows)
         self.ix: IndexPort = index
         self.ws = workspace
         self.settings = settings
@@ -387,10 +380,4 @@ class Syncer:
             backfill(self.ix, lambda texts: self._embed(texts, stats), lambda: self.breaker_open)
 
 
-def mark_dirty(conn: sqlite3.Connection) -> None:
-    """Files changed: the next sync runs (one transaction)."""
-    with transaction(conn):
-        store.mark_dirty(conn)
-
-
-__all__ = ["TOKENIZER", "SyncStats", "Syncer", "chunking_version", "mark_dirty"]
+__all__ = ["TOKENIZER", "SyncStats", "Syncer", "chunking_version"]

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
-from ..workspace import warm_pointer, warm_snapshot_dir
+from ...storage.workspace import warm_pointer, warm_snapshot_dir
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np  # loaded on first use
+    from ...storage.lazy import numpy as np  # loaded on first use
 
 
 def warm_dir(conn: sqlite3.Connection) -> Path | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import sqlean as sqlite3
 
-from .workspace import lock_beside
+from ...storage.workspace import lock_beside
 
 BUSY_TIMEOUT_MS = 30_000
 

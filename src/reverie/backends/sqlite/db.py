@@ -16,7 +16,7 @@ from typing import Any
 import sqlean as sqlite3
 
 from ...errors import IndexUnusable
-from ..sqlite_open import open_sqlite, transaction
+from .opener import open_sqlite, transaction
 
 SCHEMA_VERSION = 4
 Connection = sqlite3.Connection  # the type callers hold, without importing the driver
@@ -107,7 +107,7 @@ def _vec_extension() -> str:
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open the index (:func:`reverie.storage.sqlite_open.open_sqlite`) with foreign
+    """Open the index (:func:`reverie.backends.sqlite.opener.open_sqlite`) with foreign
     keys and sqlite-vec loaded."""
     try:
         return open_sqlite(path, readonly=readonly, extension=_vec_extension(), foreign_keys=True)

@@ -1,22 +1,21 @@
-"""Query adapters over the index: the keyword lane (FTS5), exact path matches, and
-candidate rows with their ranking notes and provenance (the vector lane:
-:mod:`reverie.storage.index.vector_lane`)."""
+"""Reads of the SQLite index: the keyword lane (FTS5), the chunks of the files a query
+names, candidate rows with their ranking notes and provenance, the trigger rows (the
+vector lane: :mod:`.vector_lane`; the rows parsed alike on every backend:
+:mod:`reverie.storage.index.rows`)."""
 
 from __future__ import annotations
 
-import json
-import posixpath
-from collections.abc import Callable, Iterable
-from datetime import date
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
-from ...provenance.origin import Origin, SessionKind
-from ...provenance.paths import SourceKind
+from ...storage.index.rows import Candidate, TriggerRow
 from ...tokens import fts_query
 from .db import get_meta
-from .rows import Candidate, TriggerRow
+
+if TYPE_CHECKING:
+    from ...storage.index.path_lane import PathLane
 
 _MARKS = 900
 VEC_K_MAX = 4096  # sqlite-vec's largest k
@@ -69,54 +68,10 @@ def keyword_lane(
     return {int(r[0]): float(r[1]) for r in rows}
 
 
-class PathLane:
-    """Exact path matches: full path (3) > basename (2) > stem (1)."""
-
-    def __init__(self) -> None:
-        self._version: str | None = None
-        self._maps: tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]] = ({}, {}, {})
-
-    def _refresh(self, version: str, paths: Callable[[], Iterable[str]]) -> None:
-        if version == self._version:
-            return
-        full: dict[str, str] = {}
-        base: dict[str, list[str]] = {}
-        stem: dict[str, list[str]] = {}
-        for path in paths():
-            name = posixpath.basename(path)
-            full[path.lower()] = path
-            base.setdefault(name.lower(), []).append(path)
-            stem.setdefault(posixpath.splitext(name)[0].lower(), []).append(path)
-        self._maps = (full, base, stem)
-        self._version = version
-
-    def match(self, conn: sqlite3.Connection, query: str) -> dict[str, int]:
-        paths = lambda: (str(r[0]) for r in conn.execute("SELECT path FROM sources"))  # noqa: E731
-        return self.match_in(index_version(conn), paths, query)
-
-    def match_in(
-        self, version: str, paths: Callable[[], Iterable[str]], query: str
-    ) -> dict[str, int]:
-        """:meth:`match` over the registry's ``paths`` at index ``version`` (read only
-        when the version moved)."""
-        self._refresh(version, paths)
-        full, base, stem = self._maps
-        tiers: dict[str, int] = {}
-        whole = query.strip().lower()
-        words = {w.strip("`'\"()[]<>,;?!") for w in whole.split()} | {whole}
-        for w in words:
-            if not w:
-                continue
-            if w in full:
-                tiers[full[w]] = max(tiers.get(full[w], 0), 3)
-            for p in base.get(w, ()):
-                tiers[p] = max(tiers.get(p, 0), 2)
-            # a bare word like "user" is content, not a file name: the stem tier needs the
-            # whole query to be the stem, or a token shaped like a file name (2026-05-01)
-            if w == whole or not w.isalpha():
-                for p in stem.get(w, ()):
-                    tiers[p] = max(tiers.get(p, 0), 1)
-        return tiers
+def path_matches(lane: PathLane, conn: sqlite3.Connection, query: str) -> dict[str, int]:
+    """:meth:`PathLane.match_in` over this index's source registry."""
+    paths = lambda: (str(r[0]) for r in conn.execute("SELECT path FROM sources"))  # noqa: E731
+    return lane.match_in(index_version(conn), paths, query)
 
 
 def path_chunks(conn: sqlite3.Connection, tiers: dict[str, int], k: int) -> dict[int, int]:
@@ -128,34 +83,6 @@ def path_chunks(conn: sqlite3.Connection, tiers: dict[str, int], k: int) -> dict
         ):
             out[int(cid)] = tier
     return out
-
-
-def candidate_row(
-    r: tuple[Any, ...],
-    *,
-    cosines: dict[int, float],
-    bm25: dict[int, float],
-    tiers: dict[int, int],
-) -> Candidate:
-    """One row (id, path, start, end, text, kind, day, origin, importance, projects,
-    session kind) with its lane scores, as ranking reads it (both backends)."""
-    cid = int(r[0])
-    return Candidate(
-        chunk_id=cid,
-        path=r[1],
-        start_line=r[2],
-        end_line=r[3],
-        text=r[4],
-        kind=SourceKind.parse(r[5]),
-        day=date.fromisoformat(r[6]) if r[6] else None,
-        origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
-        importance=r[8],
-        projects=tuple(json.loads(r[9])),
-        cosine=cosines.get(cid),
-        bm25=bm25.get(cid),
-        path_tier=tiers.get(cid, 0),
-        session_kind=SessionKind.parse(r[10]),
-    )
 
 
 def fetch_candidates(
@@ -176,7 +103,7 @@ def fetch_candidates(
             f"JOIN notes n ON n.chunk_id = c.id WHERE c.id IN ({','.join('?' * len(part))})",
             part,
         ).fetchall()
-        out += [candidate_row(r, cosines=cosines, bm25=bm25, tiers=tiers) for r in rows]
+        out += [Candidate.of(r, cosines=cosines, bm25=bm25, tiers=tiers) for r in rows]
     return out
 
 
@@ -204,24 +131,9 @@ TRIGGER_ROWS_SQL = (
 )
 
 
-def trigger_row(r: tuple[Any, ...]) -> TriggerRow:
-    """One raw row of :data:`TRIGGER_ROWS_SQL`, parsed."""
-    return TriggerRow(
-        chunk_id=r[0],
-        path=r[1],
-        start_line=r[2],
-        end_line=r[3],
-        text=r[4],
-        kind=SourceKind.parse(r[5]),
-        origin=Origin.parse(r[6]) or Origin.UNTRUSTED,
-        phrases=tuple(json.loads(r[7])),
-        projects=tuple(json.loads(r[8])),
-    )
-
-
 def trigger_rows(conn: sqlite3.Connection) -> list[TriggerRow]:
     """Every curated chunk that carries a trigger trailer (the only ones that can fire)."""
-    return [trigger_row(r) for r in conn.execute(TRIGGER_ROWS_SQL)]
+    return [TriggerRow.of(r) for r in conn.execute(TRIGGER_ROWS_SQL)]
 
 
 class TriggerRows:
@@ -242,7 +154,7 @@ class TriggerRows:
 
     @staticmethod
     def row(raw: tuple[Any, ...]) -> TriggerRow:
-        return trigger_row(raw)
+        return TriggerRow.of(raw)
 
 
 def is_dirty(conn: sqlite3.Connection) -> bool:
@@ -251,15 +163,14 @@ def is_dirty(conn: sqlite3.Connection) -> bool:
 
 
 __all__ = [
-    "PathLane",
     "TriggerRows",
-    "candidate_row",
     "entry_order",
     "fetch_candidates",
     "index_version",
     "is_dirty",
     "keyword_lane",
     "path_chunks",
+    "path_matches",
     "top_by_location",
     "trigger_rows",
 ]

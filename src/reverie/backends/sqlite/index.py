@@ -1,6 +1,6 @@
-"""The SQLite adapter of the index port: one connection and the warm lanes over it,
-each call the function it always was (:mod:`.query`, :mod:`.store`, :mod:`.db`), so
-behaviour is exactly today's."""
+"""The SQLite adapter of the index port (``index.sqlite`` in the state folder): one
+connection and the warm lanes over it, each call a function of :mod:`.query`,
+:mod:`.store` or :mod:`.db`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from ..chunking import Chunk
+from ...storage.chunking import Chunk
+from ...storage.index.keyword import KeywordIndex
+from ...storage.index.path_lane import PathLane
+from ...storage.index.port import counts_report
+from ...storage.index.rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
 from . import query, store
 from .cache import SqliteEmbeddingCache
 from .db import (
@@ -22,37 +26,49 @@ from .db import (
     transaction,
     user_version,
 )
-from .keyword import KeywordIndex
-from .port import counts_report
-from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from .keyword import SqliteRows
 from .vector_lane import VectorLane
 
 if TYPE_CHECKING:
     import numpy as np
 
 
+class Lanes:
+    """The warm lanes of one index, kept by the backend across the ports it opens (one
+    warm state). The vector lane is made on first use: numpy loads with it, and a
+    one-shot process that only reads the triggers never needs it."""
+
+    def __init__(self) -> None:
+        self._vectors: VectorLane | None = None
+        self.keywords = KeywordIndex()
+        self.paths = PathLane()
+
+    @property
+    def vectors(self) -> VectorLane:
+        if self._vectors is None:
+            self._vectors = VectorLane()
+        return self._vectors
+
+
 class SqliteIndex:
-    """:class:`reverie.storage.index.port.IndexPort` over one SQLite connection.
-    ``vectors``/``keywords``/``paths``: the warm lanes to use (a searcher keeps its
-    own across calls); fresh ones when not given."""
+    """:class:`reverie.storage.index.port.IndexPort` over one SQLite connection and
+    the warm ``lanes`` (fresh ones when not given)."""
 
     backend = "sqlite"
     remains: tuple[str, ...] = ()  # a forget rewrites the file and its WAL: nothing stays
 
     def __init__(
-        self,
-        conn: Connection,
-        *,
-        vectors: VectorLane | None = None,
-        keywords: KeywordIndex | None = None,
-        paths: query.PathLane | None = None,
-        cache_rows: int = 50_000,
+        self, conn: Connection, *, lanes: Lanes | None = None, cache_rows: int = 50_000
     ) -> None:
         self.conn = conn
-        self.vector_lane = vectors or VectorLane()
-        self.keyword_lane = keywords or KeywordIndex()
-        self.path_lane = paths or query.PathLane()
+        self.lanes = lanes or Lanes()
+        self.keyword_lane, self.path_lane = self.lanes.keywords, self.lanes.paths
+        self.rows = SqliteRows(conn)  # what the warm keyword lane reads
         self.cache = SqliteEmbeddingCache(conn, cap_rows=cache_rows)
+
+    @property
+    def vector_lane(self) -> VectorLane:
+        return self.lanes.vectors  # (made on first use)
 
     # -- reads -------------------------------------------------------------------
     def reading(self) -> AbstractContextManager[None]:
@@ -65,7 +81,9 @@ class SqliteIndex:
         return query.index_version(self.conn)
 
     def keyword_top(self, text: str, k: int, drop: frozenset[str]) -> dict[int, float]:
-        return self.keyword_lane.top(self.conn, text, k, drop)
+        if not self.keyword_lane.warm:  # a one-shot process asks FTS5 itself
+            return query.keyword_lane(self.conn, text, k, drop)
+        return self.keyword_lane.top(self.rows, text, k, drop)
 
     def vector_top(self, qvec: np.ndarray, k: int) -> dict[int, float]:
         return self.vector_lane.top(self.conn, qvec, k)
@@ -74,7 +92,7 @@ class SqliteIndex:
         return self.vector_lane.vectors(self.conn, ids)
 
     def path_chunks(self, text: str, k: int) -> dict[int, int]:
-        return query.path_chunks(self.conn, self.path_lane.match(self.conn, text), k)
+        return query.path_chunks(self.conn, query.path_matches(self.path_lane, self.conn, text), k)
 
     def candidates(self, ids: Iterable[int], scores: LaneScores) -> list[Candidate]:
         return query.fetch_candidates(
@@ -110,7 +128,7 @@ class SqliteIndex:
 
     def warm(self) -> None:
         self.vector_lane.load(self.conn)
-        self.keyword_lane.load(self.conn)  # BM25 in memory, equal to FTS5's
+        self.keyword_lane.load(self.rows)  # BM25 in memory, equal to FTS5's
 
     # -- writes (the sync) ----------------------------------------------------------
     def ensure_schema(self) -> bool:
@@ -174,14 +192,15 @@ class SqliteIndex:
         """No deleted byte left in the index file or its WAL, and no snapshot of the
         warm lanes (they may hold what was forgotten; the next warm process writes
         them anew)."""
-        from ..scrub import scrub
+        from ...storage.scrub import scrub
         from .warm_files import drop, warm_dir
 
         drop(warm_dir(self.conn))
         return scrub(self.conn)
 
     def close(self) -> None:
-        self.conn.close()
+        """Nothing: the connection is the backend's
+        (:meth:`reverie.backends.sqlite.SqliteBackend.close`)."""
 
 
 def index_counts(conn: Connection, *, embedder: str | None) -> dict[str, Any]:
@@ -202,4 +221,4 @@ def index_counts(conn: Connection, *, embedder: str | None) -> dict[str, Any]:
     )
 
 
-__all__ = ["SqliteIndex", "index_counts"]
+__all__ = ["Lanes", "SqliteIndex", "index_counts"]

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
-from ..embedders.base import CachedRow, EmbedderIdentity
+from ...storage.embedders.base import CachedRow, EmbedderIdentity
 from .db import transaction
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np  # loaded on first use
+    from ...storage.lazy import numpy as np  # loaded on first use
 
 _CHUNK = 500
 

@@ -2,8 +2,8 @@
 
 A one-shot process asks vec0's KNN (no loading). A warm process holds the vectors as a
 numpy matrix, several times faster a search. The matrix comes from the last snapshot
-kept beside the index (:mod:`reverie.storage.index.warm_files`, memory-mapped: start-up
-does not grow with the memory, and no second copy is made while loading), checked row
+kept beside the index (:mod:`.warm_files`, memory-mapped: start-up does not grow with
+the memory, and no second copy is made while loading), checked row
 by row against the index: a row whose chunk is gone or holds other text is masked out,
 and the chunks written since are read from vec0 into a small second matrix. When those
 outgrow a quarter of the snapshot, the lane reloads everything and writes a new one.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
-from ..blas import blas_threads
+from ...storage.blas import blas_threads
 from . import warm_files
 from .db import get_meta
 from .query import VEC_K_MAX, index_version, top_by_location
@@ -26,7 +26,7 @@ from .query import VEC_K_MAX, index_version, top_by_location
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np  # loaded on first use
+    from ...storage.lazy import numpy as np  # loaded on first use
 
 _MARKS = 900
 _BATCH = 4096

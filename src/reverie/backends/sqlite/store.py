@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
+from ...storage.chunking import Chunk
+from ...storage.index.rows import SourceRow
 from ...tokens import keyword_body
-from ..chunking import Chunk
 from .db import get_meta, set_meta, transaction
-from .rows import SourceRow
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    from ..lazy import numpy as np  # loaded on first use
+    from ...storage.lazy import numpy as np  # loaded on first use
 
 
 def delete_rows(conn: sqlite3.Connection, path: str, *, has_vec_table: bool) -> None:
