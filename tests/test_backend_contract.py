@@ -2,8 +2,9 @@
 own suites (``test_recall_log_backends.py``, ``test_intents_requests_postgres.py``, which
 run on every backend listed too): say where it is, hold nothing of a fresh agent, hold
 what the agent wrote, give it all back to a move (the embedding cache's rows as they
-are), and delete all of it. A new backend is one module and one line in ``BACKENDS``;
-these tests then run on it (how a test sets it up: ``backend_environ`` in conftest)."""
+are), and delete all of it. A new backend is one package and one line in ``BACKENDS``
+(its name among the ``index_backend`` setting's choices too: checked here); these tests
+then run on it (how a test sets it up: ``backend_environ`` in conftest)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from conftest import backend_environ, base_env
 from reverie import Reverie
 from reverie.backends import BACKENDS
 from reverie.clock import Clock
+from reverie.settings import SETTINGS
 
 START = datetime(2026, 5, 1, 9, 0, tzinfo=ZoneInfo("UTC"))
 
@@ -32,6 +34,12 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Reverie]:
     made.init()
     yield made
     made.close()
+
+
+def test_the_setting_names_every_backend_the_factory_makes() -> None:
+    [row] = [s for s in SETTINGS if s.name == "index_backend"]
+    assert row.choices == tuple(BACKENDS)  # the settings cannot import the factory
+    assert row.default in BACKENDS
 
 
 def test_a_backend_holds_what_the_agent_wrote_and_drops_all_of_it(engine: Reverie) -> None:

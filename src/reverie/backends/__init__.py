@@ -1,15 +1,22 @@
 """Where one agent's derived stores live: one backend, chosen once by ``index_backend``
 (issue 44).
 
-A backend is one module of this package: everything that differs between backends, in
-one class (the index port and the embedding cache it carries, the recall log, the
-standing intents' table, the pending requests, what it holds of an agent, how to delete
-all of it). The stores keep their protocols in their capability packages
-(:class:`reverie.storage.index.port.IndexPort`,
+A backend is one package of this one (:mod:`.sqlite`, :mod:`.postgres`): everything
+that differs between backends, behind one class (the index port and the embedding
+cache it carries, the recall log, the standing intents' table, the pending requests,
+what it holds of an agent, how to delete all of it). The stores keep their protocols in
+their capability packages (:class:`reverie.storage.index.port.IndexPort`,
+:class:`reverie.storage.embedders.base.EmbeddingCache`,
 :class:`reverie.recall.log_port.RecallLogPort`, :class:`reverie.intents.port.IntentStore`,
-:class:`reverie.curation.requests.RequestStore`); ``wiring/`` asks :func:`backend_for` once
-per engine. Adding a backend is a module here and one line in :data:`BACKENDS`; what it
-must do is ``tests/test_backend_contract.py``, which runs against every backend listed.
+:class:`reverie.curation.requests.RequestStore`), which never import a backend;
+``wiring/`` asks :func:`backend_for` once per engine.
+
+Adding a backend is a package here and one line in :data:`BACKENDS` (its name also
+goes among the ``index_backend`` setting's choices, which sit below every package: a
+test fails until the two agree). What it must do is the contract suite
+(``tests/test_backend_contract.py``, ``tests/test_recall_log_backends.py``,
+``tests/test_intents_requests_postgres.py``), which runs on every backend listed, set
+up by ``backend_environ`` in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
     from ..storage.index.port import IndexPort
     from ..storage.workspace import Workspace
 
-# the backend's name (the setting index_backend) -> "module:class" in this package
+# the backend's name (the setting index_backend) -> "package:class" in this package
 BACKENDS = {
     "sqlite": "sqlite:SqliteBackend",
     "postgres": "postgres:PostgresBackend",

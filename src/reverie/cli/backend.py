@@ -8,6 +8,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ..backends import BACKENDS
 from ..settings import config_path
 from .common import Ctx, emit, handles_errors, json_option
 
@@ -35,9 +36,7 @@ def _render(d: dict[str, Any]) -> str:
 
 
 @backend.command("move")
-@click.option(
-    "--to", "to", type=click.Choice(["sqlite", "postgres"]), required=True, help="The backend."
-)
+@click.option("--to", "to", type=click.Choice(list(BACKENDS)), required=True, help="The backend.")
 @click.option("--dsn", default="", help="PostgreSQL's connection string [index_dsn].")
 @click.option("--dry-run", is_flag=True, help="Count what would move; change nothing.")
 @json_option

@@ -190,11 +190,11 @@ class Adapters:
         with self.lock:
             counts = self.port.counts(embedder=current)
         ws = self.workspace
-        lite = counts["backend"] == "sqlite"
+        lite = counts["backend"] == "sqlite"  # (the state folder's files; else its name)
         where = {"index": ws.index_path, "recall_log": ws.recall_log_path}
         paths = {
             "workspace": str(ws.root),
-            **{k: str(v) if lite else "postgres" for k, v in where.items()},
+            **{k: str(v) if lite else counts["backend"] for k, v in where.items()},
         }
         from ..sync.run import open_conflicts  # a sync conflict shows until the owner picks
 

@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..backends import BACKENDS
 from ..errors import ConfigError, ReverieError
 from ..settings import Settings
 from .adapters import Adapters
 
-BACKENDS = ("sqlite", "postgres")
 GROWS = frozenset({"vectors", "cached embeddings"})  # the target may embed what the source lacked
 
 
@@ -215,4 +215,4 @@ def _set_config(
     return str(config), want, notes
 
 
-__all__ = ["BACKENDS", "MoveReport", "move"]
+__all__ = ["MoveReport", "move"]
