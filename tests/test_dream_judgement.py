@@ -63,6 +63,14 @@ def test_media_markup_is_stripped() -> None:
         ("I moved two years ago.", "I moved two years ago (2021)."),
         ("我上周去了北京。", "我上周（2023-05-01 那周）去了北京。"),
         ("昨天下雨了。", "昨天（2023-05-07）下雨了。"),
+        # a part of another day is that day; a clock time or a duration is no day
+        ("We ate there last night.", "We ate there last night (2023-05-07)."),
+        ("I fly out tomorrow morning.", "I fly out tomorrow morning (2023-05-09)."),
+        ("The bus leaves in 45 minutes.", "The bus leaves in 45 minutes."),
+        ("It rained two hours ago.", "It rained two hours ago."),
+        # the word in front of a day's name moves it (2023-05-08 is a Monday)
+        ("下礼拜三开始上班。", "下礼拜三（2023-05-17）开始上班。"),
+        ("上星期五分手了。", "上星期五（2023-05-05）分手了。"),
     ],
 )
 def test_relative_dates_resolve_against_the_source_day(text: str, want: str) -> None:

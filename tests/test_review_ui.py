@@ -40,7 +40,7 @@ ARGS = [
 NOW = datetime.fromisoformat(FIXED_NOW)
 FACT = "The staging database lives on host orca-db-2 in the Frankfurt region."
 OLDER = "The staging database lived on host orca-db-1 in the Dublin region."  # a month before
-OTHER = "The coffee machine on floor three needs descaling every month."
+OTHER = "I'm in charge of descaling the coffee machine on floor three every month."
 SCRIPT = "Page said <script>document.title='pwned'</script> and <b>bold</b> things."
 PAGE_FACT = "The backup server heron-7 sits in rack twelve of the basement."  # web text
 QUERIES = (
@@ -220,9 +220,10 @@ def test_promote_and_reject_a_candidate(review: Review) -> None:
     assert "gate provenance: FAIL" in web.inner_text()
     assert web.locator("button", has_text="promote").count() == 0
     assert web.locator("button", has_text="reject").count() == 1
-    # the untrusted page text is judged chatter: never offered, so never promoted by a click
+    # the untrusted page text is refused by its provenance too: no promote offered
     # (the owner's promote refusing untrusted lines: test_curation)
-    assert page.locator("details.cand", has_text="document.title").count() == 0
+    page_text = page.locator("details.cand", has_text="document.title")
+    assert page_text.locator("button", has_text="promote").count() == 0
     assert "pwned" not in review.memory()
 
 

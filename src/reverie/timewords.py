@@ -42,6 +42,9 @@ FIRST = {  # a question for the first value
     r"first (?:one|value|time))\b",
     "zh": "原来|最初|一开始|起初|当初|最早|本来",
 }
+# a word in front of a day's name that moves it, which dateparser's Chinese reading
+# leaves out (it reads 下礼拜一 as the past Monday): such a reading is taken from jionlp
+SHIFTS = {"zh": "上下这本"}
 _MONTH_NUMBER = re.compile(r"(\d{1,2})\s*月")
 _CLAUSE_MARKS = re.compile(r"[;:!?()\"“”]|,(?!\s*\d)")
 # an amount or a model number read as a date: "$12", "a $5 coupon", "Canon EOS 80D"
@@ -163,11 +166,16 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
             continue
         pos = at + len(said)
         words = text[origin[at] : origin[pos - 1] + 1]
-        if value.time() != datetime.min.time():
-            continue  # a clock time or a duration ("a second", "in 45 minutes")
-        if abs(value.year - base.year) > 60:
+        if lang == "zh" and at and read[at - 1] in SHIFTS["zh"]:
+            out += _jionlp_point(text[origin[at - 1] : origin[pos - 1] + 1], origin[at - 1], base)
             continue
         period = _parser(lang, when, prefer).get_date_data(said).period
+        if value.time() != datetime.min.time():
+            if not _day_part(said, value, lang, when, prefer):
+                continue  # a clock time or a duration ("a second", "in 45 minutes")
+            period, value = "day", datetime(value.year, value.month, value.day)
+        if abs(value.year - base.year) > 60:
+            continue
         bare = lang == "en" and " " not in words.strip() and words.strip().islower()
         if bare and period != "day":
             continue  # "may", "march": a verb, not a month (English capitalises months)
@@ -177,6 +185,27 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
         if days is not None:
             out.append(Said(words, origin[at], days[0], days[1], period))
     return out
+
+
+def _day_part(said: str, value: datetime, lang: str, when: datetime, prefer: Prefer) -> bool:
+    """``said`` names a part of another day ("last night", "tomorrow morning"): read on
+    the same day at noon it is the same moment, where a duration moves with the clock
+    ("in 45 minutes", "two hours ago")."""
+    noon = _parser(lang, when.replace(hour=12), prefer).get_date_data(said).date_obj
+    return noon == value and value.date() != when.date()
+
+
+def _jionlp_point(words: str, at: int, base: date) -> list[Said]:
+    """``words`` (a shifted day's name, 下礼拜一) as jionlp reads them alone: one day or
+    span, else nothing."""
+    stamp = wall_stamp(datetime(base.year, base.month, base.day))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            got = jionlp().parse_time(words, time_base=stamp)
+        first, last = (datetime.fromisoformat(str(t)).date() for t in got["time"][:2])
+    except Exception:  # not a point in time, or a parser bug: no reading
+        return []
+    return [Said(words, at, first, last, "span")] if got.get("type") == "time_point" else []
 
 
 @lru_cache(maxsize=1)

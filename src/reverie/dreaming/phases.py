@@ -66,7 +66,8 @@ def light(
     promoted: Callable[[RecallStats], bool] = lambda s: False,
 ) -> LightResult:
     """Stage candidates recalled in the last ``lookback_days`` (SPEC section 8: 2):
-    junk, chatter (``judge``: :mod:`.content`) and already-promoted lines out, near-duplicates
+    junk, chatter (``judge``: :mod:`.content`; of a line provenance lets through, so that
+    a line it refuses is refused by its provenance) and already-promoted lines out, near-duplicates
     (>= 0.88) merged into the most recalled copy of the same provenance, at most
     ``max_candidates`` that could be promoted. A line's counts cover its whole
     history, so a fact needed again today is staged however old its journal is."""
@@ -81,9 +82,9 @@ def light(
         if reason:
             dropped.append(Dropped(s.key, f"junk: {reason}"))
             continue
-        verdict = judge(clean_snippet(s.snippet))
-        if not verdict.durable:
-            dropped.append(Dropped(s.key, f"content: {verdict.reason}"))
+        verdict = judge(clean_snippet(s.snippet)) if _promotable(s) else None
+        if verdict is not None and not verdict.durable:  # (provenance refuses the others
+            dropped.append(Dropped(s.key, f"content: {verdict.reason}"))  # first, by name)
             continue
         if promoted(s):
             dropped.append(Dropped(s.key, "already promoted to MEMORY.md"))
