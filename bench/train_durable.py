@@ -17,7 +17,7 @@ log-loss, then refitted; the keep threshold is the lowest on dev whose precision
 reaches ``--precision``. The written sets' training rows are copied beside the weights
 (``durable_examples.tsv``): ``reverie dream explain`` shows the nearest of them. Test figures are printed beside dev, per source and language.
 
-    python bench/train_durable.py [--precision 0.9] [--out bench/out/durable-fit.json]
+    python bench/train_durable.py [--precision 0.95] [--out bench/out/durable-fit.json]
         [--dry-run]
 """
 
@@ -159,7 +159,7 @@ def choose_threshold(pkeep: np.ndarray, gold: np.ndarray, target: float) -> floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--precision", type=float, default=0.9)
+    ap.add_argument("--precision", type=float, default=0.95)
     ap.add_argument("--out", type=Path, default=Path("bench/out/durable-fit.json"))
     ap.add_argument("--dry-run", action="store_true", help="report only, weights untouched")
     args = ap.parse_args()

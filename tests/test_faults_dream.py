@@ -373,7 +373,7 @@ def _farm(
 
 
 def test_an_owner_line_holding_u2028_is_promoted(tmp_path: Path) -> None:
-    fact = "The release train leaves every second Tuesday\u2028from the Lisbon office."
+    fact = "Our release train leaves every second Tuesday\u2028from the Lisbon office."
     queries = (
         "release train second Tuesday",
         "when does the release train leave",
