@@ -34,13 +34,14 @@ Prefer = Literal["past", "future"]
 # what no date library reads, per language (the one place for these words)
 EARLIER = {  # a question for the value before the current one
     "en": r"\b(?:before|previously|formerly|used to|earlier|in the past|prior)\s*[?.!]*\s*$"
-    r"|\b(?:previously|formerly|used to|use to|in the past|the previous|the old)\b",
-    "zh": "以前|之前|过去|曾经|上一个|旧的|原先",
+    r"|\b(?:previously|formerly|used to|use to|in the past|the previous|the old)\b"
+    r"|\bbefore the (?:latest|last|recent)\b",
+    "zh": "以前|之前|过去|曾经|上一个|上一次|上次|旧的|原先",
 }
 FIRST = {  # a question for the first value
     "en": r"\b(?:originally|at first|initially|in the beginning|at the start|the original|"
-    r"first (?:one|value|time))\b",
-    "zh": "原来|最初|一开始|起初|当初|最早|本来",
+    r"first (?:one|value|time))\b|\bwhen (?:I|we|you|he|she|they) first\b",
+    "zh": "原来|最初|一开始|最开始|刚开始|起初|当初|最早|本来",
 }
 # a word in front of a day's name that moves it, which dateparser's Chinese reading
 # leaves out (it reads 下礼拜一 as the past Monday): such a reading is taken from jionlp
