@@ -11,9 +11,9 @@ their capability packages (:class:`reverie.storage.index.port.IndexPort`,
 :class:`reverie.curation.requests.RequestStore`), which never import a backend;
 ``wiring/`` asks :func:`backend_for` once per engine.
 
-Adding a backend is a package here and one line in :data:`BACKENDS` (its name also
-goes among the ``index_backend`` setting's choices, which sit below every package: a
-test fails until the two agree). What it must do is the contract suite
+Adding a backend is a package here and one line in
+:data:`reverie.setting_rows.core.INDEX_BACKENDS` (:data:`BACKENDS`, which is also the
+``index_backend`` setting's choices). What it must do is the contract suite
 (``tests/test_backend_contract.py``, ``tests/test_recall_log_backends.py``,
 ``tests/test_intents_requests_postgres.py``), which runs on every backend listed, set
 up by ``backend_environ`` in ``tests/conftest.py``.
@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ConfigError
+from ..setting_rows.core import INDEX_BACKENDS
 
 if TYPE_CHECKING:
     from ..curation.requests import RequestStore
@@ -38,10 +39,7 @@ if TYPE_CHECKING:
     from ..storage.workspace import Workspace
 
 # the backend's name (the setting index_backend) -> "package:class" in this package
-BACKENDS = {
-    "sqlite": "sqlite:SqliteBackend",
-    "postgres": "postgres:PostgresBackend",
-}
+BACKENDS = INDEX_BACKENDS
 
 
 class Backend(Protocol):

@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from .base import Setting
 
+# the backends (:mod:`reverie.backends`): the setting's name -> "package:class" in that
+# package. Adding a backend is its package there and one line here (the factory reads
+# this table; it sits here, below every package, so that the setting's choices are it)
+INDEX_BACKENDS = {
+    "sqlite": "sqlite:SqliteBackend",
+    "postgres": "postgres:PostgresBackend",
+}
+
 S = Setting
 CORE: tuple[Setting, ...] = (
     # locations
@@ -49,7 +57,7 @@ CORE: tuple[Setting, ...] = (
         "index_backend",
         "sqlite",
         "Where the derived index lives: sqlite (a file in the state folder) or postgres.",
-        choices=("sqlite", "postgres"),
+        choices=tuple(INDEX_BACKENDS),
     ),
     S("index_dsn", "", "PostgreSQL connection string of the postgres backend (never logged)."),
     S("index_tenant", "", "Tenant id of this workspace's rows in PostgreSQL (default: agent)."),
