@@ -210,12 +210,15 @@ def test_result_types_are_exported(name: str) -> None:
 def test_facade_methods_have_real_types() -> None:
     from reverie.dreaming.state import DreamStatus
     from reverie.engine import Reverie
+    from reverie.llm.base import LLM
+    from reverie.llm.factory import Purpose
 
-    hints = inspect.get_annotations(Reverie.dream, eval_str=True)
+    # the modules of these types load on first use (not on a one-shot hook's path): the
+    # annotations still name the real classes
+    names = {"DreamStatus": DreamStatus, "DreamReport": reverie.DreamReport, "LLM": LLM}
+    hints = typing.get_type_hints(Reverie.dream, localns=names)
     assert hints["return"] is reverie.DreamReport
-    # the dreaming state's module loads on first use (not on a one-shot hook's path):
-    # its annotation still names the real class
-    status = typing.get_type_hints(Reverie.dream_status, localns={"DreamStatus": DreamStatus})
+    status = typing.get_type_hints(Reverie.dream_status, localns=names)
     assert status["return"] is DreamStatus
-    llm = str(inspect.get_annotations(Reverie.llm, eval_str=True)["return"])
-    assert "LLM" in llm and "Any" not in llm
+    llm = typing.get_type_hints(Reverie.llm, localns={**names, "Purpose": Purpose})
+    assert "LLM" in str(llm["return"]) and "Any" not in str(llm["return"])

@@ -17,12 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from .clock import Clock
-from .dreaming.report import DreamReport  # the facade's annotations name real classes
 from .errors import ReverieError
-from .llm.base import LLM  # the facade's annotations name real classes
-from .llm.factory import Purpose
-from .provenance.origin import Author, Channel, Origin, SessionKind, Source
-from .recall.bootstrap import Bootstrap, Bootstrapper
+from .recall.boot import NO_BOOTSTRAP, Bootstrap
 from .recall.context import TriggerIndex, TurnContext
 from .settings import Settings, load_settings
 from .user.turn import add_directives
@@ -32,8 +28,12 @@ if TYPE_CHECKING:  # built or imported on first use: one-shot commands never imp
     from .curation.service import Curation
     from .dreaming.content import Judge
     from .dreaming.curate import OwnerPromotion, OwnerRejected
+    from .dreaming.report import DreamReport
     from .dreaming.state import DreamStatus
     from .intents import Intents
+    from .llm.base import LLM
+    from .llm.factory import Purpose
+    from .provenance.origin import Author, Channel, Origin, SessionKind, Source
     from .recall.escalation import EscalationLane, Target
     from .recall.search import GetResult, Lanes, SearchResponse
     from .session import Session
@@ -62,7 +62,6 @@ class Reverie:
         judge: Judge | None = None,
     ) -> None:
         self._a = Adapters(settings, clock=clock, embedder=embedder, llm=llm)
-        self._bootstrapper = Bootstrapper(self.workspace.root)
         # one-shot processes read the trigger index from its snapshot (recall.trigger_snapshot)
         self._triggers = TriggerIndex(self.workspace.trigger_snapshot_path)
         self._lane: EscalationLane | None = None
@@ -252,7 +251,7 @@ class Reverie:
         self._finish_forget()
         s = self.settings
         cap = s.bootstrap_total_chars if total_chars is None else total_chars
-        return self._bootstrapper.load_with(
+        return self._a.bootstrapper.load_with(
             s.replace(bootstrap_total_chars=min(cap, s.bootstrap_total_chars))
         )
 
@@ -270,7 +269,7 @@ class Reverie:
         hook only injects: ``explain_lane=False`` (gates undecided), ``bootstrap=False``."""
         self.workspace.require()
         self._finish_forget()  # a forget killed halfway first
-        ctx = TurnContext(message, self.bootstrap() if bootstrap else Bootstrap("", ()))
+        ctx = TurnContext(message, self.bootstrap() if bootstrap else NO_BOOTSTRAP)
         self._a.add_triggers(ctx, self._triggers, frozenset(active_projects))  # never raises
         if self._intents is not None or self._a.intents_may_exist():
             from .intents.turn import add_intents  # (no table: no intent was ever added)

@@ -17,7 +17,7 @@ import math
 import re
 import threading
 import unicodedata
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from .stopwords import QUERY, SIMILARITY
@@ -37,39 +37,55 @@ _CJK_CLASS = (
     + "\U00020000-\U0002fa1f"
 )
 CJK_CLASS = _CJK_CLASS  # for a regex character class: every CJK character
-_CJK_RE = re.compile(f"[{_CJK_CLASS}]")
-_CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
 # a "word": letters/digits that are not CJK
-_WORD_RE = re.compile(rf"[^\W{_CJK_CLASS}_]+", re.UNICODE)
-_FULLWIDTH_PUNCT = re.compile("[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
+_WORD = rf"[^\W{_CJK_CLASS}_]+"
+_FULLWIDTH = "[\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]"
+# FTS5's unicode61 tokens: a run of letters/digits (with combining marks) outside CJK,
+# or one CJK letter/digit; for ASCII text (most of it) a faster translate + split
+_TOKEN = rf"(?:[^\W_{_CJK_CLASS}]|[\u0300-\u036f])+|[^\W_]"
+_ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() else " " for i in range(128)})
+
+
+# The patterns are compiled on first use, and ASCII text (no CJK, no diacritic, no
+# full-width or surrogate character) never asks for them: compiling the Unicode classes
+# costs a one-shot process (the per-prompt hook) several milliseconds.
+@cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(
+        {
+            "cjk": f"[{_CJK_CLASS}]",
+            "cjk_run": f"[{_CJK_CLASS}]+",
+            "term": f"{_WORD}|[{_CJK_CLASS}]+",
+            "fullwidth": _FULLWIDTH,
+            "token": _TOKEN,
+            "latin_marked": "[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]",
+            "surrogate": "[\ud800-\udfff]",
+        }[name]
+    )
 
 
 def is_cjk(ch: str) -> bool:
-    return bool(_CJK_RE.match(ch))
+    """Whether ``ch`` starts with a CJK (or full-width) character."""
+    return not ch[:1].isascii() and bool(_pattern("cjk").match(ch))
 
 
 def count_tokens(text: str) -> int:
     """Approximate tokens: 1 per CJK/full-width char, 1 per 4 other chars (spaces too)."""
-    cjk = len(_CJK_RE.findall(text))
+    cjk = 0 if text.isascii() else len(_pattern("cjk").findall(text))
     other = len(text) - cjk
     return cjk + math.ceil(other / 4)
 
 
 def segment(text: str) -> str:
     """Text for the FTS5 ``unicode61`` tokenizer: every CJK char stands alone."""
-    return _CJK_RUN_RE.sub(lambda m: " " + " ".join(m.group(0)) + " ", text)
-
-
-# FTS5's unicode61 tokens: a run of letters/digits (with combining marks) outside CJK,
-# or one CJK letter/digit; for ASCII text (most of it) a faster translate + split
-_TOKEN_RE = re.compile(rf"(?:[^\W_{_CJK_CLASS}]|[\u0300-\u036f])+|[^\W_]")
-_ASCII_WORDS = str.maketrans({i: chr(i).lower() if chr(i).isalnum() else " " for i in range(128)})
-_LATIN_MARKED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f]")
+    if text.isascii():
+        return text
+    return _pattern("cjk_run").sub(lambda m: " " + " ".join(m.group(0)) + " ", text)
 
 
 def _fold(token: str) -> str:
     """Diacritics off Latin letters (FTS5's remove_diacritics 2; other scripts keep them)."""
-    if token.isascii() or not _LATIN_MARKED.search(token):
+    if token.isascii() or not _pattern("latin_marked").search(token):
         return token
     out = []
     for ch in token:
@@ -87,7 +103,7 @@ def fts_tokens(text: str) -> list[str]:
     dropped, Latin diacritics removed."""
     if text.isascii():
         return text.translate(_ASCII_WORDS).split()
-    return [_fold(t) for t in _TOKEN_RE.findall(text.lower())]
+    return [_fold(t) for t in _pattern("token").findall(text.lower())]
 
 
 _STEMMER: list[Any] = []
@@ -121,13 +137,16 @@ def keyword_body(text: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Query terms: Latin words (lower-cased) and CJK runs, in order, no duplicates."""
+    if text.isascii():  # the same words: runs of [A-Za-z0-9], lower-cased
+        return list(dict.fromkeys(text.translate(_ASCII_WORDS).split()))
     out: list[str] = []
     seen: set[str] = set()
-    for m in re.finditer(f"{_WORD_RE.pattern}|[{_CJK_CLASS}]+", text):
+    fullwidth = _pattern("fullwidth")
+    for m in _pattern("term").finditer(text):
         term = m.group(0)
-        if _FULLWIDTH_PUNCT.fullmatch(term):
+        if fullwidth.fullmatch(term):
             continue
-        term = _FULLWIDTH_PUNCT.sub("", term).lower()
+        term = fullwidth.sub("", term).lower()
         if term and term not in seen:
             seen.add(term)
             out.append(term)
@@ -147,7 +166,7 @@ def keyword_phrases(text: str, drop: frozenset[str] = frozenset()) -> list[tuple
     out: list[tuple[str, ...]] = []
     for term in query_terms(text, drop):
         tokens = keyword_tokens(term)
-        if len(tokens) > CJK_WORD_MAX and _CJK_RE.match(term):
+        if len(tokens) > CJK_WORD_MAX and is_cjk(term):
             found = [tuple(tokens[i : i + 2]) for i in range(len(tokens) - 1)]
         else:
             found = [tuple(tokens)] if tokens else []
@@ -185,7 +204,7 @@ def token_set(text: str) -> frozenset[str]:
     """ASCII words plus CJK unigrams and bigrams: for Jaccard similarity (MMR, dedup)."""
     tokens: set[str] = set()
     for term in terms(text):
-        if _CJK_RE.match(term):
+        if is_cjk(term):
             tokens.update(term)
             tokens.update(term[i : i + 2] for i in range(len(term) - 1))
         elif term not in _STOP:
@@ -206,7 +225,7 @@ def scripts(text: str) -> frozenset[str]:
     other letters count as latin: what matters is whether two texts can share a word)."""
     out = set()
     for term in terms(text):
-        out.add("cjk" if _CJK_RE.match(term) else "latin")
+        out.add("cjk" if is_cjk(term) else "latin")
     return frozenset(out)
 
 
@@ -217,13 +236,10 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
-_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def mend_surrogates(text: str) -> str:
     """``text`` with every lone surrogate as U+FFFD: a JSON ``\\ud800`` escape decodes
     to one, and no UTF-8 file or reply can hold it."""
-    return _LONE_SURROGATE_RE.sub("\ufffd", text)
+    return text if text.isascii() else _pattern("surrogate").sub("\ufffd", text)
 
 
 __all__ = [

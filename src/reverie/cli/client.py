@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-GLOBAL_OPTIONS = {"--workspace": "workspace", "--state-dir": "state_dir", "--embedder": "embedder"}
+from .argv import GLOBAL_OPTIONS, split_globals
+
 WARM_COMMANDS = ("search", "context")
 HOOK_EVENTS = ("user-prompt-submit", "session-start")  # the hooks the daemon answers
 CONNECT_TIMEOUT = 2.0  # seconds; loopback answers in microseconds or refuses
@@ -32,23 +33,6 @@ FIRST_BYTE_TIMEOUT = 5.0
 INTERIM = "X-Reverie-Interim: 102\r\n"
 CHUNK = 64 * 1024
 MAX_HEAD = 16 * 1024
-
-
-def split_globals(argv: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
-    """(global flags, the rest) of ``argv``; None when a leading option is not one of
-    ours (click gives the error)."""
-    flags: dict[str, str] = {}
-    args = list(argv)
-    while args and args[0].startswith("--"):
-        name, eq, value = args.pop(0).partition("=")
-        if name not in GLOBAL_OPTIONS:
-            return None
-        if not eq:
-            if not args:
-                return None
-            value = args.pop(0)
-        flags[GLOBAL_OPTIONS[name]] = value
-    return flags, args
 
 
 def _absolute_cwd(args: list[str]) -> list[str]:

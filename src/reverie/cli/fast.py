@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .client import split_globals
+from .argv import split_globals
 
 
 def parse_hook_argv(argv: Sequence[str]) -> tuple[dict[str, str], str, bool] | None:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import PathEscapeError
 from ..provenance.frames import (
@@ -23,41 +21,12 @@ from ..settings import Settings
 from ..storage.files import NotRegularFile, check_regular, open_regular
 from ..storage.links import link_class, resolve_inside
 from ..storage.trailers import parse_line, strip
+from .boot import Bootstrap, BootstrapFile
 from .triggers import superseded
 
 FILES = ("AGENTS.md", "MEMORY.md", "USER.md")
 CURATED = CURATED_FILES
 READ_BYTES = 512 * 1024  # read of one file, at most (26 times the default file budget)
-
-
-@dataclass(frozen=True)
-class BootstrapFile:
-    """One injected bootstrap file: its size on disk, what was injected, truncation."""
-
-    path: str
-    chars: int
-    injected: int
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class Bootstrap:
-    """The bootstrap files as injected at session start and every turn (R-RECALL-1)."""
-
-    text: str
-    files: tuple[BootstrapFile, ...]
-    warnings: tuple[str, ...] = ()  # files not injected, and why
-
-    @property
-    def truncated(self) -> bool:
-        return any(f.truncated for f in self.files)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "truncated": self.truncated,
-            "files": [f.__dict__ for f in self.files],
-            "warnings": list(self.warnings),
-        }
 
 
 def truncation_notice(path: str, shown: int, total: int) -> str:

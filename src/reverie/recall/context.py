@@ -10,13 +10,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..settings import Settings
 from ..storage.index.memfts import MemoryFts
-from ..storage.index.rows import TriggerRow
 from ..tokens import fts_query, is_cjk, keyword_body, terms
-from .bootstrap import Bootstrap
 from .ranking import bm25_normalise
 from .trigger_snapshot import Raw, Snapshot, TriggerSnapshot
 from .triggers import (
@@ -28,6 +25,11 @@ from .triggers import (
     render_block,
     select,
 )
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from ..storage.index.rows import TriggerRow
+    from .boot import Bootstrap
 
 
 class TriggerSource(Protocol):

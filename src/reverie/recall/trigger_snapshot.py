@@ -28,17 +28,18 @@ import json
 import marshal
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
 from ..storage.index.memfts import MemoryFts
-from ..storage.index.rows import TriggerRow
 from .triggers import TriggerEntry
+
+if TYPE_CHECKING:
+    from ..storage.index.rows import TriggerRow
 
 FORMAT = "reverie-trigger-snapshot 1"
 # the modules whose code decides what the snapshot holds (the phrases' words, the FTS
@@ -208,6 +209,8 @@ class TriggerSnapshot:
             if held is not None:  # written already (by another process)
                 held.close()
                 return
+            import tempfile  # (a one-shot process that reads the snapshot never writes it)
+
             fd, tmp = tempfile.mkstemp(
                 prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
             )

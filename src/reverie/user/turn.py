@@ -16,15 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..settings import Settings
-from ..storage.embedders.base import Embedder
 from .directives import parse
 from .restate import Similarity, render_block, select
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (an embedder is only ever loaded in a long-running process)
     import numpy as np
-else:
-    from ..storage.lazy import numpy as np  # loaded only when an embedder matches
+
+    from ..settings import Settings
+    from ..storage.embedders.base import Embedder
 
 MAX_FILE_CHARS = 200_000
 _VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -52,6 +51,8 @@ PROBES = (
 
 
 def _vectors(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    import numpy as np
+
     label = embedder.identity.label()
     missing = [t for t in dict.fromkeys(texts) if (label, t) not in _VECTORS]
     if missing:
@@ -67,6 +68,8 @@ def similarity_of(embedder: Embedder) -> Similarity:
     """How far each directive's cosine to the message lies above the directive's floor
     (its mean cosine to :data:`PROBES`), scaled to 0..1: ``(cos - floor) / (1 - floor)``.
     Directive and probe vectors are cached by text."""
+
+    import numpy as np
 
     def sims(message: str, texts: Sequence[str]) -> list[float]:
         probes = np.stack(_vectors(embedder, PROBES))
@@ -86,8 +89,13 @@ def add_directives(ctx: Turn, user_md: Path, settings: Settings, embedder: objec
     raises (P5: a memory failure never blocks a reply): a failure only drops the block
     and is noted in ``ctx.degraded``. ``embedder``: used only if it is a loaded
     :class:`Embedder` (anything else, such as "not created yet", means lexical only)."""
+    loaded: Embedder | None = None
+    if embedder is not None:  # (None, the one-shot hook's case, never is one)
+        from ..storage.embedders.base import Embedder
+
+        loaded = embedder if isinstance(embedder, Embedder) else None
     try:
-        _add(ctx, user_md, settings, embedder if isinstance(embedder, Embedder) else None)
+        _add(ctx, user_md, settings, loaded)
     except Exception as exc:
         ctx.directives, ctx.directive_block = [], ""
         ctx.degraded.append(f"directives skipped: {type(exc).__name__}: {exc}")

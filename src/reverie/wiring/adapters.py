@@ -20,19 +20,20 @@ from typing import TYPE_CHECKING, Any
 from ..backends import Backend, backend_for
 from ..clock import Clock
 from ..errors import ProviderError, WorkspaceError
-from ..llm.base import LLM  # the facade's annotations name real classes
-from ..llm.factory import Purpose, make_llm
 from ..settings import Settings
-from ..storage.index.port import IndexPort
 from ..storage.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where first used: a one-shot hook never needs them
     from ..curation.service import Curation
     from ..intents import Intents
+    from ..llm.base import LLM
+    from ..llm.factory import Purpose
+    from ..recall.bootstrap import Bootstrapper
     from ..recall.context import TriggerIndex, TriggerSource, TurnContext
     from ..recall.log_port import RecallLogPort
     from ..recall.search import Searcher, SearchResponse
     from ..storage.embedders.base import Embedder
+    from ..storage.index.port import IndexPort
     from ..storage.index.sync import Progress, SyncStats
 
 
@@ -99,6 +100,7 @@ class Adapters:
         self._searcher: Searcher | None = None
         self._recall_log: RecallLogPort | None = None
         self._llms: dict[str, LLM | None] = {}
+        self._bootstrapper: Bootstrapper | None = None
 
     # -- adapters --------------------------------------------------------------------
     def loaded_embedder(self) -> Embedder | None:
@@ -152,8 +154,19 @@ class Adapters:
         if not isinstance(self._llm_override, Unset):
             return self._llm_override
         if purpose not in self._llms:
+            from ..llm.factory import make_llm
+
             self._llms[purpose] = make_llm(self.settings, purpose=purpose)
         return self._llms[purpose]
+
+    @property
+    def bootstrapper(self) -> Bootstrapper:
+        """The bootstrap files' reader (built on first use: not on the per-prompt path)."""
+        if self._bootstrapper is None:
+            from ..recall.bootstrap import Bootstrapper
+
+            self._bootstrapper = Bootstrapper(self.workspace.root)
+        return self._bootstrapper
 
     def search(self, query: str, projects: frozenset[str], **kw: Any) -> SearchResponse:
         """Lane 1 under the lock (a sync in flight is never half-seen)."""

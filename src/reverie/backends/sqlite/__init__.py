@@ -10,7 +10,6 @@ standing intents (:mod:`.intents`) and the pending requests (:mod:`.requests`).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -123,6 +122,8 @@ class SqliteBackend:
         return [*files, ws.pending_path, warm_snapshot_dir(ws.index_path)]
 
     def drop(self) -> list[str]:
+        import shutil  # (not on the per-prompt path)
+
         gone = []
         for p in self._files():
             if p.is_dir():
