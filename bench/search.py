@@ -66,7 +66,7 @@ from reverie.backends.sqlite.db import (
     set_meta,
     transaction,
 )
-from reverie.backends.sqlite.query import TriggerRows
+from reverie.backends.sqlite.trigger_rows import TriggerRows
 from reverie.engine import Reverie
 from reverie.provenance.paths import classify
 from reverie.recall.context import trigger_hits
@@ -76,7 +76,8 @@ from reverie.storage.document import chunk_document
 from reverie.storage.embedders.factory import make_embedder
 from reverie.storage.index.bm25 import doc_tokens, query_phrases
 from reverie.storage.index.sync import TOKENIZER, chunking_version
-from reverie.storage.workspace import FileEntry, Workspace
+from reverie.storage.walk import FileEntry
+from reverie.storage.workspace import Workspace
 from reverie.tokens import fts_query, keyword_body
 
 K = 24

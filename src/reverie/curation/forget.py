@@ -43,7 +43,7 @@ from ..storage.links import link_class
 from ..storage.locks import held
 from ..storage.reader import undecodable
 from ..storage.tombstones import Tombstones, tokens
-from ..storage.workspace import FileEntry
+from ..storage.walk import FileEntry
 from . import forget_stores
 from .forget_journal import Blocked, ForgetJournal
 from .forget_plan import ForgetPorts, ForgetReport, PlanMatch, read_text, without

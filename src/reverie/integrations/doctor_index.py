@@ -14,7 +14,8 @@ from typing import Any
 from ..backends.sqlite.db import connect
 from ..errors import ReverieError
 from ..settings import Settings
-from ..storage.workspace import FileEntry, Workspace
+from ..storage.walk import FileEntry
+from ..storage.workspace import Workspace
 
 
 @dataclass(frozen=True)

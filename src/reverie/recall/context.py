@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..storage.index.memfts import MemoryFts
 from ..tokens import fts_query, is_cjk, keyword_body, terms
-from .ranking import bm25_normalise
 from .trigger_snapshot import Raw, Snapshot, TriggerSnapshot
 from .triggers import (
     Message,
     TriggerEntry,
     TriggerHit,
+    bm25_normalise,
     entry_score,
     phrase_parts,
     render_block,
@@ -28,7 +28,7 @@ from .triggers import (
 
 if TYPE_CHECKING:
     from ..settings import Settings
-    from ..storage.index.rows import TriggerRow
+    from ..storage.index.trigger_rows import TriggerRow
     from .boot import Bootstrap
 
 

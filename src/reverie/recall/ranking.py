@@ -36,6 +36,7 @@ from datetime import date
 from ..storage.index.rows import Candidate
 from ..storage.trailers import INVALID_PROJECT
 from ..tokens import jaccard, scripts, token_set
+from .triggers import bm25_normalise
 
 LN2 = math.log(2)
 TIER_NAMES = {3: "full path", 2: "basename", 1: "stem", 0: ""}
@@ -101,11 +102,6 @@ class Scored:
             "below_min_score": self.below_min,
             **({"found_by": "; ".join(self.notes)} if self.notes else {}),
         }
-
-
-def bm25_normalise(rank: float) -> float:
-    r = abs(rank)
-    return r / (1.0 + r)
 
 
 def decay_factor(day: date | None, today: date, half_life_days: float) -> float:

@@ -39,7 +39,7 @@ from ..storage.index.memfts import MemoryFts
 from .triggers import TriggerEntry
 
 if TYPE_CHECKING:
-    from ..storage.index.rows import TriggerRow
+    from ..storage.index.trigger_rows import TriggerRow
 
 FORMAT = "reverie-trigger-snapshot 1"
 # the modules whose code decides what the snapshot holds (the phrases' words, the FTS
@@ -52,8 +52,8 @@ RECIPE = (
     "reverie.recall.triggers",
     "reverie.recall.trigger_snapshot",
     "reverie.storage.index.memfts",
-    "reverie.backends.sqlite.query",
-    "reverie.storage.index.rows",
+    "reverie.backends.sqlite.trigger_rows",
+    "reverie.storage.index.trigger_rows",
 )
 _RECIPE: list[str] = []
 

@@ -27,6 +27,14 @@ RELEVANCE_WEIGHT = 0.2
 TRUSTED = frozenset({Origin.OWNER, Origin.AGENT})
 
 
+def bm25_normalise(rank: float) -> float:
+    """An FTS5 bm25 rank (negative; more negative is better) as a relevance in 0..1:
+    a trigger's lexical relevance, and the keyword lane's score in search ranking
+    (:mod:`reverie.recall.ranking`)."""
+    r = abs(rank)
+    return r / (1.0 + r)
+
+
 @dataclass(frozen=True)
 class TriggerEntry:
     """A trigger-carrying curated entry as trigger injection sees it."""
@@ -192,6 +200,7 @@ __all__ = [
     "Message",
     "TriggerEntry",
     "TriggerHit",
+    "bm25_normalise",
     "eligible",
     "entry_score",
     "phrase_score",

@@ -26,8 +26,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .remote import local_key, parse_remote, preferred_remote, remote_key, remote_urls
-
 MAX_LINK_DEPTH = 3  # a local remote naming a local remote naming ...
 
 
@@ -156,6 +154,8 @@ class ProjectKeys:
         return key
 
     def _derive(self, repo: Repo, config: str, depth: int) -> str:
+        from .remote import local_key, parse_remote, preferred_remote, remote_key, remote_urls
+
         url = preferred_remote(remote_urls(config))
         remote = parse_remote(url) if url else None
         if remote is None:

@@ -16,7 +16,7 @@ from watchdog.events import (
 )
 
 from ..provenance.paths import classify
-from .workspace import HIDDEN_INDEXED
+from .walk import HIDDEN_INDEXED
 
 # Reads (our own sync opens every changed file) and metadata-only changes (atime) must
 # not trigger a sync, or the daemon would wake itself up.

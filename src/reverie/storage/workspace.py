@@ -14,16 +14,19 @@ import re
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import PathEscapeError, WorkspaceError
 from ..provenance.paths import SESSION_CORPUS, PathClass
-from .file_warning import FileWarning
 from .files import write_if_absent
 from .links import link_class, resolve_inside
 from .origin_key import key_warning, load_or_create_key, signed_files
 from .skeleton import SKELETON
 from .trusted import load_trusted
-from .walk import HIDDEN_INDEXED, FileEntry, walk
+
+if TYPE_CHECKING:  # the walk is not on the per-prompt path
+    from .file_warning import FileWarning
+    from .walk import FileEntry
 
 MAX_PATH_CHARS = 1024  # no note needs a longer workspace path
 FOLDERS = ("memory", "memory/imports", "memory/.dreams")
@@ -379,21 +382,18 @@ class Workspace:
 
     def walk(self) -> Iterator[FileEntry | FileWarning]:
         """Every indexable Markdown file, sorted; warnings for links that leave."""
+        from .walk import walk
+
         return walk(self)
 
 
 __all__ = [
     "FOLDERS",
-    "HIDDEN_INDEXED",
-    "SKELETON",
     "TRANSCRIPT_SUFFIX",
-    "FileEntry",
     "Workspace",
     "checkpoint_paths",
     "daemon_endpoint_path",
     "hooks_log_path",
-    "link_class",
     "lock_beside",
-    "resolve_inside",
     "transcript_name",
 ]

@@ -20,7 +20,7 @@ from ..provenance.origin import Origin
 from ..provenance.paths import CURATED_FILES, SourceKind
 from ..storage import reader
 from ..storage.document import parse_lines
-from ..storage.workspace import FileEntry
+from ..storage.walk import FileEntry
 from ..timewords import cron_in_words
 from .why import reasons
 

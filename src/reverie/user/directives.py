@@ -24,15 +24,17 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
+from typing import TYPE_CHECKING
 
-from ..results import Accepted, Rejected
 from ..stopwords import KEY
 from ..tokens import terms
+
+if TYPE_CHECKING:  # (writing USER.md: not restating it on every prompt)
+    from ..results import Accepted, Rejected
 
 FIELD_RE = re.compile(r"\s*<!--\s*(key|observed|status|always)\s*:([^<>]*?)-->", re.IGNORECASE)
 _ITEM_RE = re.compile(r"^(\s*[-*+]\s+)(.*)$")
 _OTHER_TRAILER_RE = re.compile(r"\s*<!--(?:(?!-->).)*-->")
-KEY_RE = re.compile(r"^[a-z0-9\u4e00-\u9fff][a-z0-9._\-/\u4e00-\u9fff]{0,63}$")
 STATUSES = ("active", "superseded")
 MAX_DIRECTIVE_CHARS = 300
 
@@ -51,6 +53,13 @@ _EN_LEADS = _split(
 _ZH_LEADS = _split(
     "总是|始终|永远不要|永远|绝不|绝对不要|从不|不要|别|优先|尽量|务必|必须|一律|默认|记得|用|使用|回复|回答|叫我|称呼我"
 )
+
+
+# a directive's key, compiled when USER.md holds a directive (its CJK range costs a
+# prompt without one a millisecond)
+@cache
+def _key_re() -> re.Pattern[str]:
+    return re.compile(r"^[a-z0-9\u4e00-\u9fff][a-z0-9._\-/\u4e00-\u9fff]{0,63}$")
 
 
 # compiled on first use: only writing a directive asks (restating them on every prompt
@@ -160,7 +169,7 @@ def parse(text: str) -> list[Directive]:
 
 def normalise_key(raw: str) -> str | None:
     key = "-".join(raw.strip().lower().split())
-    return key if key and KEY_RE.match(key) and ".." not in key else None
+    return key if key and _key_re().match(key) and ".." not in key else None
 
 
 def auto_key(text: str) -> str:
@@ -243,6 +252,8 @@ def upsert(
     directive of the same ``key`` (or, without a key, of the key ``same_subject`` that
     the consolidation model judged to be the same subject; it must name an active
     directive). Never two active directives of one key."""
+    from ..results import Accepted, Rejected
+
     body = clean_text(text)
     if not body:
         return Rejected("empty", "the directive is empty")
@@ -282,6 +293,8 @@ def upsert(
 
 def retire(current: str, key: str) -> Accepted[Change] | Rejected:
     """USER.md without the active directive(s) of ``key`` (kept in the pre-image)."""
+    from ..results import Accepted, Rejected
+
     k = normalise_key(key)
     old = [d for d in parse(current) if d.active and d.key == k]
     if not old:

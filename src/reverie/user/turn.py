@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .directives import parse
-from .restate import Similarity, render_block, select
 
 if TYPE_CHECKING:  # (an embedder is only ever loaded in a long-running process)
     import numpy as np
 
     from ..settings import Settings
     from ..storage.embedders.base import Embedder
+    from .restate import Similarity
 
 MAX_FILE_CHARS = 200_000
 _VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -113,6 +113,8 @@ def _add(ctx: Turn, user_md: Path, settings: Settings, embedder: Embedder | None
     directives = parse(text)
     if not directives:
         return
+    from .restate import render_block, select  # (a USER.md without directives: not needed)
+
     chosen, notes = select(
         directives,
         ctx.message,

@@ -23,7 +23,8 @@ from ...storage.index.bm25 import Doc
 from ...storage.index.keyword import KeywordIndex
 from ...storage.index.path_lane import PathLane
 from ...storage.index.port import counts_report
-from ...storage.index.rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from ...storage.index.rows import Candidate, LaneScores, SourceRow, Vectors
+from ...storage.index.trigger_rows import TriggerRow
 from .cache import PgEmbeddingCache
 from .migrations import hnsw_index
 from .schema import Database

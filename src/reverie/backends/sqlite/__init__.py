@@ -73,7 +73,7 @@ class SqliteBackend:
         return SqliteIndex(conn, lanes=self._lanes, cache_rows=self.settings.embed_cache_rows)
 
     def triggers(self, port: Callable[[], IndexPort]) -> TriggerSource:
-        from .query import TriggerRows
+        from .trigger_rows import TriggerRows
 
         return TriggerRows(self._index_conn())  # (the port is not needed: no lane loads)
 

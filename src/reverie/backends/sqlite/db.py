@@ -174,6 +174,11 @@ def get_meta(conn: sqlite3.Connection, key: str, default: str | None = None) -> 
     return row[0] if row else default
 
 
+def index_version(conn: sqlite3.Connection) -> str:
+    """The index's version counter (moves on with every change to its rows)."""
+    return get_meta(conn, "index_version", "0") or "0"
+
+
 def set_meta(conn: sqlite3.Connection, key: str, value: Any) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) "
@@ -205,6 +210,7 @@ __all__ = [
     "create_vec_table",
     "ensure_schema",
     "get_meta",
+    "index_version",
     "set_meta",
     "transaction",
     "user_version",

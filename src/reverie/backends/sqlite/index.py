@@ -13,7 +13,8 @@ from ...storage.chunking import Chunk
 from ...storage.index.keyword import KeywordIndex
 from ...storage.index.path_lane import PathLane
 from ...storage.index.port import counts_report
-from ...storage.index.rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from ...storage.index.rows import Candidate, LaneScores, SourceRow, Vectors
+from ...storage.index.trigger_rows import TriggerRow
 from . import query, store
 from .cache import SqliteEmbeddingCache
 from .db import (
@@ -22,11 +23,13 @@ from .db import (
     create_vec_table,
     ensure_schema,
     get_meta,
+    index_version,
     set_meta,
     transaction,
     user_version,
 )
 from .keyword import SqliteRows
+from .trigger_rows import trigger_rows
 from .vector_lane import VectorLane
 
 if TYPE_CHECKING:
@@ -78,7 +81,7 @@ class SqliteIndex:
         return get_meta(self.conn, key, default)
 
     def version(self) -> str:
-        return query.index_version(self.conn)
+        return index_version(self.conn)
 
     def keyword_top(self, text: str, k: int, drop: frozenset[str]) -> dict[int, float]:
         if not self.keyword_lane.warm:  # a one-shot process asks FTS5 itself
@@ -114,7 +117,7 @@ class SqliteIndex:
         return query.entry_order(self.conn, paths)
 
     def trigger_rows(self) -> list[TriggerRow]:
-        return query.trigger_rows(self.conn)
+        return trigger_rows(self.conn)
 
     def is_dirty(self) -> bool:
         return query.is_dirty(self.conn)

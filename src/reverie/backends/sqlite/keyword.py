@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
-from .query import index_version
+from .db import index_version
 from .warm_files import load_keyword, save_keyword, tag, warm_dir
 
 if TYPE_CHECKING:

@@ -1,18 +1,18 @@
 """Reads of the SQLite index: the keyword lane (FTS5), the chunks of the files a query
-names, candidate rows with their ranking notes and provenance, the trigger rows (the
-vector lane: :mod:`.vector_lane`; the rows parsed alike on every backend:
-:mod:`reverie.storage.index.rows`)."""
+names, candidate rows with their ranking notes and provenance (the vector lane:
+:mod:`.vector_lane`; the trigger rows: :mod:`.trigger_rows`; the rows parsed alike on
+every backend: :mod:`reverie.storage.index.rows`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sqlean as sqlite3
 
-from ...storage.index.rows import Candidate, TriggerRow
+from ...storage.index.rows import Candidate
 from ...tokens import fts_query
-from .db import get_meta
+from .db import get_meta, index_version
 
 if TYPE_CHECKING:
     from ...storage.index.path_lane import PathLane
@@ -42,10 +42,6 @@ def top_by_location(conn: sqlite3.Connection, scores: dict[int, float], k: int) 
     where = _locations(conn, scores)
     order = sorted(scores, key=lambda cid: (-scores[cid], where.get(cid, _LAST)))
     return {cid: scores[cid] for cid in order[:k]}
-
-
-def index_version(conn: sqlite3.Connection) -> str:
-    return get_meta(conn, "index_version", "0") or "0"
 
 
 def keyword_lane(
@@ -124,53 +120,17 @@ def entry_order(
     return out
 
 
-TRIGGER_ROWS_SQL = (
-    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.kind, p.origin, n.triggers, "
-    "n.projects FROM chunks c JOIN notes n ON n.chunk_id = c.id JOIN provenance p "
-    "ON p.chunk_id = c.id WHERE c.kind = 'curated' AND n.triggers != '[]'"
-)
-
-
-def trigger_rows(conn: sqlite3.Connection) -> list[TriggerRow]:
-    """Every curated chunk that carries a trigger trailer (the only ones that can fire)."""
-    return [TriggerRow.of(r) for r in conn.execute(TRIGGER_ROWS_SQL)]
-
-
-class TriggerRows:
-    """The index as a :class:`reverie.recall.context.TriggerSource`."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def version(self) -> str:
-        return index_version(self.conn)
-
-    def rows(self) -> list[TriggerRow]:
-        return trigger_rows(self.conn)
-
-    def raw(self) -> list[tuple[Any, ...]]:
-        """The rows unparsed (what a snapshot of the trigger index is keyed on)."""
-        return self.conn.execute(TRIGGER_ROWS_SQL).fetchall()
-
-    @staticmethod
-    def row(raw: tuple[Any, ...]) -> TriggerRow:
-        return TriggerRow.of(raw)
-
-
 def is_dirty(conn: sqlite3.Connection) -> bool:
     """Files changed since the last complete sync (or the index was never synced)."""
     return get_meta(conn, "dirty", "1") == "1" or get_meta(conn, "last_sync") is None
 
 
 __all__ = [
-    "TriggerRows",
     "entry_order",
     "fetch_candidates",
-    "index_version",
     "is_dirty",
     "keyword_lane",
     "path_chunks",
     "path_matches",
     "top_by_location",
-    "trigger_rows",
 ]

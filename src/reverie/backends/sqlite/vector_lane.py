@@ -20,8 +20,8 @@ import sqlean as sqlite3
 
 from ...storage.blas import blas_threads
 from . import warm_files
-from .db import get_meta
-from .query import VEC_K_MAX, index_version, top_by_location
+from .db import get_meta, index_version
+from .query import VEC_K_MAX, top_by_location
 
 if TYPE_CHECKING:
     import numpy as np

@@ -9,7 +9,8 @@ ordinary sync, which re-reads only the files that changed.
 
 from __future__ import annotations
 
-from ..workspace import FileEntry, Workspace
+from ..walk import FileEntry
+from ..workspace import Workspace
 from .port import IndexReader
 
 

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..chunking import Chunk
 from ..embedders.base import EmbeddingCache  # the one protocol (R-STORE-6)
-from .rows import Candidate, LaneScores, SourceRow, TriggerRow, Vectors
+from .rows import Candidate, LaneScores, SourceRow, Vectors
+from .trigger_rows import TriggerRow
 
 if TYPE_CHECKING:
     import numpy as np

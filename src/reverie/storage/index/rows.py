@@ -1,5 +1,6 @@
 """Row types read from the index: plain data, no SQL (pure), and the rows every backend
-reads parsed alike (:meth:`Candidate.of`, :meth:`TriggerRow.of`)."""
+reads parsed alike (:meth:`Candidate.of`; the trigger rows apart, in
+:mod:`.trigger_rows`, so the per-prompt hook never imports these)."""
 
 from __future__ import annotations
 
@@ -92,27 +93,4 @@ class Candidate:
         )
 
 
-@dataclass(frozen=True)
-class TriggerRow:
-    """A curated chunk that carries trigger phrases (trailers already parsed)."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    kind: SourceKind
-    origin: Origin
-    phrases: tuple[str, ...]
-    projects: tuple[str, ...]
-
-    @classmethod
-    def of(cls, r: tuple[Any, ...]) -> TriggerRow:
-        """One raw trigger row (id, path, start, end, text, kind, origin, triggers JSON,
-        projects JSON), parsed (both backends)."""
-        origin = Origin.parse(r[6]) or Origin.UNTRUSTED
-        phrases, projects = tuple(json.loads(r[7])), tuple(json.loads(r[8]))
-        return cls(r[0], r[1], r[2], r[3], r[4], SourceKind.parse(r[5]), origin, phrases, projects)
-
-
-__all__ = ["Candidate", "TriggerRow"]
+__all__ = ["Candidate", "LaneScores", "SourceRow"]

@@ -31,7 +31,8 @@ from ..document import FileWarning, by_entry, chunk_document, decode
 from ..embedders.base import Embedder
 from ..embedders.pipeline import EmbeddingPipeline
 from ..tombstones import Tombstones
-from ..workspace import FileEntry, Workspace
+from ..walk import FileEntry
+from ..workspace import Workspace
 from . import owner
 from .backfill import backfill
 from .port import IndexPort
