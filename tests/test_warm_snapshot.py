@@ -123,3 +123,31 @@ def test_a_damaged_snapshot_costs_time_not_answers(
     again = engine_factory(embedder="fake")
     again.warm()
     assert _answers(again) == cold
+
+
+def test_a_one_shot_search_maps_a_current_snapshot_and_never_reads_a_stale_one(
+    paths: Paths, engine_factory: Callable[..., Reverie]
+) -> None:
+    """A process that never warms (``reverie search``) answers from the snapshot when it
+    was made at the index's very version, as vec0 and FTS5 would; a snapshot the index
+    has moved past is neither read nor rewritten: vec0 and FTS5 answer."""
+    first = _indexed(engine_factory, paths)
+    cold = _answers(first)  # vec0 and FTS5: no snapshot yet
+    first.warm()
+    first.close()
+    once = engine_factory(embedder="fake")
+    assert _answers(once) == cold
+    port = _lanes(once)
+    assert isinstance(port.vector_lane._base, np.memmap)  # type: ignore[attr-defined]
+    assert port.keyword_lane.warm  # type: ignore[attr-defined]
+    once.close()
+    paths.write("notes/moths.md", "# Moths\n\nA zqhawkmoth came to the lamp.\n")
+    writer = engine_factory(embedder="fake")
+    writer.index()
+    writer.close()
+    kept = {p: p.stat().st_mtime_ns for p in _snapshot(paths).rglob("*")}
+    stale = engine_factory(embedder="fake")
+    assert {h.path for h in stale.search("zqhawkmoth", record=False).hits} == {"notes/moths.md"}
+    port = _lanes(stale)
+    assert not port.vector_lane.warm and not port.keyword_lane.warm  # type: ignore[attr-defined]
+    assert {p: p.stat().st_mtime_ns for p in _snapshot(paths).rglob("*")} == kept

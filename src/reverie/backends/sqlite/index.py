@@ -84,7 +84,8 @@ class SqliteIndex:
         return index_version(self.conn)
 
     def keyword_top(self, text: str, k: int, drop: frozenset[str]) -> dict[int, float]:
-        if not self.keyword_lane.warm:  # a one-shot process asks FTS5 itself
+        lane = self.keyword_lane  # a one-shot process adopts a current kept lane, or asks FTS5
+        if not lane.warm and not lane.adopt(self.rows):
             return query.keyword_lane(self.conn, text, k, drop)
         return self.keyword_lane.top(self.rows, text, k, drop)
 

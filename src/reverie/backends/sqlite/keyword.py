@@ -47,9 +47,11 @@ class SqliteRows:
             ]
         return out
 
-    def saved(self) -> tuple[dict[str, Any], dict[str, Any], str] | None:
+    def saved(
+        self, *, only_at: str | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any], str] | None:
         folder = warm_dir(self.conn)
-        return None if folder is None else load_keyword(folder, tag(self.conn))
+        return None if folder is None else load_keyword(folder, tag(self.conn), only_at=only_at)
 
     def save(self, version: str, state: dict[str, Any], arrays: dict[str, Any]) -> None:
         folder = warm_dir(self.conn)

@@ -1,9 +1,10 @@
 """The vector lane: top-k cosine over the index's vectors.
 
-A one-shot process asks vec0's KNN (no loading). A warm process holds the vectors as a
-numpy matrix, several times faster a search. The matrix comes from the last snapshot
-kept beside the index (:mod:`.warm_files`, memory-mapped: start-up does not grow with
-the memory, and no second copy is made while loading), checked row
+A warm process holds the vectors as a numpy matrix, several times faster a search. A
+one-shot process maps the last snapshot when it was made at the index's very version
+(:meth:`VectorLane.adopt`: nothing read from the index), else asks vec0's KNN. The matrix comes from the last snapshot
+kept beside the index (:mod:`reverie.backends.sqlite.warm_files`, memory-mapped: start-up
+does not grow with the memory, and no second copy is made while loading), checked row
 by row against the index: a row whose chunk is gone or holds other text is masked out,
 and the chunks written since are read from vec0 into a small second matrix. When those
 outgrow a quarter of the snapshot, the lane reloads everything and writes a new one.
@@ -80,10 +81,35 @@ class VectorLane:
         self._extra_ids = np.zeros(0, np.int64)
         self._all_ids = np.zeros(0, np.int64)  # base ids (-1 when masked), then extra ids
         self._sorted = np.zeros(0, np.int64)
+        self._not_at: str | None = None  # the index version no current snapshot held
 
     @property
     def warm(self) -> bool:
         return self._base is not None
+
+    def adopt(self, conn: sqlite3.Connection) -> bool:
+        """Warm from the snapshot beside the index if it was made at this very index
+        version: memory-mapped, nothing read from the index, nothing written (a one-shot
+        search pays a mapped product, not vec0's scan). Else False, and the lane stays
+        on vec0 (bringing a snapshot up to date is :meth:`load`'s)."""
+        with self._lock:
+            if self._base is not None:
+                return True
+            version = index_version(conn)
+            dims = get_meta(conn, "vec_dims")
+            folder = warm_files.warm_dir(conn) if version != self._not_at else None
+            snap = (
+                warm_files.load_vectors(folder, warm_files.tag(conn), only_at=version)
+                if folder is not None and dims is not None
+                else None
+            )
+            if snap is None or snap[2].shape[1] != int(dims or 0):
+                self._not_at = version
+                return False
+            self._set_base(*snap[:3])
+            self._all_valid()
+            self._version, self._label = version, get_meta(conn, "embedder")
+            return True
 
     def load(self, conn: sqlite3.Connection) -> None:
         with self._lock:
@@ -185,7 +211,7 @@ class VectorLane:
     def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
         if get_meta(conn, "vec_dims") is None:
             return {}
-        if self._base is not None:
+        if self._base is not None or self.adopt(conn):
             if index_version(conn) != self._version:
                 self.load(conn)
             return top_by_location(conn, self._top_numpy(qvec, k), k)
@@ -211,10 +237,11 @@ class VectorLane:
         want = list(dict.fromkeys(int(i) for i in ids))
         if not want or get_meta(conn, "vec_dims") is None:
             return {}
-        if self._base is None:
+        if self._base is None and not self.adopt(conn):
             return _stored(conn, want)
         if index_version(conn) != self._version:
             self.load(conn)
+        assert self._base is not None
         pos = np.searchsorted(self._all_ids, want, sorter=self._sorted)
         out = {}
         n_base = len(self._base_ids)

@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import pickle
-import secrets
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,12 +87,13 @@ def _switch(folder: Path, name: str, target: Path, meta: dict[str, Any]) -> None
 
 
 def load_vectors(
-    folder: Path, made_from: str
+    folder: Path, made_from: str, *, only_at: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str] | None:
     """(chunk ids, hash keys, matrix memory-mapped, index version) of the current vector
-    snapshot, if it was made from ``made_from`` (:func:`tag`), or None."""
+    snapshot, if it was made from ``made_from`` (:func:`tag`) (and, ``only_at``, at
+    that index version), or None."""
     found = _pointer(folder, "vectors", made_from)
-    if found is None:
+    if found is None or only_at not in (None, found[1]):
         return None
     target, version = found
     try:
@@ -116,7 +116,7 @@ def save_vectors(
     matrix: np.ndarray,
 ) -> None:
     """Write a vector snapshot and make it current; failures leave the old one."""
-    target = folder / f"vectors-{secrets.token_hex(4)}"
+    target = folder / f"vectors-{os.urandom(4).hex()}"
     try:
         target.mkdir(parents=True)
         np.save(target / "ids.npy", np.ascontiguousarray(ids, np.int64))
@@ -128,13 +128,14 @@ def save_vectors(
 
 
 def load_keyword(
-    folder: Path, made_from: str
+    folder: Path, made_from: str, *, only_at: str | None = None
 ) -> tuple[dict[str, Any], dict[str, np.ndarray], str] | None:
     """The keyword snapshot's small state, its arrays (memory-mapped) and the index
-    version it holds, or None. The state folder is the owner's (its key signs every
-    origin marker): the pickle it holds is trusted."""
+    version it holds (``only_at``: only a snapshot made at that version), or None. The
+    state folder is the owner's (its key signs every origin marker): the pickle it holds
+    is trusted."""
     found = _pointer(folder, "keyword", made_from)
-    if found is None:
+    if found is None or only_at not in (None, found[1]):
         return None
     target, version = found
     try:
@@ -149,7 +150,7 @@ def load_keyword(
 def save_keyword(
     folder: Path, made_from: str, version: str, state: dict[str, Any], arrays: dict[str, Any]
 ) -> None:
-    target = folder / f"keyword-{secrets.token_hex(4)}"
+    target = folder / f"keyword-{os.urandom(4).hex()}"
     try:
         target.mkdir(parents=True)
         with (target / "state.pickle").open("wb") as fh:

@@ -2,8 +2,10 @@
 index's FTS5 table (:mod:`reverie.storage.index.bm25` scores as FTS5's ``bm25()``
 does), several times faster than an FTS5 query at 100,000 chunks. Every backend feeds
 it its rows (:class:`KeywordRows`); SQLite's also keep it between processes
-(:class:`KeptRows`), and a one-shot SQLite process never loads it and keeps querying
-FTS5 (:class:`reverie.backends.sqlite.index.SqliteIndex`).
+(:class:`KeptRows`), and a one-shot SQLite process never loads it: it adopts the kept
+lane when that was made at the index's very version (:meth:`KeywordIndex.adopt`, nothing
+read from the index), else keeps querying FTS5
+(:class:`reverie.backends.sqlite.index.SqliteIndex`).
 
 Never stale: every search first compares the index version (bumped by every sync
 that changes a row) with the one loaded; on a change only the rows that changed are
@@ -39,9 +41,12 @@ class KeptRows(KeywordRows, Protocol):
     """Rows whose lane is also kept between processes (SQLite: beside the index file,
     :mod:`reverie.backends.sqlite.keyword`), so a warm start reads no row twice."""
 
-    def saved(self) -> tuple[dict[str, Any], dict[str, Any], str] | None:
+    def saved(
+        self, *, only_at: str | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any], str] | None:
         """The kept lane's state, its arrays and the index version it was made at
-        (None: none kept, or not for these rows)."""
+        (None: none kept, or not for these rows; ``only_at``: none unless made at that
+        index version, its arrays not even mapped)."""
         ...
 
     def save(self, version: str, state: dict[str, Any], arrays: dict[str, Any]) -> None:
@@ -56,10 +61,27 @@ class KeywordIndex:
         self._lock = threading.Lock()
         self._version: str | None = None
         self._bm25: Bm25Index | None = None
+        self._not_at: str | None = None  # the index version no current snapshot held
 
     @property
     def warm(self) -> bool:
         return self._bm25 is not None
+
+    def adopt(self, source: KeptRows) -> bool:
+        """Warm from the kept lane if it was made at this very index version (its arrays
+        memory-mapped; nothing read from the index, nothing written); else False, and
+        the backend's own query answers (bringing a kept lane up to date is
+        :meth:`load`'s)."""
+        with self._lock:
+            if self._bm25 is not None:
+                return True
+            version = source.version()
+            bm25 = _from_saved(source, version) if version != self._not_at else None
+            if bm25 is None:
+                self._not_at = version
+                return False
+            self._bm25, self._version = bm25, version
+            return True
 
     def load(self, source: KeywordRows) -> None:
         """Load every row, or bring a loaded index up to the index's version."""
@@ -75,14 +97,11 @@ class KeywordIndex:
         kept = source if isinstance(source, KeptRows) else None
         bm25 = self._bm25
         if bm25 is None and kept is not None:  # (SQLite: beside the index)
-            loaded = kept.saved()
-            try:
-                bm25 = Bm25Index.from_parts(loaded[0], loaded[1]) if loaded else None
-            except (KeyError, TypeError, AssertionError):  # another layout: built anew
-                bm25 = None
-            if bm25 is not None and loaded is not None and loaded[2] == version:
-                self._bm25, self._version = bm25, version  # made at this version
+            current = _from_saved(kept, version)
+            if current is not None:
+                self._bm25, self._version = current, version  # made at this version
                 return
+            bm25 = _from_saved(kept)
         if bm25 is None or bm25.dead_share > COMPACT_AT:
             bm25 = Bm25Index()
         now = source.fingerprints()
@@ -108,6 +127,18 @@ class KeywordIndex:
                 self._refresh(source)
             assert self._bm25 is not None
             return self._bm25.top(query, k, drop)
+
+
+def _from_saved(kept: KeptRows, only_at: str | None = None) -> Bm25Index | None:
+    """The BM25 index of the kept lane (``only_at``: only one made at that index
+    version), or None (none, another layout)."""
+    from .bm25 import Bm25Index
+
+    loaded = kept.saved(only_at=only_at)
+    try:
+        return Bm25Index.from_parts(loaded[0], loaded[1]) if loaded else None
+    except (KeyError, TypeError, AssertionError):  # another layout: built anew
+        return None
 
 
 __all__ = ["KeptRows", "KeywordIndex", "KeywordRows"]
