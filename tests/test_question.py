@@ -13,6 +13,8 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reverie.dreaming.dates import resolve
 from reverie.recall.question import read
@@ -157,3 +159,80 @@ def test_a_sentence_naming_no_one_is_about_the_user(question: str, about_user: b
     assert q.about_user is about_user
     if about_user:
         assert q.content != q.bare  # the vector lane embeds the whole question
+
+
+def test_a_text_that_names_no_day_never_imports_the_date_library() -> None:
+    """A question with no digit, no word of dateparser's English data and no "a"/"an"
+    beside a symbol is read without dateparser (issue 41: importing it builds 210
+    languages' locale maps); every other text is read by it as before."""
+    import subprocess
+    import sys
+
+    from reverie.timewords import might_name_a_day
+
+    assert not might_name_a_day("When did Caroline go to the LGBTQ support group?")
+    for text in ("a + b", "an | an", "Mónday", "last wk", "3pm", "till date", "二月", "⅔"):
+        assert might_name_a_day(text), text
+    code = (
+        "import sys; from datetime import date; from reverie.timewords import find;"
+        "print(find('What did Caroline paint?', date(2026, 5, 1)),"
+        " any(m.startswith('dateparser') for m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[] False"
+
+
+def test_the_day_words_hold_every_word_dateparser_reads_a_day_from() -> None:
+    """:data:`reverie.timewords.DAY_WORDS` against dateparser's own English data: every
+    word of it is there but the ones that only join or shift a day named by another
+    (skip words, "in", "ago", "next", ...) and "a"/"an" (the symbol rule's)."""
+    import re
+
+    from dateparser.data.date_translation_data import en  # its data, read by the test only
+
+    from reverie.timewords import DAY_WORDS
+
+    def words(text: str) -> set[str]:
+        return set(re.findall(r"[^\W\d_]+", re.sub(r"\\[a-zA-Z0-9]", " ", text).lower()))
+
+    info = en.info
+    said: set[str] = set()
+    for key, value in info.items():
+        if key in ("name", "date_order", "skip", "pertain", "sentence_splitter_group"):
+            continue
+        if key == "locale_specific":
+            continue
+        if isinstance(value, dict):
+            for k, v in value.items():
+                said |= words(k) | {w for x in v for w in words(x)}
+        elif key == "simplifications":
+            said |= {w for d in value for k, v in d.items() for w in words(k) | words(v)}
+        else:
+            said |= words(key) | {w for x in value for w in words(x)}
+    skip = {w for x in info["skip"] + info["pertain"] for w in words(x)}
+    shifts = {"in", "after", "before", "ago", "from", "this", "next", "last", "early", "less",
+              "than", "ordinal", "hundred", "small", "wee", "time", "centur", "ies"}  # fmt: skip
+    assert said - skip - shifts - {"a", "an"} <= DAY_WORDS
+    assert {"m", "th"} <= DAY_WORDS  # dateparser skips them, but they are minute, Thursday
+
+
+# words with no day in them, dateparser's "1", symbols, accented day names
+PIECES = [
+    "what", "did", "go", "to", "the", "car", "a", "an", "A", "good", "fun",
+    *"#&'*+/<=>@[]^_`{|}~.,?!:;()\"-–—’×±·°§•«»",
+    "mónday", "Jänuary", "naïve", "café",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=7), st.sampled_from([" ", ""]))
+def test_what_the_guard_turns_away_dateparser_never_reads_as_a_day(
+    parts: list[str], glue: str
+) -> None:
+    from reverie.timewords import might_name_a_day
+
+    text = glue.join(parts)
+    if not might_name_a_day(text):
+        from reverie.timewords import _dateparser
+
+        assert _dateparser(text, "en", TODAY, "past") == []

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -213,6 +213,8 @@ def _jionlp_point(words: str, at: int, base: date) -> list[Said]:
 def jionlp() -> Any:
     """jionlp, imported on first use (here and by :mod:`reverie.intents.compile`): it
     prints a banner on import, kept off stdout, which carries JSON and the MCP protocol."""
+    import logging
+
     with contextlib.redirect_stdout(io.StringIO()):
         import jionlp as module
         from jionlp.gadget import time_parser
@@ -256,10 +258,51 @@ def _jionlp(text: str, base: date) -> list[Said]:
     return out
 
 
+# What dateparser reads a day from in English (its English data: month and weekday
+# names and their short forms, the units, the relative words, the number words, the
+# parts of the day; ``tests/test_question.py`` holds this to that data): a text with
+# none of these, no digit, and no "a"/"an" (dateparser's "1") beside a symbol names no
+# day, and a search is spared importing dateparser (its 210 languages' locale maps).
+# A word that starts with one of these (three letters or more) counts too: "Mondays".
+_DAY_TEXT = (
+    "afternoon am apr april aug august centuries century d date day days dec decade decades "
+    "december eight eighteen eighty eleven evening feb february fifteen fifty five fortnight "
+    "fortnights forty four fourteen fr fri friday h hour hours hr hrs jan january jul july "
+    "jun june later m mar march may midnight min mins minute minutes mo mon monday mons "
+    "month months morning night nine nineteen ninety noon nov november now oct october one "
+    "pm s sa sat saturday sec second seconds secs sep sept september seven seventeen "
+    "seventy six sixteen sixty su sun sunday ten th thirteen thirty three thu thursday till "
+    "today tomorrow tonight tu tue tues tuesday twelve twenty two w we wed wednesday week "
+    "weeks wk y year years yesterday yr"
+)
+DAY_WORDS = frozenset(_DAY_TEXT.split())
+_DAY_PREFIXES = tuple(w for w in DAY_WORDS if len(w) >= 3)
+_LETTERS = re.compile(r"[^\W\d_]+")
+_PLAIN = frozenset(' \t\n.,?!:;()"-')  # beside "a", no symbol dateparser reads as a date
+
+
+def might_name_a_day(text: str) -> bool:
+    """Whether ``text`` may hold a time word :func:`find` reads (False: surely none)."""
+    if not text.isascii():  # accents off, as dateparser reads them: "Mónday" is Monday
+        if any(is_cjk(ch) for ch in text):
+            return True
+        text = "".join(
+            c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
+        )
+    if any(ch.isnumeric() for ch in text):
+        return True
+    words = _LETTERS.findall(text.lower())
+    if any(w in DAY_WORDS or w.startswith(_DAY_PREFIXES) for w in words):
+        return True
+    return bool({"a", "an"} & set(words)) and any(
+        not ch.isalpha() and ch not in _PLAIN for ch in text
+    )
+
+
 def find(text: str, base: date, *, prefer: Prefer = "past") -> list[Said]:
     """The time expressions of ``text``, read against the day ``base``, in text order;
     an expression overlapping one found before it is left out."""
-    if not text.strip():
+    if not might_name_a_day(text):  # (an empty text included)
         return []
     try:
         found = _dateparser(text, "en", base, prefer)
@@ -313,12 +356,14 @@ def cron_in_words(expr: str) -> str:
 
 
 __all__ = [
+    "DAY_WORDS",
     "EARLIER",
     "FIRST",
     "Said",
     "cron_in_words",
     "find",
     "jionlp",
+    "might_name_a_day",
     "relative",
     "settled",
     "wall_stamp",
