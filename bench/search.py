@@ -37,6 +37,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
@@ -489,6 +490,10 @@ def one_shot(
     (``daemon_runs``) the same with ``reverie serve`` running."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
     env["REVERIE_CONFIG"] = "/nonexistent/reverie-bench.toml"
+    # an installed package has its bytecode compiled; so do the runs (as bench/hook.py's):
+    # with PYTHONDONTWRITEBYTECODE set, every run compiled every module from source
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "reverie-bench-pyc"))
     exe = str(Path(sys.executable).with_name("reverie"))
     ws, state = info["workspace"], info["state"]
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .argv import GLOBAL_OPTIONS, split_globals
+
+if TYPE_CHECKING:
+    import socket
 
 WARM_COMMANDS = ("search", "context")
 HOOK_EVENTS = ("user-prompt-submit", "session-start")  # the hooks the daemon answers
@@ -68,6 +70,8 @@ def post(
     """One POST on a new loopback connection (plain sockets: ``http.client`` costs
     more to import than the daemon takes to answer): the socket, the answer's status,
     its head, and the bytes read past the head; None when nothing answered."""
+    import socket  # (a daemon's endpoint was found: a one-shot command never asks)
+
     try:
         sock = socket.create_connection(("127.0.0.1", endpoint.port), timeout=CONNECT_TIMEOUT)
     except OSError:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from ..errors import ReverieError
-from ..recall.escalation import explain as explain_escalation
 from ..recall.search import Lanes
 from ..scope import key_from_text, project_key
 from .common import Ctx, emit, handles_errors, json_option
@@ -119,5 +118,7 @@ def context(
     directives that bear on it, fired intents, and the escalation lane's summary when
     it runs (setting escalation)."""
     ctx = obj.engine.context(message, active_projects=active_projects(projects, cwd))
+    from ..recall.escalation import explain as explain_escalation  # (lane 2's report)
+
     shown = ctx.text + ("\n\n" + explain_escalation(ctx.escalation) if explain else "")
     emit(ctx.as_dict(), as_json, lambda _: shown)

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .client import CHUNK, CONNECT_TIMEOUT, endpoint_for, post, split_globals
+
+if TYPE_CHECKING:  # (loaded by the client once a daemon answers)
+    import socket
 
 ROUTE = "/reverie/mcp"  # reverie.cli.warm.MCP_ROUTE (not imported: it imports click)
 PROTOCOL = "reverie-mcp"  # reverie.daemon.http.STREAM_PROTOCOL
@@ -53,6 +55,7 @@ def connect(endpoint: Any) -> tuple[socket.socket, bytes] | None:
 def pump(sock: socket.socket, rest: bytes, stdin: int = 0, stdout: int = 1) -> None:
     """Copy ``stdin`` to the socket and the socket to ``stdout`` until the daemon
     closes the session (it does once the client closed stdin, or when it stops)."""
+    import socket  # (imported already: the client connected)
 
     def upstream() -> None:
         try:

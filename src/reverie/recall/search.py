@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ProviderError, ReverieError
 from ..provenance.paths import in_group_corpus
@@ -39,9 +39,11 @@ from .hops import context_speaker, lift_speakers, lift_window, sessions_together
 from .neighbours import neighbour_scores
 from .question import Question, read
 from .ranking import RankConfig, Scored, rank_scored, score
-from .rerank import Reranker, reorder
 from .snippets import focus, pack_grouped
 from .versions import Version
+
+if TYPE_CHECKING:
+    from .rerank import Reranker
 
 Lanes = Literal["hybrid", "keyword", "vector"]
 SNIPPET_TOKENS = 400  # a snippet grows around its best line up to this many tokens
@@ -53,16 +55,16 @@ class Searcher:
     def __init__(self, settings: Any, embedder: Embedder | None) -> None:
         self.settings = settings
         self.embedder = embedder
-        self.reranker = (
-            Reranker(
+        self.reranker: Reranker | None = None
+        if settings.rerank_url:  # (its module, a thread pool's with it, only when set)
+            from .rerank import Reranker
+
+            self.reranker = Reranker(
                 settings.rerank_url,
                 model=settings.rerank_model,
                 api_key=settings.rerank_api_key,
                 timeout=settings.rerank_timeout,
             )
-            if settings.rerank_url
-            else None
-        )
 
     def config(self, *, keyword_only: bool, max_results: int | None) -> RankConfig:
         if max_results is not None and max_results < 1:
@@ -293,6 +295,8 @@ class Searcher:
     ) -> tuple[list[Scored], dict[int, float]]:
         """The top candidates in the reranker's order (fail-open: unchanged, and the
         notes say why). Returns the list and the rerank score by new position."""
+        from .rerank import reorder
+
         assert self.reranker is not None
         top = ranked[: self.settings.rerank_top]
         result = self.reranker.rerank(query, [r.candidate.text for r in top])
