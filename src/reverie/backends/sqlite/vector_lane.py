@@ -2,12 +2,13 @@
 
 A warm process holds the vectors as a numpy matrix, several times faster a search. A
 one-shot process maps the last snapshot when it was made at the index's very version
-(:meth:`VectorLane.adopt`: nothing read from the index), else asks vec0's KNN. The matrix comes from the last snapshot
-kept beside the index (:mod:`reverie.backends.sqlite.warm_files`, memory-mapped: start-up
-does not grow with the memory, and no second copy is made while loading), checked row
-by row against the index: a row whose chunk is gone or holds other text is masked out,
-and the chunks written since are read from vec0 into a small second matrix. When those
-outgrow a quarter of the snapshot, the lane reloads everything and writes a new one.
+(:meth:`VectorLane.adopt`: nothing read from the index), else asks vec0's KNN. The
+matrix comes from the last snapshot kept beside the index (:mod:`.warm_files`,
+memory-mapped: start-up does not grow with the memory, and no second copy is made while
+loading), checked row by row against the index: a row whose chunk is gone or holds other
+text is masked out, and the chunks written since are read from vec0 into a small second
+matrix. When those outgrow a quarter of the snapshot, the lane reloads everything and
+writes a new one.
 """
 
 from __future__ import annotations

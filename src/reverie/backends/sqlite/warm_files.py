@@ -90,8 +90,8 @@ def load_vectors(
     folder: Path, made_from: str, *, only_at: str | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str] | None:
     """(chunk ids, hash keys, matrix memory-mapped, index version) of the current vector
-    snapshot, if it was made from ``made_from`` (:func:`tag`) (and, ``only_at``, at
-    that index version), or None."""
+    snapshot, if it was made from ``made_from`` (:func:`tag`) and, given ``only_at``, at
+    that index version; else None."""
     found = _pointer(folder, "vectors", made_from)
     if found is None or only_at not in (None, found[1]):
         return None
