@@ -2,9 +2,10 @@
 own suites (``test_recall_log_backends.py``, ``test_intents_requests_postgres.py``, which
 run on every backend listed too): say where it is, hold nothing of a fresh agent, hold
 what the agent wrote, give it all back to a move (the embedding cache's rows as they
-are), and delete all of it. A new backend is one package and one line in ``BACKENDS``
-(its name among the ``index_backend`` setting's choices too: checked here); these tests
-then run on it (how a test sets it up: ``backend_environ`` in conftest)."""
+are), tell the doctor what its index holds, and delete all of it. A new backend is one
+package and one line in ``INDEX_BACKENDS`` (``reverie.setting_rows.core``: the factory's
+table and the ``index_backend`` setting's choices); these tests then run on it (how a
+test sets it up: ``backend_environ`` in conftest)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,24 @@ def test_a_backend_holds_what_the_agent_wrote_and_drops_all_of_it(engine: Reveri
     store = again.intent_store()
     assert store.select() == []
     store.close()
+
+
+def test_the_doctor_reads_what_the_backend_indexed(engine: Reverie) -> None:
+    """``reverie doctor`` asks the backend what its index holds (``look``): the files
+    and their sizes, the embedder; a stale file is named; an unusable index has a hint."""
+    from reverie.integrations.doctor_index import findings
+
+    backend = engine._a.backend
+    day = engine.workspace.root / "memory" / "2026-04-30.md"
+    day.write_text("# 2026-04-30\n\n- 10:00 owner: The ferry leaves at 07:15.\n", encoding="utf-8")
+    engine.index()
+    seen = backend.look()
+    assert seen.sources["memory/2026-04-30.md"][0] == day.stat().st_size
+    assert seen.embedder and not seen.dirty and backend.rebuild_hint()
+    assert [f[0] for f in findings(engine.workspace, engine.settings)] == ["ok"]
+    day.write_text(day.read_text(encoding="utf-8") + "- 11:00 owner: It is late.\n", "utf-8")
+    [(status, message, _fix)] = findings(engine.workspace, engine.settings)
+    assert status == "warn" and "memory/2026-04-30.md" in message
 
 
 def test_the_embedding_cache_gives_back_its_rows_as_they_are(engine: Reverie) -> None:

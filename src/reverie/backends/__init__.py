@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..recall.context import TriggerSource
     from ..recall.log_port import RecallLogPort
     from ..settings import Settings
+    from ..storage.index.look import IndexLook
     from ..storage.index.port import IndexPort
     from ..storage.workspace import Workspace
 
@@ -90,6 +91,15 @@ class Backend(Protocol):
 
     def held(self) -> list[str]:
         """What this backend holds of the agent besides a derived index ([]: nothing)."""
+        ...
+
+    def look(self) -> IndexLook:
+        """The index as ``reverie doctor`` compares it with the files, read-only, never
+        made or migrated (raises :class:`reverie.storage.index.look.NoIndex`)."""
+        ...
+
+    def rebuild_hint(self) -> str:
+        """How a person gets a usable index again, in one line."""
         ...
 
     def drop(self) -> list[str]:

@@ -132,8 +132,8 @@ def move(
     if to == s.index_backend:
         raise ReverieError(f"this agent's index is on {to} already: nothing to move")
     target_dsn = dsn or s.index_dsn
-    if to == "postgres" and not target_dsn:
-        raise ConfigError("a move to postgres needs --dsn (or index_dsn set)")
+    if to != "sqlite" and not target_dsn:  # (every backend but the state folder's file)
+        raise ConfigError(f"a move to {to} needs --dsn (or index_dsn set)")
     t = s.replace(index_backend=to, index_dsn=target_dsn)
     b = Adapters(t, clock=a.clock, embedder=a.embedder, llm=None)
     try:
@@ -191,7 +191,7 @@ def _set_config(
     """Set the target in the config file (its comments kept); what still overrides it
     (``s``: the source's settings, which say where each value came from)."""
     want = {"index_backend": t.index_backend}
-    if t.index_backend == "postgres":
+    if t.index_backend != "sqlite":
         want["index_dsn"] = t.index_dsn
     notes = [
         f"{key} is set by {s.source(key)}, which overrides the config file: set it to "

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ...intents.port import IntentStore, IntentTable
     from ...recall.context import TriggerSource
     from ...recall.log_port import RecallLogPort
+    from ...storage.index.look import IndexLook
     from ...storage.index.port import IndexPort
     from .. import Backend
     from .schema import Database
@@ -51,6 +52,31 @@ class PostgresBackend:
 
     def describe(self) -> str:
         return f"postgres (tenant {self.tenant!r})"
+
+    def look(self) -> IndexLook:
+        """One connection of its own, plain SELECTs of this tenant's rows."""
+        import psycopg
+
+        from ...errors import ReverieError
+        from ...storage.index.look import IndexLook, NoIndex
+
+        tenant, dsn = self.tenant, self.settings.index_dsn
+        if not dsn:
+            raise ReverieError("index_backend = postgres needs index_dsn (a PostgreSQL DSN)")
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as conn:
+            has = conn.execute("SELECT to_regclass('sources') IS NOT NULL").fetchone()
+            if not has or not has[0]:
+                raise NoIndex(f"no index tables in the database (tenant {tenant})")
+            q = "SELECT path, size, mtime_ns FROM sources WHERE tenant_id = %s"
+            rows = conn.execute(q, (tenant,)).fetchall()
+            q = "SELECT key, value FROM meta WHERE tenant_id = %s AND key IN ('dirty', 'embedder')"
+            meta = {str(k): str(v) for k, v in conn.execute(q, (tenant,)).fetchall()}
+        if not rows and not meta:
+            raise NoIndex(f"no index rows for tenant {tenant} in the database")
+        return IndexLook.of(f"PostgreSQL, tenant {tenant}", rows, meta)
+
+    def rebuild_hint(self) -> str:
+        return "check index_dsn and that the server runs (`reverie settings`), then reverie index"
 
     def index(self) -> IndexPort:
         from .index import PgIndex

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ...intents.port import IntentStore, IntentTable
     from ...recall.context import TriggerSource
     from ...recall.log_port import RecallLogPort
+    from ...storage.index.look import IndexLook
     from ...storage.index.port import IndexPort
     from .db import Connection
     from .index import Lanes
@@ -48,6 +49,28 @@ class SqliteBackend:
 
     def describe(self) -> str:
         return "sqlite"
+
+    def look(self) -> IndexLook:
+        from ...storage.index.look import IndexLook, NoIndex
+        from .db import connect
+
+        path = self.ws.index_path
+        if not path.is_file():
+            raise NoIndex(f"no index at {path}")
+        conn = connect(path, readonly=True)
+        try:
+            rows = conn.execute("SELECT path, size, mtime_ns FROM sources").fetchall()
+            q = "SELECT key, value FROM meta WHERE key IN ('dirty', 'embedder')"
+            meta = dict(conn.execute(q).fetchall())
+        finally:
+            conn.close()
+        return IndexLook.of(str(path), rows, meta)
+
+    def rebuild_hint(self) -> str:
+        import shlex
+
+        path = shlex.quote(str(self.ws.index_path))
+        return f"rm {path} && reverie index  (the index is derived: rebuilt)"
 
     def _index_conn(self) -> Connection:
         """The index file, opened (and its schema made) on first use."""

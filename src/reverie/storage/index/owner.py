@@ -17,7 +17,9 @@ from ...errors import ConfigError
 
 
 def _shared(settings: Any) -> bool:
-    return getattr(settings, "index_backend", "sqlite") == "postgres"
+    """Every backend but the state folder's own file may be shared (fails closed: a
+    backend added later is checked too)."""
+    return getattr(settings, "index_backend", "sqlite") != "sqlite"
 
 
 def check(ix: Any, settings: Any, root: Path, *, force: bool) -> None:
@@ -28,7 +30,7 @@ def check(ix: Any, settings: Any, root: Path, *, force: bool) -> None:
     if owner is not None and owner != str(root.resolve()):
         tenant = settings.index_tenant or settings.agent
         raise ConfigError(
-            f"the PostgreSQL tenant {tenant!r} holds the index of another workspace "
+            f"the {settings.index_backend} tenant {tenant!r} holds the index of another workspace "
             f"({owner}); set index_tenant to an id of this workspace's own, or run "
             "`reverie index --force` here to take the tenant over (its rows are rebuilt "
             "from this workspace's files)"
