@@ -70,6 +70,7 @@ def test_the_index_behind_the_files_and_a_broken_index(healthy: Paths, run_cli: 
     index.write_bytes(b"this is not a database" * 100)
     code, found = doctor(run_cli)
     assert code == 1 and found["index"]["status"] == "error"
+    assert "file is not a database)" in found["index"]["message"]  # the driver's words
     assert found["index"]["fix"].startswith(f"rm {index} && reverie index")
     removal = found["index"]["fix"].split(" && ")[0]
     subprocess.run(removal, shell=True, check=True)  # the fix as it says, then the index

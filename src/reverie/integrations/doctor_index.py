@@ -5,11 +5,9 @@ written)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 
 from ..backends import backend_for
-from ..errors import ReverieError
 from ..settings import Settings
 from ..storage.index.look import IndexLook, NoIndex
 from ..storage.walk import FileEntry
@@ -30,7 +28,7 @@ def findings(ws: Workspace, settings: Settings) -> Iterator[tuple[str, str, str 
         yield "error", str(exc), "reverie index"
         return
     except Exception as exc:  # SQLite's, psycopg's (never imported for SQLite), the OS's
-        why = str(exc) if isinstance(exc, sqlite3.Error | ReverieError) else f"{exc!r}"
+        why = str(exc) or f"{exc!r}"  # the driver's words (SQLite's is sqlean, not sqlite3)
         yield "error", f"the index is unusable ({why})", _rebuild(ws, settings)
         return
     files = {e.relpath: e for e in ws.walk() if isinstance(e, FileEntry)}
