@@ -6,7 +6,8 @@ Each turn of a written month carries ``durable`` (its sentences worth keeping, b
 them), written with the turn before the engine ever read it. A promoted entry is:
 
 - ``right`` when every sentence it keeps is one of its source turns' durable sentences
-  (or a piece of one: the splitter may cut a sentence at an abbreviation);
+  (or most of one, 60% of its letters: the splitter may cut a sentence at an
+  abbreviation; a short remark inside a durable sentence is no match);
 - ``chatter`` when none is;
 - ``mixed`` otherwise (a durable sentence with chatter beside it): not right.
 
@@ -62,13 +63,18 @@ def body(entry: str) -> str:
     return _BRACKET.sub("", text).strip()
 
 
+def _part(a: str, b: str) -> bool:
+    """``a`` is ``b``, or most of it (a splitter's cut), never a short word inside it."""
+    return a in b and len(a) >= 0.6 * len(b)
+
+
 def judge(entry: str, sources: Iterable[dict[str, Any]]) -> str:
     """``right``, ``mixed`` or ``chatter`` (see the module doc)."""
     durable = [_norm(d) for t in sources for d in t.get("durable", [])]
     durable = [d for d in durable if d]
     said = [_norm(s) for s in sentences(body(entry))]
     said = [s for s in said if s]
-    ok = [any(s in d or d in s for d in durable) for s in said]
+    ok = [any(_part(s, d) or _part(d, s) for d in durable) for s in said]
     if ok and all(ok):
         return "right"
     return "mixed" if any(ok) else "chatter"

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from ..recall.triggers import superseded
 from ..storage.trailers import TRAILER_RE, strip
+from .consolidate import Promotion
 from .memory_file import ANCHOR_RE, lines
 
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})\.md#L")
@@ -88,16 +88,8 @@ def day_of(anchor: str) -> str:
     return days[0] if days else ""
 
 
-class _New(Protocol):
-    @property
-    def anchor(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-
 def premark(
-    memory: str, promotions: Sequence[_New], replaces: Mapping[str, frozenset[str]]
+    memory: str, promotions: Sequence[Promotion], replaces: Mapping[str, frozenset[str]]
 ) -> tuple[str, list[Superseded]]:
     """``memory`` with each generated entry a promotion's line replaces marked superseded
     in place, and the marks: what the consolidation model is given, so that a rewrite
