@@ -1,5 +1,5 @@
 """Fit the durable-line classifier (issue 39, point 2) and write its weights into the
-package (``src/reverie/dreaming/durable.npz``).
+package (``src/reverie/durable/durable.npz``).
 
 Labelled sentences come from ``bench/data/durable/`` (how they were labelled:
 ``LABELLING.md`` there):
@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _durable_pick import crc, texts
 
-from reverie.dreaming.durable import LABELS, DurableModel, features, probabilities
+from reverie.durable.model import LABELS, DurableModel, features, probabilities
 from reverie.storage.embedders.usem3 import Usem3Embedder
 
 DATA = Path(__file__).resolve().parent / "data" / "durable"
-WEIGHTS = Path(__file__).resolve().parents[1] / "src" / "reverie" / "dreaming" / "durable.npz"
+WEIGHTS = Path(__file__).resolve().parents[1] / "src" / "reverie" / "durable" / "durable.npz"
 EXAMPLES = WEIGHTS.with_name("durable_examples.tsv")  # written training rows, shown by --explain
 LOCOMO_SPLIT = {"conv-26": "train", "conv-30": "train", "conv-41": "train"}
 LOCOMO_SPLIT |= {"conv-43": "dev", "conv-42": "test"}

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reverie.dreaming.judge import Judge, examples, load_model
+from reverie.dreaming.judge import Judge
+from reverie.durable.weights import examples, load_model
 from reverie.storage.embedders.base import EmbedderIdentity
 from reverie.storage.embedders.usem3 import Usem3Embedder
 

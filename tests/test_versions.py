@@ -11,6 +11,7 @@ did not rank comes in only by a link (tests/test_links.py).
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 
@@ -130,3 +131,46 @@ def test_a_weak_hit_far_below_the_best_is_not_a_version() -> None:
     items[2] = hit(3, items[2].candidate.text[2:], date(2026, 11, 10), 0.2)
     ids, _, _ = run(items, vecs, Q)
     assert ids == [1, 2, 3]
+
+
+def test_a_line_that_states_nothing_neither_seeds_nor_joins_a_group() -> None:
+    items, vecs = standup()
+    q = read(Q, TODAY)
+    vectors = {k: np.asarray(v, dtype=np.float32) for k, v in vecs.items()}
+    both = {1: 0.97, 2: 0.9, 3: 0.95}
+    out, marks = order(items, q.ask, q.subject.terms, vectors=vectors, statements=both)
+    assert [s.candidate.chunk_id for s in out] == [3, 1, 2] and set(marks) == {1, 3}
+    for said in ({1: 0.97, 2: 0.9, 3: 0.2}, {1: 0.2, 2: 0.9, 3: 0.95}):  # talk, not a fact
+        out, marks = order(items, q.ask, q.subject.terms, vectors=vectors, statements=said)
+        assert [s.candidate.chunk_id for s in out] == [1, 2, 3] and marks == {}
+
+
+class _Index:
+    def __init__(self, embedder: str) -> None:
+        self.embedder = embedder
+
+    def meta(self, key: str) -> str | None:
+        return self.embedder if key == "embedder" else None
+
+
+def test_the_classifier_tells_a_fact_from_advice_by_the_stored_vectors(tmp_path: Path) -> None:
+    from reverie.recall.follow import statements
+    from reverie.recall.versions import STATEMENT
+    from reverie.storage.embedders.usem3 import Usem3Embedder
+
+    lines = [
+        "I completed my undergrad in computer science at UCLA in 2019.",
+        "我女儿在杭州的一所小学读三年级。",
+        "You might want to take an introductory course before starting, and remember "
+        "that each program has its own strengths, so weigh the pros and cons.",
+        "haha that sounds like so much fun, enjoy!!",
+    ]
+    emb = Usem3Embedder(cache_dir=tmp_path)
+    hits = [hit(n, text, date(2026, 5, n + 1), 0.5) for n, text in enumerate(lines)]
+    vectors = dict(enumerate(emb.embed_documents(lines)))
+    keep = statements(_Index(emb.identity.label()), hits, vectors)  # type: ignore[arg-type]
+    assert keep is not None
+    assert keep[0] >= STATEMENT and keep[1] >= STATEMENT
+    assert keep[2] < STATEMENT and keep[3] < STATEMENT
+    # vectors of another embedder are not read: every line may group, as before
+    assert statements(_Index("fake:hash:64"), hits, vectors) is None  # type: ignore[arg-type]

@@ -34,7 +34,7 @@ from typing import Any
 
 from .clock import Clock
 from .dreaming.content import Judge, Verdict, judge
-from .dreaming.durable import Score
+from .durable.model import Score
 from .engine import Reverie
 from .llm.base import LLM, Message
 from .llm.fake import Call, ScriptedLLM, SimulatedTimeout

@@ -2,7 +2,7 @@
 
 A line is cut into sentences (media markup out, the speaker kept apart) and each
 sentence is scored on its own by a :data:`Scorer`: the classifier of
-:mod:`reverie.dreaming.durable` over the shipped embedder's vectors (wired by
+:mod:`reverie.durable.model` over the shipped embedder's vectors (wired by
 :mod:`reverie.dreaming.judge`). A sentence is a ``fact``, a ``pref`` (a preference,
 habit or instruction) or ``chatter`` (a question, a greeting, a reaction, a feeling of
 the moment, advice, a fragment). A line passes when at least one sentence is kept, and
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .durable import Score
+from ..durable.model import Score
 
 Scorer = Callable[[Sequence[str]], Sequence[Score]]
 

@@ -2,7 +2,7 @@
 shipped embedder's vectors, and a cache so that a line judged by the light phase, the
 gates and the entry writer is embedded once.
 
-The weights (``durable.npz``, beside this module) are fitted on the shipped embedder's
+The weights (:mod:`reverie.durable.weights`) are fitted on the shipped embedder's
 vectors, so the judge embeds with that embedder whatever the index uses: the index's
 own when it is the same model, else its own instance (same snapshot folder). When the
 model cannot be loaded the judge fails closed: no sentence is kept, and the reason
@@ -12,16 +12,13 @@ says so (nothing is promoted without a judgement; nothing blocks a reply either)
 from __future__ import annotations
 
 import contextlib
-import io
-import json
-import threading
 from collections.abc import Callable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..durable.model import Score, scores
+from ..durable.weights import examples, load_model
 from . import content
-from .durable import DurableModel, Score, scores
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,34 +27,7 @@ if TYPE_CHECKING:
 else:
     from ..storage.lazy import numpy as np
 
-_MODEL: DurableModel | None = None
-_MODEL_LOCK = threading.Lock()
 _CACHE_MAX = 50_000
-
-
-def load_model() -> DurableModel:
-    """The shipped weights (read once per process)."""
-    global _MODEL
-    with _MODEL_LOCK:
-        if _MODEL is None:
-            raw = resources.files("reverie.dreaming").joinpath("durable.npz").read_bytes()
-            with np.load(io.BytesIO(raw)) as z:
-                _MODEL = DurableModel(
-                    weights=z["weights"],
-                    bias=z["bias"],
-                    threshold=float(z["threshold"]),
-                    embedder=str(z["embedder"]),
-                    meta=json.loads(str(z["meta"])),
-                )
-        return _MODEL
-
-
-def examples() -> list[tuple[str, str]]:
-    """The labelled lines the weights were fitted on that may be shown (the written
-    sets' training rows, ``durable_examples.tsv``: text, label)."""
-    raw = resources.files("reverie.dreaming").joinpath("durable_examples.tsv").read_text("utf-8")
-    rows = [line.split("\t") for line in raw.splitlines()[1:] if line.strip()]
-    return [(r[0], r[1]) for r in rows if len(r) >= 2]
 
 
 class Unavailable(Exception):
@@ -154,4 +124,4 @@ class Judge:
             return content.Verdict(False, why, speaker, (), ())
 
 
-__all__ = ["Judge", "Unavailable", "examples", "load_model"]
+__all__ = ["Judge", "Unavailable"]

@@ -1,13 +1,16 @@
 """Versions and version links among a search's hits, read from the index: the hits'
-own vectors (:mod:`reverie.recall.versions`), and the newer lines the files link to
+own vectors and what the durable-line classifier reads in them
+(:mod:`reverie.recall.versions`), and the newer lines the files link to
 the hits, link by link (:mod:`reverie.recall.chains`), each scored as the question's
 vector lane scores it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..durable.model import keep
+from ..durable.weights import load_model
 from ..provenance.links import line_key
 from ..provenance.paths import in_group_corpus
 from ..storage.index.port import IndexReader
@@ -18,6 +21,11 @@ from .question import Question
 from .ranking import Scored
 from .versions import Version, order
 
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from ..storage.lazy import numpy as np
+
 SUPERSEDE_POOL = 24  # the ranked hits versions are looked for in (a newer one may move up)
 
 
@@ -26,9 +34,32 @@ def versions_of(
 ) -> tuple[list[Scored], dict[int, Version]]:
     """The best hit's versions in the order the question's time wants
     (:mod:`reverie.recall.versions`), told by the hits' own stored vectors."""
-    dated = [r.candidate.chunk_id for r in ranked[:SUPERSEDE_POOL] if r.candidate.day is not None]
-    vectors = ix.vectors(dated) if len(dated) > 1 else {}
-    return order(ranked, q.ask, q.subject.terms, vectors=vectors, window=SUPERSEDE_POOL)
+    dated = [r for r in ranked[:SUPERSEDE_POOL] if r.candidate.day is not None]
+    vectors = ix.vectors([r.candidate.chunk_id for r in dated]) if len(dated) > 1 else {}
+    said = statements(ix, [r for r in dated if r.candidate.chunk_id in vectors], vectors)
+    return order(
+        ranked, q.ask, q.subject.terms, vectors=vectors, window=SUPERSEDE_POOL, statements=said
+    )
+
+
+def statements(
+    ix: IndexReader, hits: list[Scored], vectors: dict[int, Any]
+) -> dict[int, float] | None:
+    """Each hit's keep probability by the durable-line classifier, read from its stored
+    vector (nothing is embedded); None when the index's vectors are not the embedder's
+    the classifier was fitted on, or its weights cannot be read: versions then group as
+    if every line stated something."""
+    if not hits:
+        return {}
+    try:
+        model = load_model()
+    except Exception:  # a broken package never blocks a search
+        return None
+    if ix.meta("embedder") != model.embedder:
+        return None
+    rows = np.stack([np.asarray(vectors[h.candidate.chunk_id], dtype=np.float32) for h in hits])
+    p = keep(model, [h.candidate.text for h in hits], rows)
+    return {h.candidate.chunk_id: v for h, v in zip(hits, p, strict=True)}
 
 
 def chains_of(
@@ -83,4 +114,4 @@ def _by_question(
     return rank([c for c in found if not in_group_corpus(c.path)])
 
 
-__all__ = ["SUPERSEDE_POOL", "chains_of", "versions_of"]
+__all__ = ["SUPERSEDE_POOL", "chains_of", "statements", "versions_of"]

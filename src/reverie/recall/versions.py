@@ -5,8 +5,11 @@ A hit is a version of the best content hit (the seed) when both are dated journa
 transcript lines of different days that read as the same statement: both hold a term
 of the question's subject (``priya``, ``dentist``, 牙医) and their vectors' cosine is
 at least :data:`SAME_SHARED`, and its relevance to
-the question is at least :data:`NEAR` of the seed's. Nothing else decides: no change
-words, no value shapes, no list of any language. A line joins when it is as alike to
+the question is at least :data:`NEAR` of the seed's. Both read as statements: the
+learned durable-line classifier (:mod:`reverie.durable`) gives each at least
+:data:`STATEMENT`, so an assistant's advice or a remark on the topic neither seeds a
+group nor joins one (when the classifier can read the index's vectors). Nothing else
+decides: no change words, no value shapes, no list of any language. A line joins when it is as alike to
 a version already in the group (a value changed three times drifts away from the
 first wording), up to :data:`VERSIONS` lines, best ranked first. What each constant
 earned, on which sets, is in ``bench/README.md`` ("Versions without rules"). A newer
@@ -37,6 +40,7 @@ from .ranking import Scored
 SAME_SHARED = 0.2  # cosine of two lines' vectors that both hold a subject term
 VERSIONS = 5  # at most this many lines in a group: more is a topic the chat comes back to
 NEAR = 0.5  # a version's relevance is at least this share of the seed's
+STATEMENT = 0.8  # the durable classifier's keep probability of a line that states a fact
 
 
 @dataclass(frozen=True)
@@ -99,14 +103,21 @@ def order(
     *,
     vectors: Mapping[int, Any],
     window: int = 24,
+    statements: Mapping[int, float] | None = None,
 ) -> tuple[list[Scored], dict[int, Version]]:
     """``ranked`` with the seed's versions in the order ``ask`` wants (module doc), and
-    a :class:`Version` per grouped chunk id."""
+    a :class:`Version` per grouped chunk id. ``statements``: each dated hit's keep
+    probability by the durable classifier (None: not judged, every line may group)."""
     items = list(ranked)
     units = {k: _unit(v) for k, v in vectors.items()}
     pool = [s for s in items[:window] if _dated(s)]
     if not pool or pool[0] is not next((s for s in items[:window] if s.tier == 0), None):
         return items, {}
+    if statements is not None:  # the seed and each version state something
+        stated = [s for s in pool if statements.get(s.candidate.chunk_id, 0.0) >= STATEMENT]
+        if not stated or stated[0] is not pool[0]:
+            return items, {}
+        pool = stated
     seed = pool[0]
     group, why = [seed], {seed.candidate.chunk_id: "the best content hit"}
     for s in pool[1:]:
@@ -156,4 +167,4 @@ def _ref(s: Scored) -> str:
     return f"{s.candidate.path}#L{s.candidate.start_line}"
 
 
-__all__ = ["SAME_SHARED", "VERSIONS", "Version", "alike", "order", "promote", "time_key"]
+__all__ = ["SAME_SHARED", "STATEMENT", "VERSIONS", "Version", "alike", "order", "promote", "time_key"]

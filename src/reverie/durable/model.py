@@ -10,7 +10,8 @@ probabilities of three labels. A sentence is kept when the probability of ``fact
 The weights were fitted by ``bench/train_durable.py`` on labelled sentences committed
 in ``bench/data/durable/`` (LoCoMo and LongMemEval turns, Chinese chat, coding-agent
 sessions, personal notes; train/dev/test split before fitting) and ship with the
-package. Pure: the model and the vectors in, the scores out.
+package (:mod:`reverie.durable.weights`). Pure: the model and the vectors in, the
+scores out.
 """
 
 from __future__ import annotations
@@ -70,6 +71,14 @@ def probabilities(model: DurableModel, x: np.ndarray) -> np.ndarray:
     return np.asarray(e / e.sum(axis=1, keepdims=True))
 
 
+def keep(model: DurableModel, texts: Sequence[str], vectors: np.ndarray) -> list[float]:
+    """The probability that each text is worth keeping (``fact`` + ``pref``)."""
+    if not texts:
+        return []
+    p = probabilities(model, features(texts, vectors))
+    return [float(row[0] + row[1]) for row in p]
+
+
 def scores(model: DurableModel, texts: Sequence[str], vectors: np.ndarray) -> list[Score]:
     """Each sentence's score; a sentence below the threshold is ``chatter``."""
     if not texts:
@@ -90,6 +99,7 @@ __all__ = [
     "DurableModel",
     "Score",
     "features",
+    "keep",
     "probabilities",
     "scores",
     "shape",
