@@ -12,7 +12,7 @@ them), written with the turn before the engine ever read it. A promoted entry is
 - ``mixed`` otherwise (a durable sentence with chatter beside it): not right.
 
 An entry is ``unreadable`` when it keeps a labelled relative time word with no date
-written after it. The layout of the file at the month's end: every generated entry
+written after it (after its 's: "tonight's (2024-05-08) dinner" is dated). The layout of the file at the month's end: every generated entry
 dated in its text and under a subject heading.
 """
 
@@ -87,7 +87,7 @@ def unresolved(entry: str, sources: Iterable[dict[str, Any]]) -> list[str]:
     for t in sources:
         for word in t.get("relative", []):
             at = text.find(word)
-            if at >= 0 and not re.match(r"\s*[(（]", text[at + len(word) :]):
+            if at >= 0 and not re.match(r"(?:['’]s)?\s*[(（]", text[at + len(word) :]):
                 out.append(word)
     return out
 

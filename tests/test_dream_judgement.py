@@ -71,6 +71,26 @@ def test_media_markup_is_stripped() -> None:
         # the word in front of a day's name moves it (2023-05-08 is a Monday)
         ("下礼拜三开始上班。", "下礼拜三（2023-05-17）开始上班。"),
         ("上星期五分手了。", "上星期五（2023-05-05）分手了。"),
+        # today and its parts get the day too; a clock time of the day does not
+        ("Dad came home this morning.", "Dad came home this morning (2023-05-08)."),
+        ("The review is at 9am.", "The review is at 9am."),
+        # what no library reads, or misreads (bench/dates.py)
+        ("We met the day before yesterday.", "We met the day before yesterday (2023-05-06)."),
+        ("Moving in this weekend!", "Moving in this weekend (2023-05-13 to 2023-05-14)!"),
+        (
+            "We adopted him the weekend before last.",
+            "We adopted him the weekend before last (2023-04-29 to 2023-04-30).",
+        ),
+        ("The wedding is next weekend.", "The wedding is next weekend."),  # both ways on a Monday
+        ("上周末搬的家。", "上周末（2023-05-06 至 2023-05-07）搬的家。"),
+        ("我明儿一早回学校。", "我明儿一早（2023-05-09）回学校。"),
+        ("我昨儿个去了医院。", "我昨儿个（2023-05-07）去了医院。"),  # never inside a word
+        # a comma after the words, or an 's, is no reason to leave them unread
+        (
+            "The key was rotated yesterday, and the old one stops tomorrow.",
+            "The key was rotated yesterday (2023-05-07), and the old one stops tomorrow (2023-05-09).",
+        ),
+        ("Last month's bill doubled.", "Last month's (April 2023) bill doubled."),
     ],
 )
 def test_relative_dates_resolve_against_the_source_day(text: str, want: str) -> None:

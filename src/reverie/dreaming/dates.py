@@ -21,6 +21,7 @@ from ..tokens import is_cjk
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December"]  # fmt: skip
+_OWNS = re.compile(r"['’]s\b")  # "last month's bill": the days go after the 's
 _ALREADY = re.compile(r"\s*[(（]|\w{1,4}（\d{4}")  # resolved, or inside words resolved
 
 
@@ -46,14 +47,13 @@ def resolve(text: str, day: date | None) -> str:
     out: list[str] = []
     pos = 0
     for said in find(text, day):
-        if said.at < pos or _ALREADY.match(text, said.end) or said.last == said.first == day:
-            continue  # ("now", "today": the entry is dated already)
-        if not relative(said, day):
+        end = said.end + len(m[0]) if (m := _OWNS.match(text, said.end)) else said.end
+        if said.at < pos or _ALREADY.match(text, end) or not relative(said, day):
             continue
         zh = any(is_cjk(ch) for ch in said.words)
         note = f"（{_days(said, zh)}）" if zh else f" ({_days(said, zh)})"
-        out += [text[pos : said.end], note]
-        pos = said.end
+        out += [text[pos:end], note]
+        pos = end
     out.append(text[pos:])
     return "".join(out)
 

@@ -9,8 +9,9 @@ left out, and so is a lone lowercase word read as more than a day ("I may go": E
 writes a month's name with a capital).
 
 The few time words no library reads (the words that ask for an earlier or the first
-value) are kept here, per language, as the one place for them. English seasons, which
-dateparser does not read either, were kept here once and earned nothing on any set
+value, weekends, "the night before last") are kept per language in one place,
+:mod:`reverie.timewords.words`, and read before the libraries. English seasons, which
+dateparser does not read either, were kept once and earned nothing on any set
 (``bench/README.md``): "last summer" is left to the question's other words.
 """
 
@@ -25,28 +26,15 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
-from .stopwords import QUERY
-from .tokens import is_cjk
+from ..stopwords import QUERY
+from ..tokens import is_cjk
+from .words import EARLIER, FIRST, SHIFTS, named, spoken_end, written
 
 Period = Literal["day", "week", "month", "year", "span"]
 Prefer = Literal["past", "future"]
 
-# what no date library reads, per language (the one place for these words)
-EARLIER = {  # a question for the value before the current one
-    "en": r"\b(?:before|previously|formerly|used to|earlier|in the past|prior)\s*[?.!]*\s*$"
-    r"|\b(?:previously|formerly|used to|use to|in the past|the previous|the old)\b"
-    r"|\bbefore the (?:latest|last|recent)\b",
-    "zh": "以前|之前|过去|曾经|上一个|上一次|上次|旧的|原先",
-}
-FIRST = {  # a question for the first value
-    "en": r"\b(?:originally|at first|initially|in the beginning|at the start|the original|"
-    r"first (?:one|value|time))\b|\bwhen (?:I|we|you|he|she|they) first\b",
-    "zh": "原来|最初|一开始|最开始|刚开始|起初|当初|最早|本来",
-}
-# a word in front of a day's name that moves it, which dateparser's Chinese reading
-# leaves out (it reads 下礼拜一 as the past Monday): such a reading is taken from jionlp
-SHIFTS = {"zh": "上下这本"}
 _MONTH_NUMBER = re.compile(r"(\d{1,2})\s*月")
+_OWNS = re.compile(r"(?<=\w)['’]s\b")
 _CLAUSE_MARKS = re.compile(r"[;:!?()\"“”]|,(?!\s*\d)")
 # an amount or a model number read as a date: "$12", "a $5 coupon", "Canon EOS 80D"
 _NOT_DATE = re.compile(r"[$€£¥%]|\b\d+(?!st\b|nd\b|rd\b|th\b)[A-Za-z]+\b")
@@ -147,7 +135,7 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
     origin = list(range(len(text) + 1))
     # dateparser's search loses a date beside a comma ("Last week, I built"): the
     # punctuation between clauses read as spaces, one for one (a date's own comma kept)
-    read = _CLAUSE_MARKS.sub(" ", text)
+    read = _OWNS.sub("  ", _CLAUSE_MARKS.sub(" ", text))  # "last month's" -> "last month"
     if lang == "zh":
         read, origin = _zh_months(text)
     when = datetime(base.year, base.month, base.day)
@@ -158,10 +146,12 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
     out: list[Said] = []
     pos = 0
     for said, value in found:
-        at = read.find(said, pos)
-        if at < 0:
+        # the search gives words single-spaced: a comma read as a space leaves two
+        hit = re.compile(r"\s+".join(map(re.escape, said.split()))).search(read, pos)
+        if hit is None:
             continue
-        pos = at + len(said)
+        at, said = hit.start(), hit.group(0)
+        pos = hit.end()
         said = _trimmed(said, value, lang, when, prefer) or ""
         if len(said.strip()) < (2 if lang == "zh" else 3):
             continue
@@ -189,11 +179,14 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
 
 
 def _day_part(said: str, value: datetime, lang: str, when: datetime, prefer: Prefer) -> bool:
-    """``said`` names a part of another day ("last night", "tomorrow morning"): read on
-    the same day at noon it is the same moment, where a duration moves with the clock
-    ("in 45 minutes", "two hours ago")."""
+    """``said`` names a part of a day ("last night", "tomorrow morning", "this
+    afternoon"): read on the same day at noon it is the same moment, where a duration
+    moves with the clock ("in 45 minutes", "two hours ago"); a clock time of the day
+    itself ("at 9am") is no part of a day."""
     noon = _parser(lang, when.replace(hour=12), prefer).get_date_data(said).date_obj
-    return noon == value and value.date() != when.date()
+    if noon != value:
+        return False
+    return value.date() != when.date() or not any(ch.isdigit() for ch in said)
 
 
 def _jionlp_point(words: str, at: int, base: date) -> list[Said]:
@@ -241,7 +234,9 @@ def _jionlp(text: str, base: date) -> list[Said]:
     stamp = wall_stamp(datetime(base.year, base.month, base.day))
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            found = jionlp().ner.extract_time(text, time_base=stamp, with_parsing=True)
+            found = jionlp().ner.extract_time(
+                written(text, "zh"), time_base=stamp, with_parsing=True
+            )
     except Exception:  # a parser bug on odd input reads as "no time here", never a crash
         return []
     out: list[Said] = []
@@ -254,7 +249,8 @@ def _jionlp(text: str, base: date) -> list[Said]:
             first, last = (datetime.fromisoformat(str(t)).date() for t in span[:2])
         except (ValueError, TypeError):
             continue
-        out.append(Said(str(ent["text"]), int(ent["offset"][0]), first, last, "span"))
+        at, end = int(ent["offset"][0]), spoken_end(text, int(ent["offset"][1]))
+        out.append(Said(text[at:end], at, first, last, "span"))
     return out
 
 
@@ -305,13 +301,13 @@ def find(text: str, base: date, *, prefer: Prefer = "past") -> list[Said]:
     if not might_name_a_day(text):  # (an empty text included)
         return []
     try:
-        found = _dateparser(text, "en", base, prefer)
+        found = _named(text, base) + _dateparser(text, "en", base, prefer)
         if any(is_cjk(ch) for ch in text):
             found += _jionlp(text, base) + _dateparser(text, "zh", base, prefer)
     except Exception:  # a library that breaks reads as no time words: a search goes on
         return []
     kept: list[Said] = []
-    for said in found:  # in the order of trust: English, jionlp, dateparser's zh
+    for said in found:  # in the order of trust: the named words, English, jionlp, zh
         if not any(s.at < said.end and said.at < s.end for s in kept):
             kept.append(said)
     return sorted(kept, key=lambda s: s.at)
@@ -333,11 +329,20 @@ def relative(said: Said, base: date) -> bool:
     return bool(moved) and moved[0].first != said.first and settled(said, base)
 
 
+def _named(text: str, base: date) -> list[Said]:
+    """The time words no library reads (:mod:`reverie.timewords.words`)."""
+    lang = "zh" if any(is_cjk(ch) for ch in text) else "en"
+    found = named(text, base, "en") + (named(text, base, lang) if lang == "zh" else [])
+    return [Said(w, at, first, last, "span") for w, at, first, last in found]
+
+
 def _again(words: str, base: date, prefer: Prefer) -> list[Said]:
     try:
         if any(is_cjk(ch) for ch in words):
-            return _jionlp(words, base) + _dateparser(words, "zh", base, prefer)
-        return _dateparser(words, "en", base, prefer)
+            return (
+                _named(words, base) + _jionlp(words, base) + _dateparser(words, "zh", base, prefer)
+            )
+        return _named(words, base) + _dateparser(words, "en", base, prefer)
     except Exception:  # (as in find)
         return []
 
