@@ -75,13 +75,14 @@ def _lme_turns() -> dict[str, str]:
 
 def load() -> list[Pair]:
     pairs: list[Pair] = []
-    with (DATA / "written-pairs.tsv").open(encoding="utf-8", newline="") as fh:
-        for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
-            key = r["chain"] or r["earlier"]
-            pairs.append(
-                Pair(r["earlier"], r["later"], int(r["days_apart"]), r["label"] == "replaces",
-                     "written", r["lang"], r["shape"], _split(key))
-            )  # fmt: skip
+    for path in sorted(DATA.glob("written-pairs*.tsv")):
+        with path.open(encoding="utf-8", newline="") as fh:
+            for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+                key = r["chain"] or r["earlier"]
+                pairs.append(
+                    Pair(r["earlier"], r["later"], int(r["days_apart"]),
+                         r["label"] == "replaces", "written", r["lang"], r["shape"], _split(key))
+                )  # fmt: skip
     turns = _lme_turns()
     with (DATA / "lme-ku-pairs.tsv").open(encoding="utf-8", newline="") as fh:
         for n, r in enumerate(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), 2):
