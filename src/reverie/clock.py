@@ -12,23 +12,37 @@ import contextlib
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import Final
 
 from .errors import ConfigError
 
 CLOCK_MODES = ("fixed", "advance")
 
 
-@dataclass(frozen=True)
 class Clock:
-    """The time Reverie runs on: real, or fixed for tests and demos (``REVERIE_NOW``)."""
+    """The time Reverie runs on: real, or fixed for tests and demos (``REVERIE_NOW``).
+    With ``fixed`` and ``advance``: it starts there and advances with real elapsed time.
+    Immutable; two clocks are equal when they read the same ``fixed`` and ``advance``."""
 
-    fixed: datetime | None = None
-    advance: bool = False
-    """With ``fixed``: start there and advance with real elapsed time."""
-    started: float = field(default_factory=time.monotonic, compare=False, repr=False)
+    __slots__ = ("advance", "fixed", "started")
+
+    def __init__(self, fixed: datetime | None = None, advance: bool = False) -> None:
+        self.fixed: Final = fixed
+        self.advance: Final = advance
+        self.started: Final = time.monotonic()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Clock):
+            return NotImplemented
+        return (self.fixed, self.advance) == (other.fixed, other.advance)
+
+    def __hash__(self) -> int:
+        return hash((self.fixed, self.advance))
+
+    def __repr__(self) -> str:
+        return f"Clock(fixed={self.fixed!r}, advance={self.advance!r})"
 
     def now(self) -> datetime:
         """Aware local time."""

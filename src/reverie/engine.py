@@ -12,7 +12,6 @@ whichever door called it. Nothing below this module imports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -296,6 +295,8 @@ class Reverie:
         decided: what ``author`` (the session context) gives ``source``, lowered to
         ``lower_to``; nothing in the text raises it. Blank text is refused; a line that
         landed is never reported as failed (a failed sync is a warning; R-SCOPE-1)."""
+        from dataclasses import replace
+
         from .write.journal import append as journal_append
 
         self.workspace.require()

@@ -27,7 +27,6 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,14 +61,17 @@ class HookInputError(ValueError):
     """The hook's stdin is not the JSON object Claude Code sends."""
 
 
-@dataclass
 class HookRun:
     """What one hook invocation did: the protocol output (None: print nothing)."""
 
-    event: str
-    output: dict[str, Any] | None = None
-    error: str | None = None
-    detail: dict[str, Any] | None = None
+    def __init__(
+        self,
+        event: str,
+        output: dict[str, Any] | None = None,
+        error: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        self.event, self.output, self.error, self.detail = event, output, error, detail
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

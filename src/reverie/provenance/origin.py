@@ -6,8 +6,8 @@ Pure code. The class of a piece of content is computed from where it came from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 
 class Origin(StrEnum):
@@ -143,8 +143,7 @@ def origin_for(
     return origin
 
 
-@dataclass(frozen=True)
-class Author:
+class Author(NamedTuple):
     """Who is writing, as the runtime knows it (never as the text says).
 
     ``session_kind`` None means "not known to us" (an MCP client): it counts as

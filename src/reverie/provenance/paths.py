@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from typing import NamedTuple
 
 from .origin import Origin
 
@@ -37,8 +37,7 @@ class SourceKind(StrEnum):
             return cls.NOTE
 
 
-@dataclass(frozen=True)
-class PathClass:
+class PathClass(NamedTuple):
     """What a path is: its kind, default origin, trust ceiling and marker policy."""
 
     kind: SourceKind

@@ -4,12 +4,10 @@ per-prompt hook's: it went in at session start) does not import the reader."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class BootstrapFile:
+class BootstrapFile(NamedTuple):
     """One injected bootstrap file: its size on disk, what was injected, truncation."""
 
     path: str
@@ -18,8 +16,7 @@ class BootstrapFile:
     truncated: bool
 
 
-@dataclass(frozen=True)
-class Bootstrap:
+class Bootstrap(NamedTuple):
     """The bootstrap files as injected at session start and every turn (R-RECALL-1)."""
 
     text: str
@@ -33,7 +30,7 @@ class Bootstrap:
     def as_dict(self) -> dict[str, Any]:
         return {
             "truncated": self.truncated,
-            "files": [f.__dict__ for f in self.files],
+            "files": [f._asdict() for f in self.files],
             "warnings": list(self.warnings),
         }
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -100,7 +99,7 @@ class TriggerIndex:
         by_word: dict[str, list[int]] = defaultdict(list)
         cjk: dict[str, list[int]] = defaultdict(list)
         for r in rows:
-            entry = TriggerEntry(**vars(r))  # the same fields, as trigger scoring sees them
+            entry = TriggerEntry(**r._asdict())  # the same fields, as trigger scoring sees them
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
                 if precompile:  # a warm process pays once; a one-shot call only for hits
@@ -128,24 +127,22 @@ class TriggerIndex:
         return ids
 
 
-@dataclass
 class TurnContext:
     """What to inject for one message: the bootstrap, fired triggers, what degraded."""
 
-    message: str
-    bootstrap: Bootstrap
-    trigger_hits: list[TriggerHit] = field(default_factory=list)
-    trigger_block: str = ""
-    degraded: list[str] = field(default_factory=list)
-    # filled by the later steps of a turn (each one leaves them empty when it has nothing)
-    escalation: dict[str, Any] | None = None  # the escalation lane's report (R-LANE2-1..3)
-    escalation_block: str = ""
-
-    intents: list[dict[str, Any]] = field(default_factory=list)  # fired standing intents
-    intent_block: str = ""
-
-    directives: list[dict[str, Any]] = field(default_factory=list)  # USER.md, restated
-    directive_block: str = ""
+    def __init__(self, message: str, bootstrap: Bootstrap) -> None:
+        self.message = message
+        self.bootstrap = bootstrap
+        self.trigger_hits: list[TriggerHit] = []
+        self.trigger_block = ""
+        self.degraded: list[str] = []
+        # filled by the later steps of a turn (each one leaves them empty when it has nothing)
+        self.escalation: dict[str, Any] | None = None  # the escalation lane's report
+        self.escalation_block = ""  # (R-LANE2-1..3)
+        self.intents: list[dict[str, Any]] = []  # fired standing intents
+        self.intent_block = ""
+        self.directives: list[dict[str, Any]] = []  # USER.md, restated
+        self.directive_block = ""
 
     @property
     def blocks(self) -> tuple[str, ...]:

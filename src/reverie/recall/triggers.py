@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..provenance.frames import TRIGGER_BLOCK_CLOSE, TRIGGER_BLOCK_OPEN
 from ..provenance.origin import Origin
@@ -35,8 +35,7 @@ def bm25_normalise(rank: float) -> float:
     return r / (1.0 + r)
 
 
-@dataclass(frozen=True)
-class TriggerEntry:
+class TriggerEntry(NamedTuple):
     """A trigger-carrying curated entry as trigger injection sees it."""
 
     chunk_id: int
@@ -50,8 +49,7 @@ class TriggerEntry:
     projects: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class TriggerHit:
+class TriggerHit(NamedTuple):
     """An entry whose trigger fired: the phrase, the trigger score and relevance."""
 
     entry: TriggerEntry
@@ -61,8 +59,7 @@ class TriggerHit:
     combined: float
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     """A message prepared once for scoring against many phrases."""
 
     lower: str

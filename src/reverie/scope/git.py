@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 MAX_LINK_DEPTH = 3  # a local remote naming a local remote naming ...
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     """Where a repository's files are: its worktree root, git dir and common git dir."""
 
     root: Path  # the worktree this directory is in

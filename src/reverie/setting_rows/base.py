@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One row of the settings table: name, default, help, type and bounds."""
 
     name: str

@@ -4,7 +4,6 @@ trust its content reads with when it is a link (a link never raises trust)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 from pathlib import Path
 
 from ..errors import PathEscapeError
@@ -32,8 +31,7 @@ def link_class(relpath: str, real: str | None, trusted: Collection[str] = ()) ->
     if real is None or real == relpath:
         return own
     target = classify(real, trusted)
-    return replace(
-        own,
+    return own._replace(
         default_origin=lowest(own.default_origin, target.default_origin),
         ceiling=lowest(own.ceiling, target.ceiling),
     )

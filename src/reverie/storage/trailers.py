@@ -9,7 +9,7 @@ the caller decides that from the path (see :mod:`reverie.provenance.paths`), nev
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 TRAILER_RE = re.compile(
     r"\s*<!--\s*(trigger|importance|project|key|observed|status|always)\s*:(.*?)-->",
@@ -25,8 +25,7 @@ _PROJECT_OK = re.compile(r"^[a-z0-9][a-z0-9._\-/:@~+]{0,127}$")
 MAX_TRIGGER_CHARS = 64
 
 
-@dataclass(frozen=True)
-class Trailers:
+class Trailers(NamedTuple):
     """The metadata parsed from one curated line's trailers (R-TRAIL-1..3)."""
 
     triggers: tuple[str, ...] = ()
@@ -47,13 +46,12 @@ class Trailers:
         )
 
 
-@dataclass(frozen=True)
-class ParsedLine:
+class ParsedLine(NamedTuple):
     """A curated line's text without trailers, the trailers, and any warnings."""
 
     text: str  # the line with trailers removed (right-stripped)
     trailers: Trailers
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
 
 def _dedupe(items: tuple[str, ...]) -> tuple[str, ...]:

@@ -21,10 +21,9 @@ Lines of USER.md that are no list item (headings, prose) are left as they are.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..stopwords import KEY
 from ..tokens import terms
@@ -88,8 +87,7 @@ def _first_person() -> tuple[tuple[re.Pattern[str], str], ...]:
 _KEY_STOP = KEY
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):
     """One directive of USER.md: its text (no trailers), key, date, status and line."""
 
     text: str
@@ -222,8 +220,7 @@ def clean_text(text: str) -> str:
     return t[:MAX_DIRECTIVE_CHARS].strip()
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A change to USER.md: the new text, what happened, and the directives involved."""
 
     text: str
@@ -284,10 +281,10 @@ def upsert(
     first = old[0]
     if _norm(first.text) == _norm(body) and first.always == always and len(old) == 1:
         return Accepted(Change(current, "unchanged", first))
-    placed = replace(new, line=first.line)
+    placed = new._replace(line=first.line)
     lines[first.line - 1] = placed.render()
     for extra in old[1:]:  # a hand edit left two active of one key: one remains
-        lines[extra.line - 1] = replace(extra, status="superseded").render()
+        lines[extra.line - 1] = extra._replace(status="superseded").render()
     return Accepted(Change("\n".join(lines), "superseded", placed, first))
 
 
@@ -330,7 +327,7 @@ def _append(current: str, line: str) -> str:
 
 def _at_end(d: Directive, current: str) -> Directive:
     appended = _append(current, d.render())
-    return replace(d, line=appended.rstrip("\n").count("\n") + 1)
+    return d._replace(line=appended.rstrip("\n").count("\n") + 1)
 
 
 __all__ = [

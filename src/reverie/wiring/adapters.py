@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..backends import Backend, backend_for
 from ..clock import Clock
@@ -53,8 +52,7 @@ def sealed(header: Mapping[str, Any], key: bytes) -> bool:
     return is_sealed(header, key)
 
 
-@dataclass(frozen=True)
-class Waits:
+class Waits(NamedTuple):
     """How long a verb waits for a lock another process holds, the same from every door
     (CLI, MCP server, review page, hooks, daemon). Past it the verb says the store is
     busy (or, for a refresh, searches the index as it is and says so)."""
@@ -67,8 +65,7 @@ class Waits:
 WAITS = Waits()
 
 
-@dataclass(frozen=True)
-class Refresh:
+class Refresh(NamedTuple):
     """What a refresh did: ``synced`` the files changed (None: the index was current),
     or ``note`` says why the index may be behind (the sync failed or was busy)."""
 

@@ -6,15 +6,13 @@ without importing those. SQLite's query: :mod:`reverie.backends.sqlite.trigger_r
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...provenance.origin import Origin
 from ...provenance.paths import SourceKind
 
 
-@dataclass(frozen=True)
-class TriggerRow:
+class TriggerRow(NamedTuple):
     """A curated chunk that carries trigger phrases (trailers already parsed)."""
 
     chunk_id: int
