@@ -20,7 +20,7 @@ from .triggers import (
     TriggerHit,
     bm25_normalise,
     entry_score,
-    phrase_parts,
+    phrase_pattern,
     render_block,
     select,
 )
@@ -103,7 +103,7 @@ class TriggerIndex:
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
                 if precompile:  # a warm process pays once; a one-shot call only for hits
-                    phrase_parts(phrase)
+                    phrase_pattern(phrase)
                 for t in terms(phrase):
                     (cjk if is_cjk(t[0]) else by_word)[t].append(entry.chunk_id)
         self.entries, self._by_word, self._cjk_terms = entries, by_word, cjk

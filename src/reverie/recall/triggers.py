@@ -99,15 +99,23 @@ def eligible(entry: TriggerEntry, active_projects: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=65536)
-def phrase_parts(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
-    parts = tuple(terms(phrase))
+def phrase_parts(phrase: str) -> tuple[str, ...]:
+    """The words of a trigger phrase."""
+    return tuple(terms(phrase))
+
+
+@lru_cache(maxsize=65536)
+def phrase_pattern(phrase: str) -> re.Pattern[str] | None:
+    """A multi-word phrase's words in a row (None: one word), compiled only for a
+    message that holds one of them: most candidates' phrases never need it."""
+    parts = phrase_parts(phrase)
     if len(parts) < 2:
-        return parts, None
+        return None
     pieces = []
     for t in parts:
         esc = re.escape(t)
         pieces.append(esc if is_cjk(t[0]) else rf"(?<![^\W_]){esc}(?![^\W_])")
-    return parts, re.compile(r"[\W_]*".join(pieces))
+    return re.compile(r"[\W_]*".join(pieces))
 
 
 def _term_hit(term: str, msg: Message, forms: bool = False) -> bool:
@@ -120,7 +128,7 @@ def _term_hit(term: str, msg: Message, forms: bool = False) -> bool:
 
 
 def phrase_score(phrase: str, msg: Message) -> float:
-    parts, pattern = phrase_parts(phrase)
+    parts = phrase_parts(phrase)
     if not parts:
         return 0.0
     hits = sum(1 for t in parts if _term_hit(t, msg, forms=len(parts) > 1))
@@ -128,6 +136,7 @@ def phrase_score(phrase: str, msg: Message) -> float:
         return 0.0
     if len(parts) == 1:
         return SINGLE_WORD
+    pattern = phrase_pattern(phrase)
     if pattern is not None and pattern.search(msg.lower):
         return WHOLE_PHRASE
     return SINGLE_WORD * hits / len(parts)
@@ -200,6 +209,8 @@ __all__ = [
     "bm25_normalise",
     "eligible",
     "entry_score",
+    "phrase_parts",
+    "phrase_pattern",
     "phrase_score",
     "render_block",
     "select",
