@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from ..storage.index.rows import Candidate
-from ..storage.trailers import INVALID_PROJECT
+from ..storage.projects import INVALID_PROJECT
 from ..tokens import jaccard, scripts, token_set
 from .triggers import bm25_normalise
 

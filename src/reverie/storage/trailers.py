@@ -9,7 +9,9 @@ the caller decides that from the path (see :mod:`reverie.provenance.paths`), nev
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from dataclasses import dataclass, field
+
+from .projects import INVALID_PROJECT, normalise_project
 
 TRAILER_RE = re.compile(
     r"\s*<!--\s*(trigger|importance|project|key|observed|status|always)\s*:(.*?)-->",
@@ -18,14 +20,11 @@ TRAILER_RE = re.compile(
 """Every trailer a curated line may carry; ``key``, ``observed``, ``status`` and
 ``always`` are USER.md's directive fields (R-USER-1, :mod:`reverie.user.directives`):
 stripped here like the others, so no trailer text enters FTS or the embedder."""
-INVALID_PROJECT = "!invalid"
-"""Sentinel stored for a malformed project tag: never NULL, which would make it global."""
-
-_PROJECT_OK = re.compile(r"^[a-z0-9][a-z0-9._\-/:@~+]{0,127}$")
 MAX_TRIGGER_CHARS = 64
 
 
-class Trailers(NamedTuple):
+@dataclass(frozen=True)
+class Trailers:
     """The metadata parsed from one curated line's trailers (R-TRAIL-1..3)."""
 
     triggers: tuple[str, ...] = ()
@@ -46,28 +45,17 @@ class Trailers(NamedTuple):
         )
 
 
-class ParsedLine(NamedTuple):
+@dataclass(frozen=True)
+class ParsedLine:
     """A curated line's text without trailers, the trailers, and any warnings."""
 
     text: str  # the line with trailers removed (right-stripped)
     trailers: Trailers
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
 
 
 def _dedupe(items: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
-
-
-def normalise_project(raw: str) -> str:
-    """A project key, normalised; :data:`INVALID_PROJECT` when malformed."""
-    key = raw.strip().lower()
-    key = re.sub(r"^[a-z][a-z0-9+.-]*://", "", key)  # scheme
-    key = re.sub(r"^[^@/]+@", "", key)  # user@ of ssh remotes
-    key = key.replace(":", "/") if re.match(r"^[^/]+:[^/]", key) else key
-    key = key.removesuffix(".git").strip("/")
-    if not key or not _PROJECT_OK.match(key) or ".." in key:
-        return INVALID_PROJECT
-    return key
 
 
 def split_phrases(raw: str) -> tuple[str, ...]:
