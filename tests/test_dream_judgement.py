@@ -22,6 +22,7 @@ from reverie.dreaming.phases import light
 from reverie.dreaming.phrases import phrases, trigger_phrases
 from reverie.dreaming.state import DreamState, Promoted
 from reverie.provenance.origin import Origin, SessionKind
+from reverie.provenance.paths import SourceKind
 from reverie.recall.evidence import RecallStats
 from reverie.testing import scripted_judge
 
@@ -157,8 +158,9 @@ def test_a_subject_trigger_fires_only_for_its_subject_and_topic() -> None:
 
     corpus = ["Maria: I volunteer at the homeless shelter.", "John: I run every Sunday."]
     text = "John: I adopted a golden retriever named Oscar."
+    phrases = trigger_phrases(text, corpus)
     entry = TriggerEntry(
-        1, "MEMORY.md", 5, 5, "- " + text, trigger_phrases(text, corpus), Origin.OWNER, "curated"
+        1, "MEMORY.md", 5, 5, "- " + text, SourceKind.CURATED, Origin.OWNER, phrases
     )
     assert select([(entry, 0.0)], "What breed is the dog John adopted last spring?")
     assert select([(entry, 0.0)], "Has John's retriever settled in?")

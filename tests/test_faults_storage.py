@@ -480,6 +480,7 @@ def test_a_symlink_inside_the_workspace_is_followed_with_the_lower_trust(
     assert "bowerbird" in engine.get("memory/2026-05-02.md").text
     boot = engine.bootstrap()
     assert "lyrebird" in boot.text.split("USER.md", 1)[-1]  # USER.md injected via its link
+    assert not any("USER.md" in w for w in boot.warnings)  # an equally trusted target
     assert "bowerbird" not in boot.text  # never injected as instructions
     assert any("AGENTS.md" in w and "less trusted" in w for w in boot.warnings)
 

@@ -7,7 +7,8 @@ Pure code. The class of a piece of content is computed from where it came from
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+
+from ..records import Record
 
 
 class Origin(StrEnum):
@@ -143,18 +144,25 @@ def origin_for(
     return origin
 
 
-class Author(NamedTuple):
+class Author(Record):
     """Who is writing, as the runtime knows it (never as the text says).
 
     ``session_kind`` None means "not known to us" (an MCP client): it counts as
     interactive for the origin, and is recorded as unknown.
     """
 
-    session_kind: SessionKind | None = SessionKind.INTERACTIVE
-    channel: Channel = Channel.DIRECT
-    sender: str | None = None
-    owner: str | None = None
-    tainted: bool = False
+    __slots__ = ("channel", "owner", "sender", "session_kind", "tainted")
+
+    def __init__(
+        self,
+        session_kind: SessionKind | None = SessionKind.INTERACTIVE,
+        channel: Channel = Channel.DIRECT,
+        sender: str | None = None,
+        owner: str | None = None,
+        tainted: bool = False,
+    ) -> None:
+        self.session_kind, self.channel, self.tainted = session_kind, channel, tainted
+        self.sender, self.owner = sender, owner
 
     def origin(self, source: Source, *, lower_to: Origin | None = None) -> Origin:
         """:func:`origin_for` of ``source`` in this context, lowered to ``lower_to``."""

@@ -11,8 +11,8 @@ import re
 from collections.abc import Collection
 from datetime import date
 from enum import StrEnum
-from typing import NamedTuple
 
+from ..records import Record
 from .origin import Origin
 
 
@@ -37,14 +37,23 @@ class SourceKind(StrEnum):
             return cls.NOTE
 
 
-class PathClass(NamedTuple):
-    """What a path is: its kind, default origin, trust ceiling and marker policy."""
+class PathClass(Record):
+    """What a path is: its kind, default origin, trust ceiling (no line of the file may
+    be more trusted), whether per-line origin markers are honoured (journals,
+    transcripts), and the day in its name (drives journal decay)."""
 
-    kind: SourceKind
-    default_origin: Origin
-    ceiling: Origin  # no line of this file may be more trusted than this
-    markers: bool  # per-line origin markers are honoured (journals, transcripts)
-    day: date | None = None  # from the file name; drives journal decay
+    __slots__ = ("ceiling", "day", "default_origin", "kind", "markers")
+
+    def __init__(
+        self,
+        kind: SourceKind,
+        default_origin: Origin,
+        ceiling: Origin,
+        markers: bool,
+        day: date | None = None,
+    ) -> None:
+        self.kind, self.default_origin, self.ceiling = kind, default_origin, ceiling
+        self.markers, self.day = markers, day
 
     @property
     def curated(self) -> bool:

@@ -98,8 +98,7 @@ class TriggerIndex:
         entries: dict[int, TriggerEntry] = {}
         by_word: dict[str, list[int]] = defaultdict(list)
         cjk: dict[str, list[int]] = defaultdict(list)
-        for r in rows:
-            entry = TriggerEntry(**r._asdict())  # the same fields, as trigger scoring sees them
+        for entry in rows:  # a trigger row is the entry trigger scoring reads
             entries[entry.chunk_id] = entry
             for phrase in entry.phrases:
                 if precompile:  # a warm process pays once; a one-shot call only for hits

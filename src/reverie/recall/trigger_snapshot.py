@@ -90,7 +90,7 @@ class Entries(Mapping[int, TriggerEntry]):
     def __getitem__(self, cid: int) -> TriggerEntry:
         entry = self._done.get(cid)
         if entry is None:
-            entry = self._done[cid] = TriggerEntry(**self._parse(self._raw[cid])._asdict())
+            entry = self._done[cid] = self._parse(self._raw[cid])
         return entry
 
     def __iter__(self) -> Iterator[int]:

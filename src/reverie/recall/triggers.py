@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import NamedTuple
 
 from ..provenance.frames import TRIGGER_BLOCK_CLOSE, TRIGGER_BLOCK_OPEN
 from ..provenance.origin import Origin
-from ..storage.trailers import INVALID_PROJECT
+from ..records import Record
+from ..storage.index.trigger_rows import TriggerRow
+from ..storage.projects import INVALID_PROJECT
 from ..tokens import is_cjk, stem, terms
 
 SINGLE_WORD = 0.85
@@ -35,36 +36,38 @@ def bm25_normalise(rank: float) -> float:
     return r / (1.0 + r)
 
 
-class TriggerEntry(NamedTuple):
-    """A trigger-carrying curated entry as trigger injection sees it."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    phrases: tuple[str, ...]
-    origin: Origin
-    kind: str
-    projects: tuple[str, ...] = ()
+TriggerEntry = TriggerRow
+"""A trigger-carrying curated entry as trigger injection sees it: the index's trigger
+row, read alike on every backend."""
 
 
-class TriggerHit(NamedTuple):
+class TriggerHit(Record):
     """An entry whose trigger fired: the phrase, the trigger score and relevance."""
 
-    entry: TriggerEntry
-    phrase: str
-    trigger_score: float
-    relevance: float
-    combined: float
+    __slots__ = ("combined", "entry", "phrase", "relevance", "trigger_score")
+
+    def __init__(
+        self,
+        entry: TriggerEntry,
+        phrase: str,
+        trigger_score: float,
+        relevance: float,
+        combined: float,
+    ) -> None:
+        self.entry, self.phrase, self.trigger_score = entry, phrase, trigger_score
+        self.relevance, self.combined = relevance, combined
 
 
-class Message(NamedTuple):
-    """A message prepared once for scoring against many phrases."""
+class Message(Record):
+    """A message prepared once for scoring against many phrases; ``stems``: its words'
+    stems ("painted" meets "painting")."""
 
-    lower: str
-    words: frozenset[str]
-    stems: frozenset[str] = frozenset()  # the words' stems: "painted" meets "painting"
+    __slots__ = ("lower", "stems", "words")
+
+    def __init__(
+        self, lower: str, words: frozenset[str], stems: frozenset[str] = frozenset()
+    ) -> None:
+        self.lower, self.words, self.stems = lower, words, stems
 
     @classmethod
     def of(cls, text: str) -> Message:

@@ -24,17 +24,21 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import NamedTuple
+
+from ..records import Record
 
 MAX_LINK_DEPTH = 3  # a local remote naming a local remote naming ...
 
 
-class Repo(NamedTuple):
-    """Where a repository's files are: its worktree root, git dir and common git dir."""
+class Repo(Record):
+    """Where a repository's files are: its worktree root (the worktree this directory is
+    in), git dir (``.git``, or ``.git/worktrees/<name>`` for a linked worktree) and
+    common git dir (shared by the main worktree and every linked one)."""
 
-    root: Path  # the worktree this directory is in
-    git_dir: Path  # .git, or .git/worktrees/<name> for a linked worktree
-    common_dir: Path  # shared by the main worktree and every linked one
+    __slots__ = ("common_dir", "git_dir", "root")
+
+    def __init__(self, root: Path, git_dir: Path, common_dir: Path) -> None:
+        self.root, self.git_dir, self.common_dir = root, git_dir, common_dir
 
     @property
     def main_root(self) -> Path:

@@ -13,7 +13,7 @@ repository converges on one key and a fork (another remote) gets its own:
   (the main worktree's, which its linked worktrees share).
 
 Every key this module makes is a fixed point of
-:func:`reverie.storage.trailers.normalise_project` (a sibling layer, so its rule is
+:func:`reverie.storage.projects.normalise_project` (a sibling layer, so its rule is
 restated here as :data:`KEY_RE`; the tests hold the two together), so a key written
 into a trailer reads back as itself.
 """
@@ -21,8 +21,9 @@ into a trailer reads back as itself.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
+
+from ..records import Record
 
 _SCP_RE = re.compile(
     r"^(?:(?P<user>[^@/]+)@)?(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?P<path>(?!//).*)$"
@@ -35,12 +36,14 @@ KEY_RE = re.compile(r"^[a-z0-9][a-z0-9._\-/@~+]{0,127}$")
 """What a trailer accepts as a key unchanged (no scheme, no ``user@``, no ``:``)."""
 
 
-@dataclass(frozen=True)
-class Remote:
-    """What a remote URL names: a host and path on a server, or a local path."""
+class Remote(Record):
+    """What a remote URL names: a host and path on a server, or a local path (``host``
+    None: ``file://`` or a plain path)."""
 
-    host: str | None  # None: a local path (file:// or a plain path)
-    path: str
+    __slots__ = ("host", "path")
+
+    def __init__(self, host: str | None, path: str) -> None:
+        self.host, self.path = host, path
 
 
 def parse_remote(url: str) -> Remote | None:

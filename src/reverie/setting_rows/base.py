@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import ConfigError
+from ..records import Record
 
 
-class Setting(NamedTuple):
+class Setting(Record):
     """One row of the settings table: name, default, help, type and bounds."""
 
-    name: str
-    default: Any
-    help: str
-    type: type = str
-    choices: tuple[str, ...] | None = None
-    minimum: float | None = None
-    maximum: float | None = None
+    __slots__ = ("choices", "default", "help", "maximum", "minimum", "name", "type")
+
+    def __init__(
+        self,
+        name: str,
+        default: Any,
+        help: str,
+        type: type = str,
+        choices: tuple[str, ...] | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> None:
+        self.name, self.default, self.help, self.type = name, default, help, type
+        self.choices, self.minimum, self.maximum = choices, minimum, maximum
 
     @property
     def env(self) -> str:

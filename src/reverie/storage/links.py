@@ -31,7 +31,6 @@ def link_class(relpath: str, real: str | None, trusted: Collection[str] = ()) ->
     if real is None or real == relpath:
         return own
     target = classify(real, trusted)
-    return own._replace(
-        default_origin=lowest(own.default_origin, target.default_origin),
-        ceiling=lowest(own.ceiling, target.ceiling),
-    )
+    default_origin = lowest(own.default_origin, target.default_origin)
+    ceiling = lowest(own.ceiling, target.ceiling)
+    return PathClass(own.kind, default_origin, ceiling, own.markers, own.day)

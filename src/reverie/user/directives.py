@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from datetime import date
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from ..records import Record
 from ..stopwords import KEY
 from ..tokens import terms
 
@@ -87,15 +88,29 @@ def _first_person() -> tuple[tuple[re.Pattern[str], str], ...]:
 _KEY_STOP = KEY
 
 
-class Directive(NamedTuple):
-    """One directive of USER.md: its text (no trailers), key, date, status and line."""
+class Directive(Record):
+    """One directive of USER.md: its text (no trailers), key, date, status and line
+    (1-based in USER.md; 0: not in the file yet)."""
 
-    text: str
-    key: str | None
-    observed: date | None = None
-    status: str = "active"
-    always: bool = False
-    line: int = 0  # 1-based line in USER.md; 0: not in the file yet
+    __slots__ = ("always", "key", "line", "observed", "status", "text")
+
+    def __init__(
+        self,
+        text: str,
+        key: str | None,
+        observed: date | None = None,
+        status: str = "active",
+        always: bool = False,
+        line: int = 0,
+    ) -> None:
+        self.text, self.key, self.observed = text, key, observed
+        self.status, self.always, self.line = status, always, line
+
+    def moved(self, *, line: int | None = None, status: str | None = None) -> Directive:
+        """This directive at another ``line`` or with another ``status``."""
+        line = self.line if line is None else line
+        status = self.status if status is None else status
+        return Directive(self.text, self.key, self.observed, status, self.always, line)
 
     @property
     def active(self) -> bool:
@@ -220,13 +235,16 @@ def clean_text(text: str) -> str:
     return t[:MAX_DIRECTIVE_CHARS].strip()
 
 
-class Change(NamedTuple):
-    """A change to USER.md: the new text, what happened, and the directives involved."""
+class Change(Record):
+    """A change to USER.md: the new text, what happened (added, superseded, unchanged,
+    retired), and the directives involved."""
 
-    text: str
-    action: str  # added | superseded | unchanged | retired
-    directive: Directive
-    replaced: Directive | None = None
+    __slots__ = ("action", "directive", "replaced", "text")
+
+    def __init__(
+        self, text: str, action: str, directive: Directive, replaced: Directive | None = None
+    ) -> None:
+        self.text, self.action, self.directive, self.replaced = text, action, directive, replaced
 
     def summary(self) -> str:
         """One line for DREAMS.md."""
@@ -281,10 +299,10 @@ def upsert(
     first = old[0]
     if _norm(first.text) == _norm(body) and first.always == always and len(old) == 1:
         return Accepted(Change(current, "unchanged", first))
-    placed = new._replace(line=first.line)
+    placed = new.moved(line=first.line)
     lines[first.line - 1] = placed.render()
     for extra in old[1:]:  # a hand edit left two active of one key: one remains
-        lines[extra.line - 1] = extra._replace(status="superseded").render()
+        lines[extra.line - 1] = extra.moved(status="superseded").render()
     return Accepted(Change("\n".join(lines), "superseded", placed, first))
 
 
@@ -327,7 +345,7 @@ def _append(current: str, line: str) -> str:
 
 def _at_end(d: Directive, current: str) -> Directive:
     appended = _append(current, d.render())
-    return d._replace(line=appended.rstrip("\n").count("\n") + 1)
+    return d.moved(line=appended.rstrip("\n").count("\n") + 1)
 
 
 __all__ = [

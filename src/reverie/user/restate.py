@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..provenance.frames import DIRECTIVE_BLOCK_CLOSE, DIRECTIVE_BLOCK_OPEN
+from ..records import Record
 from ..stopwords import CJK_DIRECTIVE_LEADS, CJK_GRAMMAR, DIRECTIVE_FILLER
 from ..tokens import is_cjk, token_set
 from .directives import Directive
@@ -26,13 +26,13 @@ MIN_STEM = 5
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
-@dataclass(frozen=True)
-class Restated:
-    """A directive chosen for this message, and why."""
+class Restated(Record):
+    """A directive chosen for this message, and why (always, lexical or semantic)."""
 
-    directive: Directive
-    why: str  # always | lexical | semantic
-    score: float
+    __slots__ = ("directive", "score", "why")
+
+    def __init__(self, directive: Directive, why: str, score: float) -> None:
+        self.directive, self.why, self.score = directive, why, score
 
     def as_dict(self) -> dict[str, object]:
         return {**self.directive.as_dict(), "why": self.why, "score": round(self.score, 4)}

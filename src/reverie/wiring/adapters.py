@@ -14,11 +14,12 @@ import contextlib
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..backends import Backend, backend_for
 from ..clock import Clock
 from ..errors import ProviderError, WorkspaceError
+from ..records import Record
 from ..settings import Settings
 from ..storage.workspace import Workspace
 
@@ -52,25 +53,27 @@ def sealed(header: Mapping[str, Any], key: bytes) -> bool:
     return is_sealed(header, key)
 
 
-class Waits(NamedTuple):
+class Waits:
     """How long a verb waits for a lock another process holds, the same from every door
     (CLI, MCP server, review page, hooks, daemon). Past it the verb says the store is
     busy (or, for a refresh, searches the index as it is and says so)."""
 
-    refresh: float = 10.0  # a search's sync-if-behind waiting for another sync
-    owner_dream: float = 30.0  # promote, reject, restore waiting for a running dream
-    dream: float = 600.0  # a dream waiting for another dream (nightly or by hand)
+    refresh = 10.0  # a search's sync-if-behind waiting for another sync
+    owner_dream = 30.0  # promote, reject, restore waiting for a running dream
+    dream = 600.0  # a dream waiting for another dream (nightly or by hand)
 
 
 WAITS = Waits()
 
 
-class Refresh(NamedTuple):
+class Refresh(Record):
     """What a refresh did: ``synced`` the files changed (None: the index was current),
     or ``note`` says why the index may be behind (the sync failed or was busy)."""
 
-    synced: SyncStats | None = None
-    note: str | None = None
+    __slots__ = ("note", "synced")
+
+    def __init__(self, synced: SyncStats | None = None, note: str | None = None) -> None:
+        self.synced, self.note = synced, note
 
 
 class Adapters:

@@ -6,24 +6,43 @@ without importing those. SQLite's query: :mod:`reverie.backends.sqlite.trigger_r
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...provenance.origin import Origin
 from ...provenance.paths import SourceKind
+from ...records import Record
 
 
-class TriggerRow(NamedTuple):
+class TriggerRow(Record):
     """A curated chunk that carries trigger phrases (trailers already parsed)."""
 
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    kind: SourceKind
-    origin: Origin
-    phrases: tuple[str, ...]
-    projects: tuple[str, ...]
+    __slots__ = (
+        "chunk_id",
+        "end_line",
+        "kind",
+        "origin",
+        "path",
+        "phrases",
+        "projects",
+        "start_line",
+        "text",
+    )
+
+    def __init__(
+        self,
+        chunk_id: int,
+        path: str,
+        start_line: int,
+        end_line: int,
+        text: str,
+        kind: SourceKind,
+        origin: Origin,
+        phrases: tuple[str, ...],
+        projects: tuple[str, ...] = (),
+    ) -> None:
+        self.chunk_id, self.path, self.text = chunk_id, path, text
+        self.start_line, self.end_line = start_line, end_line
+        self.kind, self.origin, self.phrases, self.projects = kind, origin, phrases, projects
 
     @classmethod
     def of(cls, r: tuple[Any, ...]) -> TriggerRow:
