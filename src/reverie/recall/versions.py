@@ -167,4 +167,13 @@ def _ref(s: Scored) -> str:
     return f"{s.candidate.path}#L{s.candidate.start_line}"
 
 
-__all__ = ["SAME_SHARED", "STATEMENT", "VERSIONS", "Version", "alike", "order", "promote", "time_key"]
+__all__ = [
+    "SAME_SHARED",
+    "STATEMENT",
+    "VERSIONS",
+    "Version",
+    "alike",
+    "order",
+    "promote",
+    "time_key",
+]
