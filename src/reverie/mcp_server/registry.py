@@ -90,13 +90,21 @@ def run_stdio(
                 low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
                 await low.run(_Mended(r), w, low.create_initialization_options())
             return
-        lines = anyio.wrap_file(cast(IO[str], _BoundedLines(reader, MAX_LINE_BYTES, first)))
-        out = anyio.wrap_file(cast(IO[str], _Sent(writer, send or (lambda _line: True))))
-        async with stdio_server(lines, out) as (r, w):
-            low = server._lowlevel_server
-            await low.run(_Mended(r), w, low.create_initialization_options())
+        lines = _BoundedLines(reader, MAX_LINE_BYTES, first)
+        await serve_lines(server, lines, _Sent(writer, send or (lambda _line: True)))
 
     anyio.run(session)
+
+
+async def serve_lines(server: MCPServer, lines: Any, out: Any) -> None:
+    """One session of ``server`` over text streams framed as stdio is: ``lines`` gives
+    the client's lines (``readline``; an empty string ends the session), ``out`` takes
+    the server's (``write``, ``flush``). Both are called on worker threads. The stdio
+    server, the daemon's relay and the kept handshakes (:mod:`.handshakes`) run this."""
+    text_in = anyio.wrap_file(cast(IO[str], lines))  # only readline is used
+    async with stdio_server(text_in, anyio.wrap_file(cast(IO[str], out))) as (r, w):
+        low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+        await low.run(_Mended(r), w, low.create_initialization_options())
 
 
 class _Sent:
@@ -211,14 +219,8 @@ def serve_connection(server: MCPServer, reader: BinaryIO, writer: BinaryIO) -> N
     text_in = _BoundedLines(reader, MAX_LINE_BYTES)
     text_out = TextIOWrapper(writer, encoding="utf-8", write_through=True)
 
-    async def session() -> None:
-        lines = anyio.wrap_file(cast(IO[str], text_in))  # only readline is used
-        async with stdio_server(lines, anyio.wrap_file(text_out)) as (r, w):
-            low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
-            await low.run(_Mended(r), w, low.create_initialization_options())
-
     try:
-        anyio.run(session)
+        anyio.run(serve_lines, server, text_in, text_out)
     finally:  # the connection is its owner's to close, not the wrapper's
         with contextlib.suppress(ValueError, OSError):
             text_out.detach()
@@ -231,4 +233,5 @@ __all__ = [
     "build_server",
     "run_stdio",
     "serve_connection",
+    "serve_lines",
 ]
