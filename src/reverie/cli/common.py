@@ -25,6 +25,7 @@ class Ctx:
         self.current: Callable[[], bool] | None = None
         # ``reverie mcp``'s stdio when claimed before the command ran (cli.mcp_primed)
         self.mcp_stdio: dict[str, Any] = {}
+        self.mcp_primed: Any = None  # its first line and the kept answers (Primed)
 
     def refresh(self) -> str | None:
         """Sync the files changed since the last sync (hand edits included) before a

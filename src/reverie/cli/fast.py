@@ -61,6 +61,7 @@ def run_mcp_fast(argv: Sequence[str]) -> bool:
 
     obj = Ctx({"workspace": None, "state_dir": None, "embedder": None, **split[0]})
     obj.mcp_stdio = {"first": primed.first, "reader": reader, "writer": writer, "send": primed.seen}
+    obj.mcp_primed = primed
     try:
         mcp.main(split[1][1:], prog_name="reverie mcp", obj=obj)
     finally:

@@ -75,7 +75,25 @@ def claude_code(
     result = install_claude_code(
         project=project, uninstall=uninstall, dry_run=dry_run, options=options, http=http
     )
-    emit(result.as_dict(), as_json, _render)
+    data = result.as_dict()
+    if not uninstall and not dry_run:
+        data["mcp_answers_kept"] = _keep_mcp_answers(obj)
+    emit(data, as_json, _render)
+
+
+def _keep_mcp_answers(obj: Ctx) -> int | None:
+    """The MCP server's answers to every handshake, kept in the state folder, so that
+    its first start answers at once (:mod:`.mcp_primed`): how many were new or changed;
+    None when they could not be made (no SDK, settings that cannot be read)."""
+    from .mcp_primed import Primed, kept_path
+
+    path = kept_path(obj.flags)
+    try:
+        from .mcp import keep_handshakes
+
+        return keep_handshakes(obj.engine, Primed(b"", path).load()) if path else None
+    except Exception:  # the install is done; the server's first start asks the SDK
+        return None
 
 
 def _http_hook(flags: dict[str, str], form: str, project: Path | None) -> HttpHook | None:

@@ -127,4 +127,48 @@ def mcp(
     elif address:
         run_http(obj.engine, address, token=token)
     else:
+        keeping = _keep_later(obj.engine, obj.mcp_primed)
         run_stdio(obj.engine, **obj.mcp_stdio)
+        if keeping is not None and obj.mcp_primed.handshaken.is_set():
+            keeping.join(timeout=KEEP_WAIT_S)  # a few milliseconds: not cut off at exit
+
+
+KEEP_WAIT_S = 10.0  # the longest the end of a session waits for the answers being kept
+
+
+def keep_handshakes(engine: Any, primed: Any) -> int:
+    """Keep the SDK's answers to every handshake it supports (each protocol version) in
+    ``primed``'s file, when one is not kept yet: the next ``reverie mcp`` gives any of
+    them at once, before the SDK loads (:mod:`reverie.cli.mcp_primed`). How many answers
+    were new or changed. Needs the SDK (loaded here)."""
+    from ..mcp_server import build_server
+    from ..mcp_server.handshakes import handshake_answers, handshake_requests
+
+    requests = handshake_requests()
+    if primed.path is None or not primed.missing(requests):
+        return 0
+    answers = handshake_answers(build_server(engine, start=False), requests)
+    return int(primed.keep_all(answers))
+
+
+def _keep_later(engine: Any, primed: Any) -> Any:
+    """A thread that keeps the handshakes' answers (:func:`keep_handshakes`) once the
+    client's own handshake is answered, so a session after an upgrade keeps them for
+    every protocol version; None when there is nothing to keep them in."""
+    import threading
+
+    if primed is None or primed.path is None:
+        return None
+
+    def keep() -> None:
+        primed.handshaken.wait()  # a client that never shakes hands: until the exit
+        try:
+            keep_handshakes(engine, primed)
+        except Exception as exc:  # never the session's failure: the next one tries again
+            import logging
+
+            logging.getLogger("reverie.mcp").warning("keeping the handshakes failed: %s", exc)
+
+    thread = threading.Thread(target=keep, name="reverie-mcp-handshakes", daemon=True)
+    thread.start()
+    return thread

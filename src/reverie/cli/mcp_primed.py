@@ -10,7 +10,15 @@ text in it) and given at once to the next client that asks the same, before the 
 imported. The SDK then reads that same ``initialize`` (its session needs it); its own
 answer is not sent a second time, and is kept anew when it differs (an upgrade the
 versions did not tell). With no kept answer the SDK answers, as before, and its answer
-is kept. Nothing here imports the SDK, click or the engine.
+is kept.
+
+So that the first start is fast too (of a state folder, after an upgrade of Reverie or
+of the SDK), the SDK's answers to every handshake it supports, each protocol version,
+are kept where the SDK is loaded anyway: ``reverie install claude-code`` keeps them, and
+so does every in-process session whose kept answers miss one, in the background once its
+client's handshake is answered (:func:`reverie.cli.mcp.keep_handshakes`; the answers
+come from the server itself, :mod:`reverie.mcp_server.handshakes`). Nothing here imports
+the SDK, click or the engine.
 """
 
 from __future__ import annotations
@@ -18,20 +26,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
 # the first request of a session: ``initialize``, or ``server/discover`` from a client
 # of the 2026 protocol (the SDK's own ``mcp.Client`` asks it first)
 HANDSHAKES = ("initialize", "server/discover")
-MAX_KEPT = 8  # answers kept (one per protocol version a client asked for, and versions)
+MAX_KEPT = 16  # answers kept: one per handshake and protocol version, and versions
 MAX_LINE = 16 * 1024 * 1024  # one JSON-RPC message (reverie.mcp_server.registry's bound)
 
 
 @dataclass
 class Primed:
-    """The first line the client sent, and whether it was answered already."""
+    """The first line the client sent, whether it was answered already, and the
+    answers kept at ``path``."""
 
     first: bytes
     path: Path | None = None
@@ -39,6 +51,19 @@ class Primed:
     request_id: Any = None
     answered: bool = False
     kept: dict[str, Any] = field(default_factory=dict)
+    # set once the client's handshake is answered (here or by the SDK)
+    handshaken: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def load(self) -> Primed:
+        """The answers kept at ``path`` read (none when it cannot be read)."""
+        try:
+            kept = json.loads(self.path.read_text(encoding="utf-8")) if self.path else {}
+        except (OSError, ValueError):
+            kept = {}
+        with self._lock:
+            self.kept = kept if isinstance(kept, dict) else {}
+        return self
 
     def seen(self, line: str) -> bool:
         """Whether the SDK's output ``line`` goes to the client: not when it is the
@@ -55,24 +80,44 @@ class Primed:
         if "result" not in message:
             return True
         result, self.request_id = message["result"], None  # only the first answer
-        if self.kept.get(self.key) != result:
-            self._keep(result)
+        self._store({self.key: result})
+        self.handshaken.set()
         return not self.answered
 
-    def _keep(self, result: Any) -> None:
-        if self.path is None:
-            return
-        kept = {k: v for k, v in self.kept.items() if k != self.key}
-        kept = dict(list(kept.items())[-(MAX_KEPT - 1) :]) | {self.key: result}
-        try:
-            from ..storage.files import atomic_write
+    def missing(self, requests: Iterable[Any]) -> bool:
+        """Whether the answer to one of these handshake requests is not kept."""
+        with self._lock:
+            return any(handshake_key(r) not in self.kept for r in requests)
 
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps(kept, ensure_ascii=False))
-        except OSError:  # a state folder we cannot write: the next start asks the SDK
-            pass
+    def keep_all(self, answers: Iterable[tuple[Any, Any]]) -> int:
+        """Keep each (handshake request, the SDK's result) pair; how many were new or
+        changed (0: nothing written)."""
+        updates = {}
+        for request, result in answers:
+            key = handshake_key(request)
+            if key is not None:
+                updates[key] = result
+        return self._store(updates)
+
+    def _store(self, updates: dict[str, Any]) -> int:
+        with self._lock:
+            changed = {k: v for k, v in updates.items() if self.kept.get(k) != v}
+            if not changed or self.path is None:
+                return 0
+            older = [(k, v) for k, v in self.kept.items() if k not in updates]
+            room = max(MAX_KEPT - len(updates), 0)
+            self.kept = dict(older[-room:] if room else []) | updates
+            try:
+                from ..storage.files import atomic_write
+
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(self.path, json.dumps(self.kept, ensure_ascii=False))
+            except OSError:  # a state folder we cannot write: the next start asks the SDK
+                return 0
+            return len(changed)
 
 
+@cache
 def _versions() -> str:
     from importlib import metadata
 
@@ -85,6 +130,19 @@ def _versions() -> str:
     return f"reverie {version()}; mcp {sdk}"
 
 
+def handshake_key(request: Any) -> str | None:
+    """The key a handshake request's answer is kept under: the versions of Reverie and
+    of the SDK, the method and the protocol version asked (None: not a handshake)."""
+    if not isinstance(request, dict) or request.get("method") not in HANDSHAKES:
+        return None
+    params = request.get("params") or {}
+    meta = params.get("_meta") or {} if isinstance(params, dict) else {}
+    if "id" not in request or not isinstance(params, dict) or not isinstance(meta, dict):
+        return None
+    asked = params.get("protocolVersion") or meta.get("io.modelcontextprotocol/protocolVersion")
+    return f"{_versions()}; {request['method']}; protocol {asked}"
+
+
 def prime(path: Path | None, stdin: BinaryIO, stdout: BinaryIO) -> Primed:
     """Read the client's first line; when it is a handshake (:data:`HANDSHAKES`) whose
     answer is kept at ``path``, write that answer to ``stdout`` now."""
@@ -93,28 +151,17 @@ def prime(path: Path | None, stdin: BinaryIO, stdout: BinaryIO) -> Primed:
         request = json.loads(primed.first)
     except ValueError:
         return primed
-    if not isinstance(request, dict) or request.get("method") not in HANDSHAKES:
+    key = handshake_key(request)
+    if key is None or path is None:
         return primed
-    if "id" not in request or path is None:
-        return primed
-    params: dict[str, Any] = request.get("params") or {}
-    meta: dict[str, Any] = params.get("_meta") or {} if isinstance(params, dict) else {}
-    if not isinstance(params, dict) or not isinstance(meta, dict):
-        return primed
-    asked = params.get("protocolVersion") or meta.get("io.modelcontextprotocol/protocolVersion")
-    primed.key = f"{_versions()}; {request['method']}; protocol {asked}"
-    primed.request_id = request["id"]
-    try:
-        kept = json.loads(path.read_text(encoding="utf-8"))
-        primed.kept = kept if isinstance(kept, dict) else {}
-    except (OSError, ValueError):
-        primed.kept = {}
-    result = primed.kept.get(primed.key)
+    primed.key, primed.request_id = key, request["id"]
+    result = primed.load().kept.get(key)
     if result is not None:
         answer = {"jsonrpc": "2.0", "id": primed.request_id, "result": result}
         stdout.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
         stdout.flush()
         primed.answered = True
+        primed.handshaken.set()
     return primed
 
 
@@ -145,4 +192,4 @@ def claim_stdio() -> tuple[BinaryIO, BinaryIO]:
     return proto_in, proto_out
 
 
-__all__ = ["Primed", "claim_stdio", "kept_path", "prime"]
+__all__ = ["Primed", "claim_stdio", "handshake_key", "kept_path", "prime"]
