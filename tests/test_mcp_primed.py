@@ -43,6 +43,7 @@ def test_the_sdks_answer_is_kept_then_given_at_once_and_never_twice(tmp_path: Pa
     assert not first.answered and out.getvalue() == b""  # nothing kept yet: the SDK answers
     sdk = json.dumps({"jsonrpc": "2.0", "id": 1, "result": ANSWER})
     assert first.seen(sdk) and kept.exists()  # it goes to the client, and is kept
+    assert first.handshaken.is_set() and not first.stale
     assert first.seen(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}))  # only the first
 
     out = io.BytesIO()
@@ -50,7 +51,9 @@ def test_the_sdks_answer_is_kept_then_given_at_once_and_never_twice(tmp_path: Pa
     assert second.answered
     assert json.loads(out.getvalue()) == {"jsonrpc": "2.0", "id": "a", "result": ANSWER}
     changed = {**ANSWER, "instructions": "new"}
+    assert second.answered and not second.handshaken.is_set() and not second.stale
     assert not second.seen(json.dumps({"jsonrpc": "2.0", "id": "a", "result": changed}))
+    assert second.handshaken.is_set() and second.stale  # an untold upgrade: keep all anew
     assert json.loads(kept.read_text())[second.key] == changed  # the next start gives it
     assert second.seen(json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}))
 

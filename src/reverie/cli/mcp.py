@@ -138,14 +138,15 @@ KEEP_WAIT_S = 10.0  # the longest the end of a session waits for the answers bei
 
 def keep_handshakes(engine: Any, primed: Any) -> int:
     """Keep the SDK's answers to every handshake it supports (each protocol version) in
-    ``primed``'s file, when one is not kept yet: the next ``reverie mcp`` gives any of
-    them at once, before the SDK loads (:mod:`reverie.cli.mcp_primed`). How many answers
-    were new or changed. Needs the SDK (loaded here)."""
+    ``primed``'s file, when one is not kept yet or the SDK's answer differed from the
+    kept one: the next ``reverie mcp`` gives any of them at once, before the SDK loads
+    (:mod:`reverie.cli.mcp_primed`). How many answers were new or changed. Needs the SDK
+    (loaded here)."""
     from ..mcp_server import build_server
     from ..mcp_server.handshakes import handshake_answers, handshake_requests
 
     requests = handshake_requests()
-    if primed.path is None or not primed.missing(requests):
+    if primed.path is None or not (primed.stale or primed.missing(requests)):
         return 0
     answers = handshake_answers(build_server(engine, start=False), requests)
     return int(primed.keep_all(answers))
@@ -161,7 +162,7 @@ def _keep_later(engine: Any, primed: Any) -> Any:
         return None
 
     def keep() -> None:
-        primed.handshaken.wait()  # a client that never shakes hands: until the exit
+        primed.handshaken.wait()  # the SDK answered it; never: waits until the exit
         try:
             keep_handshakes(engine, primed)
         except Exception as exc:  # never the session's failure: the next one tries again

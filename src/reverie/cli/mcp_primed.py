@@ -15,10 +15,10 @@ is kept.
 So that the first start is fast too (of a state folder, after an upgrade of Reverie or
 of the SDK), the SDK's answers to every handshake it supports, each protocol version,
 are kept where the SDK is loaded anyway: ``reverie install claude-code`` keeps them, and
-so does every in-process session whose kept answers miss one, in the background once its
-client's handshake is answered (:func:`reverie.cli.mcp.keep_handshakes`; the answers
-come from the server itself, :mod:`reverie.mcp_server.handshakes`). Nothing here imports
-the SDK, click or the engine.
+so does every in-process session whose kept answers miss one (or differ from the SDK's),
+in the background once the SDK answered its client's handshake
+(:func:`reverie.cli.mcp.keep_handshakes`; the answers come from the server itself,
+:mod:`reverie.mcp_server.handshakes`). Nothing here imports the SDK, click or the engine.
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ class Primed:
     request_id: Any = None
     answered: bool = False
     kept: dict[str, Any] = field(default_factory=dict)
-    # set once the client's handshake is answered (here or by the SDK)
+    # set once the SDK answered the client's handshake (sent or, answered here, not)
     handshaken: threading.Event = field(default_factory=threading.Event)
+    stale: bool = False  # the SDK's answer differs from the one kept: keep them all anew
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def load(self) -> Primed:
@@ -80,7 +81,7 @@ class Primed:
         if "result" not in message:
             return True
         result, self.request_id = message["result"], None  # only the first answer
-        self._store({self.key: result})
+        self.stale = bool(self._store({self.key: result})) and self.answered
         self.handshaken.set()
         return not self.answered
 
@@ -161,7 +162,6 @@ def prime(path: Path | None, stdin: BinaryIO, stdout: BinaryIO) -> Primed:
         stdout.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
         stdout.flush()
         primed.answered = True
-        primed.handshaken.set()
     return primed
 
 
