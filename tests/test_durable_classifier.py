@@ -113,3 +113,11 @@ def test_explain_gives_each_sentence_its_score_and_the_nearest_labelled_lines(
         sims = [n["similarity"] for n in s["nearest"]]
         assert len(sims) == 3 and sims == sorted(sims, reverse=True)
         assert all(shown[n["text"]] == n["label"] for n in s["nearest"])
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_the_digit_feature_reads_what_isdigit_reads(text: str) -> None:
+    from reverie.durable.model import shape
+
+    assert shape(text)[2] == (1.0 if any(c.isdigit() for c in text.rstrip(" \"'”’)")) else 0.0)
