@@ -8,7 +8,8 @@ memory-mapped: start-up does not grow with the memory, and no second copy is mad
 loading), checked row by row against the index: a row whose chunk is gone or holds other
 text is masked out, and the chunks written since are read from vec0 into a small second
 matrix. When those outgrow a quarter of the snapshot, the lane reloads everything and
-writes a new one.
+writes a new one. In a warm process the mapped matrix moves into the process's own
+memory after the first search (:mod:`.resident`): a product over it is faster.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ...storage.blas import blas_threads
 from . import warm_files
 from .db import get_meta, index_version
 from .query import VEC_K_MAX, top_by_location
+from .resident import Resident
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,6 +85,7 @@ class VectorLane:
         self._all_ids = np.zeros(0, np.int64)  # base ids (-1 when masked), then extra ids
         self._sorted = np.zeros(0, np.int64)
         self._not_at: str | None = None  # the index version no current snapshot held
+        self._resident: Resident | None = None  # a mapped base moving into memory
 
     @property
     def warm(self) -> bool:
@@ -113,41 +116,46 @@ class VectorLane:
             return True
 
     def load(self, conn: sqlite3.Connection) -> None:
+        """Warm: the snapshot's matrix (checked against the index), which moves into
+        the process's own memory after the first search (:mod:`.resident`)."""
         with self._lock:
-            version = index_version(conn)
-            if self._base is not None and version == self._version:
-                return
-            label, dims = get_meta(conn, "embedder"), get_meta(conn, "vec_dims")
-            has_table = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'vec_chunks'"
-            ).fetchone()
-            if not has_table or label is None or dims is None:  # keyword-only index
-                self._set_base(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 1)))
-                self._apply(conn, np.zeros(0, np.int64), np.zeros(0, np.int64))
-                self._version, self._label = version, label
-                return
-            folder = warm_files.warm_dir(conn)
-            made_from = warm_files.tag(conn)
-            if self._base is None or label != self._label:
-                snap = warm_files.load_vectors(folder, made_from) if folder else None
-                if snap is not None and snap[2].shape[1] == int(dims):
-                    self._set_base(*snap[:3])
-                    if snap[3] == version:  # made at this version: nothing changed since
-                        self._all_valid()
-                        self._version, self._label = version, label
-                        return
-                else:
-                    self._base = None
-            rows = conn.execute("SELECT id, text_hash FROM chunks WHERE has_vector = 1").fetchall()
-            ids = np.fromiter((int(r[0]) for r in rows), np.int64, count=len(rows))
-            keys = warm_files.hash_keys([str(r[1]) for r in rows])
-            if self._base is None:
-                self._full(conn, int(dims), ids, keys, folder, made_from, version)
-            self._apply(conn, ids, keys)
-            if len(self._extra_ids) > max(REBUILD_MIN, REBUILD_SHARE * len(self._base_ids)):
-                self._full(conn, int(dims), ids, keys, folder, made_from, version)
-                self._apply(conn, ids, keys)
+            self._load(conn)
+            if self._resident is None and isinstance(self._base, np.memmap):
+                self._resident = Resident(self._base)
+
+    def _load(self, conn: sqlite3.Connection) -> None:
+        version = index_version(conn)
+        if self._base is not None and version == self._version:
+            return
+        label, dims = get_meta(conn, "embedder"), get_meta(conn, "vec_dims")
+        has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_chunks'").fetchone()
+        if not has_table or label is None or dims is None:  # keyword-only index
+            self._set_base(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 1)))
+            self._apply(conn, np.zeros(0, np.int64), np.zeros(0, np.int64))
             self._version, self._label = version, label
+            return
+        folder = warm_files.warm_dir(conn)
+        made_from = warm_files.tag(conn)
+        if self._base is None or label != self._label:
+            snap = warm_files.load_vectors(folder, made_from) if folder else None
+            if snap is not None and snap[2].shape[1] == int(dims):
+                self._set_base(*snap[:3])
+                if snap[3] == version:  # made at this version: nothing changed since
+                    self._all_valid()
+                    self._version, self._label = version, label
+                    return
+            else:
+                self._base = None
+        rows = conn.execute("SELECT id, text_hash FROM chunks WHERE has_vector = 1").fetchall()
+        ids = np.fromiter((int(r[0]) for r in rows), np.int64, count=len(rows))
+        keys = warm_files.hash_keys([str(r[1]) for r in rows])
+        if self._base is None:
+            self._full(conn, int(dims), ids, keys, folder, made_from, version)
+        self._apply(conn, ids, keys)
+        if len(self._extra_ids) > max(REBUILD_MIN, REBUILD_SHARE * len(self._base_ids)):
+            self._full(conn, int(dims), ids, keys, folder, made_from, version)
+            self._apply(conn, ids, keys)
+        self._version, self._label = version, label
 
     def _all_valid(self) -> None:
         """Every base row current, nothing written since."""
@@ -180,6 +188,9 @@ class VectorLane:
             warm_files.save_vectors(folder, made_from, version, got_ids, got_keys, matrix)
 
     def _set_base(self, ids: np.ndarray, keys: np.ndarray, matrix: np.ndarray) -> None:
+        if self._resident is not None:  # the matrix on its way into memory is replaced
+            self._resident.stop()
+            self._resident = None
         self._base, self._base_ids, self._base_keys = matrix, ids, keys
 
     def _apply(self, conn: sqlite3.Connection, ids: np.ndarray, keys: np.ndarray) -> None:
@@ -258,13 +269,20 @@ class VectorLane:
         """Every chunk scoring at least the k-th best (ties at the cut-off included)."""
         assert self._base is not None
         q = np.asarray(qvec, np.float32)
+        moving = self._resident
         with blas_threads(1):
             parts = []
             if len(self._base_ids):
-                base = self._base @ q
+                base = moving.product(q) if moving is not None else self._base @ q
                 parts.append(np.where(self._valid, base, -np.inf))
             if len(self._extra_ids):
                 parts.append(self._extra @ q)
+        if moving is not None and moving.finished and moving.memory is not None:
+            with self._lock:  # in memory now: the mapping goes
+                if self._resident is moving:
+                    self._base, self._resident = moving.memory, None
+        elif moving is not None:
+            moving.start()  # after the first answer, not before it
         if not parts or k < 1:
             return {}
         sims = np.concatenate(parts)
