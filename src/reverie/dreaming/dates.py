@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from ..timewords import Said, find, relative
+from ..timewords import POSSESSIVE, Said, find, relative
 from ..tokens import is_cjk
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December"]  # fmt: skip
-_OWNS = re.compile(r"['’]s\b")  # "last month's bill": the days go after the 's
 _ALREADY = re.compile(r"\s*[(（]|\w{1,4}（\d{4}")  # resolved, or inside words resolved
 
 
@@ -47,7 +46,7 @@ def resolve(text: str, day: date | None) -> str:
     out: list[str] = []
     pos = 0
     for said in find(text, day):
-        end = said.end + len(m[0]) if (m := _OWNS.match(text, said.end)) else said.end
+        end = m.end() if (m := POSSESSIVE.match(text, said.end)) else said.end  # after an 's
         if said.at < pos or _ALREADY.match(text, end) or not relative(said, day):
             continue
         zh = any(is_cjk(ch) for ch in said.words)

@@ -34,7 +34,7 @@ Period = Literal["day", "week", "month", "year", "span"]
 Prefer = Literal["past", "future"]
 
 _MONTH_NUMBER = re.compile(r"(\d{1,2})\s*月")
-_OWNS = re.compile(r"(?<=\w)['’]s\b")
+POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")  # "last month's": read as "last month"
 _CLAUSE_MARKS = re.compile(r"[;:!?()\"“”]|,(?!\s*\d)")
 # an amount or a model number read as a date: "$12", "a $5 coupon", "Canon EOS 80D"
 _NOT_DATE = re.compile(r"[$€£¥%]|\b\d+(?!st\b|nd\b|rd\b|th\b)[A-Za-z]+\b")
@@ -135,7 +135,7 @@ def _dateparser(text: str, lang: str, base: date, prefer: Prefer) -> list[Said]:
     origin = list(range(len(text) + 1))
     # dateparser's search loses a date beside a comma ("Last week, I built"): the
     # punctuation between clauses read as spaces, one for one (a date's own comma kept)
-    read = _OWNS.sub("  ", _CLAUSE_MARKS.sub(" ", text))  # "last month's" -> "last month"
+    read = POSSESSIVE.sub("  ", _CLAUSE_MARKS.sub(" ", text))
     if lang == "zh":
         read, origin = _zh_months(text)
     when = datetime(base.year, base.month, base.day)
@@ -364,6 +364,7 @@ __all__ = [
     "DAY_WORDS",
     "EARLIER",
     "FIRST",
+    "POSSESSIVE",
     "Said",
     "cron_in_words",
     "find",
