@@ -126,6 +126,22 @@ def test_lines_of_one_day_or_unlike_are_not_versions() -> None:
     assert ids == [1, 3] and marks == {}
 
 
+def test_what_one_person_said_is_not_a_version_of_anothers_line() -> None:
+    # a chat journal names each line's speaker: Nate's hobby is not Joanna's
+    items = [
+        hit(1, "Nate: Playing video games is my main hobby.", date(2026, 2, 1), 0.8),
+        hit(2, "Joanna: I gave up video games, writing scripts is my hobby now.",
+            date(2026, 9, 1), 0.7),
+        hit(3, "Nate: These days my hobby is making video game videos.", date(2026, 10, 1), 0.6),
+    ]  # fmt: skip
+    vecs = {1: OLD, 2: MID, 3: NEW}
+    ids, marks, _ = run(items, vecs, "What is Nate's video game hobby?")
+    assert ids == [3, 1, 2] and set(marks) == {1, 3}  # Nate's newer line passes his older
+    joanna = [items[0], items[1]]
+    ids, marks, _ = run(joanna, vecs, "What is Nate's video game hobby?")
+    assert ids == [1, 2] and marks == {}  # Joanna's newer line does not
+
+
 def test_a_weak_hit_far_below_the_best_is_not_a_version() -> None:
     items, vecs = standup()
     items[2] = hit(3, items[2].candidate.text[2:], date(2026, 11, 10), 0.2)

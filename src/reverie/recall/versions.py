@@ -5,7 +5,9 @@ A hit is a version of the best content hit (the seed) when both are dated journa
 transcript lines of different days that read as the same statement: both hold a term
 of the question's subject (``priya``, ``dentist``, 牙医) and their vectors' cosine is
 at least :data:`SAME_SHARED`, and its relevance to
-the question is at least :data:`NEAR` of the seed's. Both read as statements: the
+the question is at least :data:`NEAR` of the seed's. Lines that name their speaker
+(``- Caroline: ...``) are versions only of the same speaker's lines: what one person
+said, another did not say again. Both read as statements: the
 learned durable-line classifier (:mod:`reverie.durable`) gives each at least
 :data:`STATEMENT`, so an assistant's advice or a remark on the topic neither seeds a
 group nor joins one (when the classifier can read the index's vectors). Nothing else
@@ -35,6 +37,7 @@ import numpy as np
 from ..provenance.origin import Origin
 from ..tokens import stem_set
 from .asof import TimeAsk
+from .hops import speaker
 from .ranking import Scored
 
 SAME_SHARED = 0.2  # cosine of two lines' vectors that both hold a subject term
@@ -77,6 +80,9 @@ def alike(a: Scored, b: Scored, va: Any, vb: Any, subject: frozenset[str]) -> st
     """Why ``a`` and ``b`` read as the same statement, or None."""
     if va is None or vb is None or a.candidate.day == b.candidate.day:
         return None
+    who = speaker(a.candidate.text), speaker(b.candidate.text)
+    if None not in who and who[0] != who[1]:
+        return None  # two people's lines (``- Name: ...``): not one statement said again
     cos = float(va @ vb)
     shared = stem_set(a.candidate.text) & stem_set(b.candidate.text) & subject
     if shared and cos >= SAME_SHARED:
