@@ -92,6 +92,19 @@ def test_media_markup_is_stripped() -> None:
             "The key was rotated yesterday (2023-05-07), and the old one stops tomorrow (2023-05-09).",
         ),
         ("Last month's bill doubled.", "Last month's (April 2023) bill doubled."),
+        # a bare day name is placed by its clause's tense (2023-05-08 is a Monday)
+        ("We sold out on Saturday.", "We sold out on Saturday (2023-05-06)."),
+        ("The boiler broke on Thursday.", "The boiler broke on Thursday (2023-05-04)."),
+        ("I'll renew the cert on Thursday.", "I'll renew the cert on Thursday (2023-05-11)."),
+        ("Ana is picking it up on Friday.", "Ana is picking it up on Friday (2023-05-12)."),
+        (
+            "I broke my wrist on Friday; the cast comes off on Friday.",
+            "I broke my wrist on Friday (2023-05-05); the cast comes off on Friday (2023-05-12).",
+        ),
+        # ... but not one inside a longer phrase no library reads, nor a recurring one
+        ("The rota goes up Monday week.", "The rota goes up Monday week."),
+        ("They moved it to the Friday after.", "They moved it to the Friday after."),
+        ("Yoga is every Thursday.", "Yoga is every Thursday."),
     ],
 )
 def test_relative_dates_resolve_against_the_source_day(text: str, want: str) -> None:

@@ -17,6 +17,7 @@ import re
 from datetime import date, timedelta
 
 from ..timewords import POSSESSIVE, Said, find, relative
+from ..timewords.tense import lean
 from ..tokens import is_cjk
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
@@ -47,8 +48,13 @@ def resolve(text: str, day: date | None) -> str:
     pos = 0
     for said in find(text, day):
         end = m.end() if (m := POSSESSIVE.match(text, said.end)) else said.end  # after an 's
-        if said.at < pos or _ALREADY.match(text, end) or not relative(said, day):
+        if said.at < pos or _ALREADY.match(text, end):
             continue
+        if not relative(said, day):  # a day name only its clause's tense places
+            leaned = lean(said, text, day)
+            if leaned is None:
+                continue
+            said = leaned
         zh = any(is_cjk(ch) for ch in said.words)
         note = f"（{_days(said, zh)}）" if zh else f" ({_days(said, zh)})"
         out += [text[pos:end], note]

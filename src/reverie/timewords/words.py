@@ -5,6 +5,9 @@
 - :data:`SHIFTS`: a word in front of a day's name that moves it, which dateparser's
   Chinese reading leaves out (it reads 下礼拜一 as the past Monday).
 - :data:`SPOKEN`: the spoken forms of day words a library misreads (明儿 as today).
+- :data:`FUTURE`: the words that put a clause in the future whatever its verbs'
+  tense ("will", "going to"): with none, a clause is in the past when a verb of it is
+  in a past form (:mod:`reverie.timewords.tense`).
 - :data:`NAMED`: days named relative to the day said that dateparser misses or misreads
   ("this weekend", "the night before last"; it reads "the day before yesterday" as
   yesterday) and jionlp reads as one day (上周末 as the Sunday): each a pattern and the
@@ -30,6 +33,15 @@ FIRST = {  # a question for the first value
     "zh": "原来|最初|一开始|最开始|刚开始|起初|当初|最早|本来",
 }
 SHIFTS = {"zh": "上下这本"}
+# the words beside a day name that make it part of a longer phrase no library reads
+# ("the Friday after", "a week on Thursday", "Monday week", "every Monday"): left alone
+BESIDE = {
+    "en": (
+        r"\b(?:the|a|an|every|each|weeks?|fortnights?|days?)\s+(?:on\s+)?$",  # before
+        r"\s*(?:after|before|weeks?|fortnights?)\b",  # the words after
+    )
+}
+FUTURE = {"en": r"\b(?:will|shall|won['’]t|going to|gonna)\b|['’]ll\b"}
 # the spoken northern forms of the day words (明儿 for 明天), which jionlp reads as today:
 # read as the written forms, character for character
 # (昨儿个: the 个 after it belongs to the word)
@@ -115,4 +127,15 @@ def named(text: str, base: date, lang: str) -> list[tuple[str, int, date, date]]
     return out
 
 
-__all__ = ["EARLIER", "FIRST", "NAMED", "SHIFTS", "SPOKEN", "named", "spoken_end", "written"]
+__all__ = [
+    "BESIDE",
+    "EARLIER",
+    "FIRST",
+    "FUTURE",
+    "NAMED",
+    "SHIFTS",
+    "SPOKEN",
+    "named",
+    "spoken_end",
+    "written",
+]
