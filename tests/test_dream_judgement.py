@@ -101,6 +101,13 @@ def test_media_markup_is_stripped() -> None:
             "I broke my wrist on Friday; the cast comes off on Friday.",
             "I broke my wrist on Friday (2023-05-05); the cast comes off on Friday (2023-05-12).",
         ),
+        # a season named from the day said (meteorological, northern hemisphere)
+        (
+            "We drove to Yellowstone last summer.",
+            "We drove to Yellowstone last summer (2022-06-01 to 2022-08-31).",
+        ),
+        ("The lease is up next spring.", "The lease is up next spring (2024-03-01 to 2024-05-31)."),
+        ("I love the summer.", "I love the summer."),
         # ... but not one inside a longer phrase no library reads, nor a recurring one
         ("The rota goes up Monday week.", "The rota goes up Monday week."),
         ("They moved it to the Friday after.", "They moved it to the Friday after."),

@@ -18,6 +18,7 @@ from datetime import date, timedelta
 
 from ..timewords import POSSESSIVE, Said, find, relative
 from ..timewords.tense import lean
+from ..timewords.words import named
 from ..tokens import is_cjk
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
@@ -46,11 +47,14 @@ def resolve(text: str, day: date | None) -> str:
         return text
     out: list[str] = []
     pos = 0
-    for said in find(text, day):
+    seasons = [Said(w, at, a, b, "span") for w, at, a, b in named(text, day, "en", seasons=True)]
+    for said in sorted(find(text, day) + seasons, key=lambda s: (s.at, -len(s.words))):
         end = m.end() if (m := POSSESSIVE.match(text, said.end)) else said.end  # after an 's
         if said.at < pos or _ALREADY.match(text, end):
             continue
-        if not relative(said, day):  # a day name only its clause's tense places
+        if said in seasons:
+            pass  # a season is named from the day said by construction
+        elif not relative(said, day):  # a day name only its clause's tense places
             leaned = lean(said, text, day)
             if leaned is None:
                 continue

@@ -8,6 +8,8 @@
 - :data:`FUTURE`: the words that put a clause in the future whatever its verbs'
   tense ("will", "going to"): with none, a clause is in the past when a verb of it is
   in a past form (:mod:`reverie.timewords.tense`).
+- :data:`SEASONS`: "last summer", "next spring" (meteorological seasons of the
+  northern hemisphere), read only where a promoted line is dated.
 - :data:`NAMED`: days named relative to the day said that dateparser misses or misreads
   ("this weekend", "the night before last"; it reads "the day before yesterday" as
   yesterday) and jionlp reads as one day (上周末 as the Sunday): each a pattern and the
@@ -80,6 +82,43 @@ def _week(weeks: int) -> Days:
     return days
 
 
+# meteorological seasons of the northern hemisphere: the month each starts in (a winter
+# is named by the year of its December)
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+
+def _season_days(start: int, year: int) -> tuple[date, date]:
+    end = date(year + (start + 3 > 12), (start + 2) % 12 + 1, 1)
+    return date(year, start, 1), end - timedelta(days=1)
+
+
+def _season(name: str, step: int) -> Days:
+    """The season ``name``: the last one over (-1), the one of this year (0: the one
+    running, else the one of the day's year), or the next one not begun (+1)."""
+    start = _SEASONS[name]
+
+    def days(d: date) -> tuple[date, date]:
+        spans = [_season_days(start, y) for y in range(d.year - 2, d.year + 2)]
+        if step < 0:
+            return [s for s in spans if s[1] < d][-1]
+        if step > 0:
+            return next(s for s in spans if s[0] > d)
+        running = [s for s in spans if s[0] <= d <= s[1]]
+        return running[0] if running else _season_days(start, d.year)
+
+    return days
+
+
+_STEPS = {"last": -1, "this": 0, "next": 1}
+# "last summer", "next spring": read where a promoted line is dated (not in a question,
+# where a season's window earned nothing: bench/README.md)
+SEASONS = {
+    "en": [
+        (rf"{which} {name}", _season(name, step))
+        for which, step in _STEPS.items()
+        for name in _SEASONS
+    ]
+}
 NAMED: dict[str, list[tuple[str, Days]]] = {
     "en": [
         (r"the (?:day|night) before yesterday|the night before last", _days(-2)),
@@ -98,10 +137,20 @@ NAMED: dict[str, list[tuple[str, Days]]] = {
         (r"下(?:个)?周末", _weekend(1)),
     ],
 }
-_PATTERNS = {
-    lang: [(re.compile(rf"\b(?:{p})\b" if lang == "en" else p, re.IGNORECASE), f) for p, f in rows]
-    for lang, rows in NAMED.items()
-}
+
+
+def _compiled(
+    table: dict[str, list[tuple[str, Days]]],
+) -> dict[str, list[tuple[re.Pattern[str], Days]]]:
+    return {
+        lang: [
+            (re.compile(rf"\b(?:{p})\b" if lang == "en" else p, re.IGNORECASE), f) for p, f in rows
+        ]
+        for lang, rows in table.items()
+    }
+
+
+_PATTERNS, _SEASON_PATTERNS = _compiled(NAMED), _compiled(SEASONS)
 
 
 def written(text: str, lang: str) -> str:
@@ -116,10 +165,13 @@ def spoken_end(text: str, end: int) -> int:
     return end + 1 if _SPOKEN_END.match(text, end) else end
 
 
-def named(text: str, base: date, lang: str) -> list[tuple[str, int, date, date]]:
-    """The :data:`NAMED` phrases of ``text`` in ``lang``: words, offset, first, last."""
+def named(
+    text: str, base: date, lang: str, *, seasons: bool = False
+) -> list[tuple[str, int, date, date]]:
+    """The :data:`NAMED` phrases of ``text`` in ``lang`` (with ``seasons``, those of
+    :data:`SEASONS` instead): words, offset, first, last."""
     out = []
-    for pattern, days in _PATTERNS.get(lang, []):
+    for pattern, days in (_SEASON_PATTERNS if seasons else _PATTERNS).get(lang, []):
         for m in pattern.finditer(text):
             span = days(base)
             if span is not None:
@@ -133,6 +185,7 @@ __all__ = [
     "FIRST",
     "FUTURE",
     "NAMED",
+    "SEASONS",
     "SHIFTS",
     "SPOKEN",
     "named",
