@@ -74,7 +74,8 @@ def test_the_newer_wording_comes_first_and_nothing_is_marked() -> None:
     assert ids == [3, 1, 2]  # the newer version passes the older; lunch is of neither
     assert set(marks) == {1, 3}
     assert "cosine" in marks[3].why and marks[3].order == "newest first"
-    assert [s.final for s in out] == [0.8, 0.6, 0.5]  # each place keeps its score
+    # the group's scores go newest first; lunch keeps its own
+    assert [s.final for s in out] == [0.8, 0.5, 0.6]
     assert all(s.candidate.text for s in out)  # (no text is rewritten to say "changed")
 
 

@@ -21,8 +21,8 @@ The group's lines then take the group's places in the order asked for
 (:class:`reverie.recall.asof.TimeAsk`): for now, newest first; "before", the one before
 the newest; "originally", the oldest; a window, the newest not after its end. Owner and
 agent lines come before system lines, and those before untrusted ones, whatever their
-days: an untrusted line never passes an owner's. Each place keeps its score, every
-other hit its place. What a line replaced is said only by a link in the files
+days: an untrusted line never passes an owner's. The group's lines share out the
+group's scores in that order; every other hit keeps its own score and its order. What a line replaced is said only by a link in the files
 (:mod:`reverie.recall.chains`), never here.
 """
 
@@ -145,8 +145,14 @@ def order(
     newest = max(s.candidate.day.toordinal() for s in group if s.candidate.day)
     wanted = sorted(group, key=lambda s: time_key(s, ask, newest))
     moved = promote(list(items), wanted)
+    # the group's lines share out the group's scores, the first asked for the best; every
+    # other hit keeps its own (a place's score, taken by a hit that stepped down to it,
+    # could be far below its own: places are in the ranking's order, not by score)
+    best = sorted((g.final for g in group), reverse=True)
+    shares = dict(zip(map(id, wanted), best, strict=True))
     out = [
-        replace(s, final=items[n].final, mmr_rank=items[n].mmr_rank) for n, s in enumerate(moved)
+        replace(s, final=shares.get(id(s), s.final), mmr_rank=items[n].mmr_rank)
+        for n, s in enumerate(moved)
     ]
     marks = {
         s.candidate.chunk_id: Version(1, ask.order_name, why[s.candidate.chunk_id]) for s in group
