@@ -1,15 +1,22 @@
 """Is the index behind the files? A cheap stat check, so that long-running servers and
 the CLI's ``search`` find a hand edit without anyone running ``reverie index``.
 
-:func:`behind` walks the workspace (one ``stat`` per Markdown file, no reads) and
-compares sizes and modification times with the source registry; the index's own dirty
-flag (set by every write through the engine) counts too. The caller then runs the
-ordinary sync, which re-reads only the files that changed.
+:func:`behind` walks the workspace (:func:`reverie.storage.walk.differs`: one
+``stat`` per Markdown file, no reads) and compares sizes and modification times with
+the source registry; the index's own dirty flag (set by every write through the engine)
+counts too. The caller then runs the ordinary sync, which re-reads only the files that
+changed.
+
+Why a ``stat`` per file, and not the file system's own change record: an edit in place
+moves only that file's ``mtime_ns`` (never its folder's), so a process that was not
+running when it happened (a one-shot search) learns of it only by asking each file.
+A change feed (inotify, FSEvents) needs a process that runs all along: the daemon's
+watcher is one, and a search it answers skips this check (``reverie.cli.common.Ctx``).
 """
 
 from __future__ import annotations
 
-from ..walk import FileEntry
+from ..walk import differs
 from ..workspace import Workspace
 from .port import IndexReader
 
@@ -20,14 +27,7 @@ def behind(index: IndexReader, workspace: Workspace) -> bool:
     if index.is_dirty():
         return True
     known = {path: (row[1], row[2]) for path, row in index.sources().items()}
-    seen = 0
-    for entry in workspace.walk():
-        if not isinstance(entry, FileEntry):
-            continue
-        if known.get(entry.real or entry.relpath) != (entry.size, entry.mtime_ns):
-            return True
-        seen += 1
-    return seen < len(known)  # a file was removed
+    return differs(workspace, known)
 
 
 __all__ = ["behind"]
