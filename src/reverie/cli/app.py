@@ -64,11 +64,20 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# commands whose module loads numpy at once, and whose products all run on one BLAS
+# thread: numpy is loaded first, OpenBLAS started on one (reverie.storage.blas)
+NUMPY_FIRST = frozenset({"search"})
+
+
 def load_command(name: str) -> click.Command | None:
     """The command called ``name``, its module imported now; None for an unknown name."""
     target = COMMANDS.get(name)
     if target is None:
         return None
+    if name in NUMPY_FIRST:
+        from ..storage.blas import load_numpy_on_one_thread
+
+        load_numpy_on_one_thread()
     module, attribute = target.split(":")
     command = getattr(importlib.import_module(f".{module}", __package__), attribute)
     if not isinstance(command, click.Command) or command.name != name:
