@@ -31,11 +31,14 @@ def _maps(paths: Iterable[str]) -> Maps:
 def naming(paths: list[str], words: Iterable[str]) -> list[str]:
     """The ``paths`` (in their order) in which one of ``words`` occurs, lower-cased:
     every path a word can name by its full path, basename or stem, each a part of it.
-    One search in the paths joined by NUL, which no path holds."""
-    joined = "\0".join(paths).lower()
+    One search in the paths joined by NUL, which no path holds. A final sigma counts as
+    a sigma: ``str.lower`` maps a capital sigma by the letters around it, so a stem's
+    last one (``ς``) is another letter in the whole path (``σ``, before ``.md``)."""
+    joined = "\0".join(paths).lower().replace("ς", "σ")
     ends: list[int] | None = None
     at: set[int] = set()
-    for w in words:
+    for word in words:
+        w = word.replace("ς", "σ")
         i = joined.find(w) if w else -1
         while i != -1:
             if ends is None:
