@@ -17,12 +17,13 @@ first wording), up to :data:`VERSIONS` lines, best ranked first. What each const
 earned, on which sets, is in ``bench/README.md`` ("Versions without rules"). A newer
 version the search did not rank comes in only by a link (:mod:`reverie.recall.chains`).
 
-The group's lines then take the group's places in the order asked for
+The group's lines then move, as little as it takes, into the order asked for
 (:class:`reverie.recall.asof.TimeAsk`): for now, newest first; "before", the one before
 the newest; "originally", the oldest; a window, the newest not after its end. Owner and
 agent lines come before system lines, and those before untrusted ones, whatever their
 days: an untrusted line never passes an owner's. The group's lines share out the
-group's scores in that order; every other hit keeps its own score and its order. What a line replaced is said only by a link in the files
+group's scores in that order; every other hit keeps its own score and its order.
+What a line replaced is said only by a link in the files
 (:mod:`reverie.recall.chains`), never here.
 """
 
