@@ -80,6 +80,7 @@ class VectorLane:
         self._base_ids = np.zeros(0, np.int64)
         self._base_keys = np.zeros(0, np.int64)
         self._valid = np.zeros(0, bool)  # base rows whose chunk still holds that text
+        self._masked = False  # some base row is not valid
         self._extra = np.zeros((0, 1), np.float32)  # rows written since
         self._extra_ids = np.zeros(0, np.int64)
         self._all_ids = np.zeros(0, np.int64)  # base ids (-1 when masked), then extra ids
@@ -163,7 +164,8 @@ class VectorLane:
         self._valid = np.ones(len(self._base_ids), bool)
         self._extra = np.zeros((0, self._base.shape[1]), np.float32)
         self._extra_ids = np.zeros(0, np.int64)
-        self._all_ids = self._base_ids
+        self._all_ids = np.asarray(self._base_ids)  # not the memmap: a plain read is faster
+        self._masked = False
         self._sorted = np.argsort(self._all_ids)
 
     def _full(
@@ -217,7 +219,9 @@ class VectorLane:
         )
         self._extra_ids = np.asarray(kept, np.int64)
         self._valid = valid
-        self._all_ids = np.concatenate([np.where(valid, self._base_ids, -1), self._extra_ids])
+        self._masked = not bool(valid.all())
+        ids_now = np.concatenate([np.where(valid, self._base_ids, -1), self._extra_ids])
+        self._all_ids = np.asarray(ids_now)  # (a memmap's subclass would carry over)
         self._sorted = np.argsort(self._all_ids)
 
     def top(self, conn: sqlite3.Connection, qvec: np.ndarray, k: int) -> dict[int, float]:
@@ -274,7 +278,7 @@ class VectorLane:
             parts = []
             if len(self._base_ids):
                 base = moving.product(q) if moving is not None else self._base @ q
-                parts.append(np.where(self._valid, base, -np.inf))
+                parts.append(np.where(self._valid, base, -np.inf) if self._masked else base)
             if len(self._extra_ids):
                 parts.append(self._extra @ q)
         if moving is not None and moving.finished and moving.memory is not None:
@@ -285,14 +289,15 @@ class VectorLane:
             moving.start()  # after the first answer, not before it
         if not parts or k < 1:
             return {}
-        sims = np.concatenate(parts)
-        live = int(np.isfinite(sims).sum())
+        sims = np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0])
+        live = int(np.count_nonzero(np.isfinite(sims)))
         if not live:
             return {}
         k = min(k, live)
         kth = np.partition(sims, len(sims) - k)[len(sims) - k]
         idx = np.nonzero(sims >= kth)[0]
-        return {int(self._all_ids[i]): float(sims[i]) for i in idx}
+        # tolist: Python ints and floats of the same values, without a scalar per element
+        return dict(zip(self._all_ids[idx].tolist(), sims[idx].tolist(), strict=True))
 
 
 __all__ = ["VectorLane"]
