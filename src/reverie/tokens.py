@@ -232,8 +232,9 @@ def scripts(text: str) -> frozenset[str]:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    common = len(a & b)  # the union's size without building it
+    union = len(a) + len(b) - common
+    return common / union if union else 0.0
 
 
 def mend_surrogates(text: str) -> str:

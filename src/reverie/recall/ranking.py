@@ -232,26 +232,29 @@ def _mmr(items: list[Scored], lam: float, k: int, same_file: float = 0.0) -> lis
     if len(items) <= 2:
         return sorted(items, key=_order)[:k]
     sets = {s.candidate.chunk_id: token_set(s.candidate.text) for s in items}
+    # (item, its tokens, its file when a journal or transcript), read once per item
+    remaining = [(s, sets[s.candidate.chunk_id], _dated(s)) for s in sorted(items, key=_order)]
 
-    def similar(a: Scored, b: Scored) -> float:
-        sim = jaccard(sets[a.candidate.chunk_id], sets[b.candidate.chunk_id])
-        day = _dated(a)
-        return max(sim, same_file) if day is not None and day == _dated(b) else sim
+    Item = tuple[Scored, frozenset[str], str | None]
 
-    remaining = sorted(items, key=_order)
-    chosen: list[Scored] = [remaining.pop(0)]
+    def similar(a: Item, b: Item) -> float:
+        sim = jaccard(a[1], b[1])
+        return max(sim, same_file) if a[2] is not None and a[2] == b[2] else sim
+
+    first = remaining.pop(0)
+    chosen: list[Scored] = [first[0]]
     # each candidate's highest similarity to what was chosen so far, updated with the
     # newest choice only: O(k x n) instead of O(k^2 x n), the same order
-    sim = [similar(s, chosen[0]) for s in remaining]
+    sim = [similar(s, first) for s in remaining]
     while remaining and len(chosen) < k:
         best_i, best_v = 0, -math.inf
         for i, s in enumerate(remaining):
-            value = lam * s.final - (1 - lam) * sim[i]
+            value = lam * s[0].final - (1 - lam) * sim[i]
             if value > best_v:
                 best_i, best_v = i, value
         picked = remaining.pop(best_i)
         sim.pop(best_i)
-        chosen.append(picked)
+        chosen.append(picked[0])
         sim = [max(m, similar(s, picked)) for m, s in zip(sim, remaining, strict=True)]
     return chosen
 

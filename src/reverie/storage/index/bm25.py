@@ -188,10 +188,14 @@ class Bm25Index:
         out.__dict__.update(state)
         for i in range(count):
             seg = _Segment.__new__(_Segment)
-            seg.docs, seg.tf, seg.ptr = (arrays[f"s{i}_{n}"] for n in ("docs", "tf", "ptr"))
+            # plain views of the mapped arrays: a memmap's subclass costs a Python call
+            # per element read and per slice
+            seg.docs, seg.tf, seg.ptr = (
+                np.asarray(arrays[f"s{i}_{n}"]) for n in ("docs", "tf", "ptr")
+            )
             out._segments.append(seg)
         names = ("ids", "paths", "path_code", "start", "part", "known_id", "known_num", "known_fp")
-        out._packed = {n: arrays[n] for n in names}
+        out._packed = {n: np.asarray(arrays[n]) for n in names}
         return out
 
     def add(self, docs: Iterable[Doc]) -> None:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ...provenance.origin import Origin, SessionKind
@@ -81,16 +82,38 @@ class Candidate:
             start_line=r[2],
             end_line=r[3],
             text=r[4],
-            kind=SourceKind.parse(r[5]),
+            kind=_kind(r[5]),
             day=date.fromisoformat(r[6]) if r[6] else None,
-            origin=Origin.parse(r[7]) or Origin.UNTRUSTED,
+            origin=_origin(r[7]),
             importance=r[8],
-            projects=tuple(json.loads(r[9])),
+            projects=_projects(r[9]),
             cosine=cosines.get(cid),
             bm25=bm25.get(cid),
             path_tier=tiers.get(cid, 0),
-            session_kind=SessionKind.parse(r[10]),
+            session_kind=_session_kind(r[10]),
         )
+
+
+# a search parses ~50 rows whose kinds, origins and project lists repeat: each column's
+# few values parsed once (the results are immutable; a bounded cache)
+@lru_cache(maxsize=64)
+def _kind(value: str | None) -> SourceKind:
+    return SourceKind.parse(value)
+
+
+@lru_cache(maxsize=64)
+def _origin(value: str | None) -> Origin:
+    return Origin.parse(value) or Origin.UNTRUSTED
+
+
+@lru_cache(maxsize=64)
+def _session_kind(value: str | None) -> SessionKind | None:
+    return SessionKind.parse(value)
+
+
+@lru_cache(maxsize=1024)
+def _projects(value: str) -> tuple[str, ...]:
+    return tuple(json.loads(value))
 
 
 __all__ = ["Candidate", "LaneScores", "SourceRow"]
