@@ -735,7 +735,9 @@ def test_links_are_followed_alike_on_both_backends(tmp_path: Path, pg_dsn: str) 
         assert seen[0] == ("memory/2026-06-01.md", None)
         assert ("memory/2026-02-01.md", "memory/2026-06-01.md#L3") in seen
         assert [(h.path, h.superseded_by) for h in pg.search(q, record=False).hits] == seen
+        assert lite._a.port.has_links() and pg._a.port.has_links()  # (the adapters)
         pg.curation.forget(key="memory/2026-06-01.md:3")
+        assert not pg._a.port.has_links()  # the tenant's only link went with its line
         after = pg.search(q, record=False).hits
         assert after[0].path == "memory/2026-02-01.md" and not after[0].superseded_by
     finally:

@@ -117,8 +117,10 @@ def test_reverie_link_brings_the_newest_version_first_and_marks_the_older(
     before = _order(engine, "When is the team standup?")
     assert before[0][0] == refs[0]  # the later wordings share no word with the question
     assert not any(by for _, by in before)  # no link, no claim
+    assert not engine._a.port.has_links()  # (a test reads the adapters directly)
     for newer, older in zip(refs[1:], refs, strict=False):
         assert not engine.curation.link(newer, older).already
+    assert engine._a.port.has_links()  # the search now hashes its hits' lines
     assert engine.curation.link(refs[1], refs[0]).already  # once is enough
     text = (paths.workspace / refs[3].split("#")[0]).read_text(encoding="utf-8")
     assert f"replaces: {refs[2].split('#')[0]}@" in text  # the link is in the Markdown

@@ -73,6 +73,8 @@ def chains_of(
     followed link by link, each scored as the question's lanes would score it."""
     known = {r.candidate.chunk_id: r for r in ranked}
     todo = [r for r in ranked[:SUPERSEDE_POOL] if r.candidate.kind in ("journal", "transcript")]
+    if todo and not ix.has_links():  # no link anywhere: no line's key is worth hashing
+        return ranked, {}
     newer: dict[int, list[Scored]] = {}
     for _ in range(DEPTH):
         keys = {line_key(r.candidate.path, line): r.candidate.chunk_id

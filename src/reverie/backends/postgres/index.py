@@ -105,10 +105,8 @@ class PgIndex:
 
     # (the keyword lane's rows: KeywordRows)
     def fingerprints(self) -> dict[int, str]:
-        return {
-            int(r[0]): str(r[1])
-            for r in self._all("SELECT id, text_hash FROM chunks WHERE tenant_id = %s")
-        }
+        rows = self._all("SELECT id, text_hash FROM chunks WHERE tenant_id = %s")
+        return {int(r[0]): str(r[1]) for r in rows}
 
     def docs(self, ids: list[int]) -> list[Doc]:
         rows = self._all(
@@ -200,6 +198,9 @@ class PgIndex:
         for target, cid in self._all(LINKS_SQL, list(dict.fromkeys(targets))):
             out.setdefault(str(target), []).append(int(cid))
         return out
+
+    def has_links(self) -> bool:
+        return bool(self._all("SELECT 1 FROM links WHERE tenant_id = %s LIMIT 1"))
 
     def entry_order(self, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
         out: dict[str, list[tuple[int, bool]]] = {}
@@ -302,9 +303,8 @@ class PgIndex:
             if self._counted[d] <= EXACT_MAX:  # comes a little later; searches scan
                 return  # exactly meanwhile)
         with self.db.transaction() as conn:
-            if not conn.execute("SELECT to_regclass(%s)", (f"chunk_vectors_hnsw_{d}",)).fetchone()[
-                0
-            ]:
+            name = f"chunk_vectors_hnsw_{d}"
+            if not conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]:
                 n = conn.execute("SELECT count(*) FROM chunk_vectors WHERE tenant_id = %s AND "
                                  "dims = %s", (self.tenant, d)).fetchone()[0]  # fmt: skip
                 self._counted[d] = int(n)

@@ -114,6 +114,9 @@ class SqliteIndex:
                 out.setdefault(target, []).append(int(cid))
         return out
 
+    def has_links(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None
+
     def entry_order(self, paths: Iterable[str]) -> dict[str, list[tuple[int, bool]]]:
         return query.entry_order(self.conn, paths)
 
