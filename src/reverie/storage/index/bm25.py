@@ -260,8 +260,13 @@ class Bm25Index:
         if tid is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         parts = [s.postings(tid) for s in self._segments]
-        docs = np.concatenate([p[0] for p in parts])
-        tf = np.concatenate([p[1] for p in parts])
+        if len(parts) == 1:  # (one segment: its own arrays, read only)
+            docs, tf = parts[0]
+        else:
+            docs = np.concatenate([p[0] for p in parts])
+            tf = np.concatenate([p[1] for p in parts])
+        if self._count == len(self._alive):  # no doc removed: every one is live
+            return docs, tf
         keep = self._alive[docs]
         return docs[keep], tf[keep]
 
@@ -307,7 +312,18 @@ class Bm25Index:
             if idf <= 0.0:
                 idf = IDF_FLOOR
             # the same operations in the same order as fts5Bm25Function: equal doubles
-            acc[docs] += idf * (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * self._len[docs] / avgdl))
+            # (idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * len / avgdl)), worked in
+            # place: a product or sum of two doubles is the same either way round)
+            part = self._len[docs]
+            part *= B
+            part /= avgdl
+            part += 1 - B
+            part *= K1
+            part += tf
+            top = tf * (K1 + 1.0)
+            top *= idf
+            top /= part
+            acc[docs] += top
             hit[docs] = True
         if acc is None or hit is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
