@@ -9,6 +9,11 @@ the same order with the same text, scores and notes.
     python bench/same_hits.py --out after.json [--size 100000] [--queries 50]
     PYTHONPATH=/tmp/before/src python bench/same_hits.py --out before.json
     python bench/same_hits.py --compare before.json after.json
+
+``--warm``: the same queries (200 by default is a fair check) asked of one warm engine
+in this process instead (``engine.search(q, record=False)``, as ``bench/search.py``
+times it), the answers written alike: what a change to the warm search path must keep.
+Run both trees on the same day: the day moves the decay, and with it the scores.
 """
 
 from __future__ import annotations
@@ -50,6 +55,31 @@ def answers(base: Path, n: int, embedder: str) -> dict[str, Any]:
     return out
 
 
+def warm_answers(base: Path, n: int, embedder: str) -> dict[str, Any]:
+    """The answers of one warm engine in this process (``--warm``)."""
+    from dataclasses import asdict
+
+    from _common import MemoQueryEmbedder
+
+    from reverie.engine import Reverie
+    from reverie.settings import load_settings
+    from reverie.storage.embedders.factory import make_embedder
+
+    info = json.loads((base / "built.json").read_text())
+    model = make_embedder(load_settings({"embedder": embedder}, environ={}))
+    memo = MemoQueryEmbedder(model)
+    engine = Reverie.open(info["workspace"], info["state"], environ={}, use_embedder=memo)
+    try:
+        engine.warm()
+        asked = [*queries(info["vocab"], n), *NAMED]
+        for q in asked[:10]:  # warm-up, as bench/search.py's
+            engine.search(q, record=False)
+        found = {q: asdict(engine.search(q, record=False)) for q in asked}
+    finally:
+        engine.close()
+    return dict(json.loads(json.dumps(found, default=str, ensure_ascii=False)))
+
+
 def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """The queries whose answers differ, with the first difference of each."""
     diffs = []
@@ -77,6 +107,7 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/reverie-bench-search"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--compare", nargs=2, type=Path)
+    ap.add_argument("--warm", action="store_true", help="one warm engine in this process")
     args = ap.parse_args()
     if args.compare:
         a, b = (json.loads(p.read_text()) for p in args.compare)
@@ -88,7 +119,8 @@ def main() -> int:
         return 1 if diffs else 0
     if args.out is None:
         raise SystemExit("--out or --compare")
-    got = answers(args.cache_dir / str(args.size), args.queries, args.embedder)
+    ask = warm_answers if args.warm else answers
+    got = ask(args.cache_dir / str(args.size), args.queries, args.embedder)
     args.out.write_text(json.dumps(got, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"{len(got)} queries answered into {args.out}")
     return 0
