@@ -299,14 +299,11 @@ class Bm25Index:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         n_rows = float(self._count)
         avgdl = self._total / n_rows
-        acc: np.ndarray | None = None
-        hit: np.ndarray | None = None
+        found: list[tuple[np.ndarray, np.ndarray]] = []  # (docs, their score) a phrase
         for phrase in phrases:
             docs, tf = self._phrase(phrase)
             if not len(docs):
                 continue
-            if acc is None or hit is None:
-                acc, hit = np.zeros(self._docs()), np.zeros(self._docs(), bool)
             n_hit = float(len(docs))
             idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
             if idf <= 0.0:
@@ -323,10 +320,18 @@ class Bm25Index:
             top = tf * (K1 + 1.0)
             top *= idf
             top /= part
-            acc[docs] += top
+            found.append((docs, top))
+        if len(found) < 2:  # one phrase's docs (ascending) and scores are the answer
+            return found[0] if found else (np.zeros(0, np.int64), np.zeros(0, np.float64))
+        acc, hit = np.zeros(self._docs()), np.zeros(self._docs(), bool)
+        # each doc's phrase scores summed in phrase order from 0.0 (a score is positive:
+        # 0.0 + s is s, so the first is set, not added)
+        for i, (docs, top) in enumerate(found):
+            if i:
+                acc[docs] += top
+            else:
+                acc[docs] = top
             hit[docs] = True
-        if acc is None or hit is None:
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
         nums = np.nonzero(hit)[0]
         return nums, acc[nums]
 
