@@ -86,6 +86,7 @@ def test_media_markup_is_stripped() -> None:
         ("上周末搬的家。", "上周末（2023-05-06 至 2023-05-07）搬的家。"),
         ("我明儿一早回学校。", "我明儿一早（2023-05-09）回学校。"),
         ("我昨儿个去了医院。", "我昨儿个（2023-05-07）去了医院。"),  # never inside a word
+        ("下周四以后不发布。", "下周四（2023-05-18）以后不发布。"),  # not 下周（...）四
         # a comma after the words, or an 's, is no reason to leave them unread
         (
             "The key was rotated yesterday, and the old one stops tomorrow.",

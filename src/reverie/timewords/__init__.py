@@ -254,6 +254,10 @@ def _jionlp(text: str, base: date) -> list[Said]:
     return out
 
 
+_WEEK_END = re.compile(r"(?:周|礼拜|星期)$")
+_WEEKDAY_DIGITS = frozenset("一二三四五六日天")
+
+
 # What dateparser reads a day from in English (its English data: month and weekday
 # names and their short forms, the units, the relative words, the number words, the
 # parts of the day; ``tests/test_question.py`` holds this to that data): a text with
@@ -307,8 +311,12 @@ def find(text: str, base: date, *, prefer: Prefer = "past") -> list[Said]:
     except Exception:  # a library that breaks reads as no time words: a search goes on
         return []
     kept: list[Said] = []
-    for said in found:  # in the order of trust: the named words, English, jionlp, zh
-        if not any(s.at < said.end and said.at < s.end for s in kept):
+    for read in found:  # in the order of trust: the named words, English, jionlp, zh
+        said: Said | None = read
+        if _WEEK_END.search(read.words) and text[read.end : read.end + 1] in _WEEKDAY_DIGITS:
+            # a reading that stops inside a day's name (下周|四以后): the whole name, or none
+            said = next(iter(_jionlp_point(text[read.at : read.end + 1], read.at, base)), None)
+        if said and not any(s.at < said.end and said.at < s.end for s in kept):
             kept.append(said)
     return sorted(kept, key=lambda s: s.at)
 
