@@ -52,9 +52,9 @@ def resolve(text: str, day: date | None) -> str:
         end = m.end() if (m := POSSESSIVE.match(text, said.end)) else said.end  # after an 's
         if said.at < pos or _ALREADY.match(text, end):
             continue
-        if said in seasons:
-            pass  # a season is named from the day said by construction
-        elif not relative(said, day):  # a day name only its clause's tense places
+        # a season is named from the day said by construction; a day name that is not
+        # relative either way may be placed by its clause's tense
+        if said not in seasons and not relative(said, day):
             leaned = lean(said, text, day)
             if leaned is None:
                 continue

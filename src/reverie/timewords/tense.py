@@ -38,7 +38,7 @@ def _past_form(word: str) -> bool:
     return False
 
 
-def clause(text: str, at: int) -> str:
+def _clause(text: str, at: int) -> str:
     """The clause of ``text`` holding offset ``at`` (between sentence marks)."""
     start = max((m.end() for m in _CLAUSE.finditer(text, 0, at)), default=0)
     stop = _CLAUSE.search(text, at)
@@ -47,7 +47,7 @@ def clause(text: str, at: int) -> str:
 
 def leans_past(text: str, at: int) -> bool:
     """Whether the clause of ``text`` at ``at`` tells of the past (module doc)."""
-    said = clause(text, at)
+    said = _clause(text, at)
     if _FUTURE.search(said):
         return False
     return any(_past_form(w.lower()) for w in _WORD.findall(said))
@@ -79,4 +79,4 @@ def lean(said: Said, text: str, base: date) -> Said | None:
     return replace(ahead[0], at=said.at)
 
 
-__all__ = ["clause", "lean", "leans_past"]
+__all__ = ["lean", "leans_past"]
