@@ -113,6 +113,20 @@ def test_media_markup_is_stripped() -> None:
         ("The rota goes up Monday week.", "The rota goes up Monday week."),
         ("They moved it to the Friday after.", "They moved it to the Friday after."),
         ("Yoga is every Thursday.", "Yoga is every Thursday."),
+        # a vague time word names no days: it gets the day said, on its side
+        ("We moved to Go a few years ago.", "We moved to Go a few years ago (before 2023-05-08)."),
+        ("The build has been flaky lately.", "The build has been flaky lately (as of 2023-05-08)."),
+        ("We move out in a few weeks.", "We move out in a few weeks (after 2023-05-08)."),
+        ("前阵子体检查出结节。", "前阵子（2023-05-08 前）体检查出结节。"),
+        ("最近总是失眠。", "最近（截至 2023-05-08）总是失眠。"),
+        ("过几天去上海。", "过几天（2023-05-08 后）去上海。"),
+        # ... and not where it tells of no time ahead of the day said, nor outside time
+        ("I haven't seen her in a few years.", "I haven't seen her in a few years."),
+        ("He swore he'd fix it soon.", "He swore he'd fix it soon."),
+        ("离家最近的超市关了。", "离家最近的超市关了。"),
+        ("两个人好好过日子。", "两个人好好过日子。"),
+        # the days go after the words that fix them, before a clock time
+        ("明天下午三点开会。", "明天下午（2023-05-09）三点开会。"),
     ],
 )
 def test_relative_dates_resolve_against_the_source_day(text: str, want: str) -> None:

@@ -7,8 +7,13 @@ the day it was said, whichever way a reader would lean ("yesterday", "last Frida
 years ago", 上周五; not "June 2022", not "in March", which could be either March).
 Each keeps its words and gains the days it meant in brackets: "yesterday" ->
 "yesterday (2023-05-07)", "last week" -> "last week (week of 2023-05-01)", "上周" ->
-"上周（2023-05-01 那周）". An expression already followed by a bracket is left alone,
-so resolving twice changes nothing.
+"上周（2023-05-01 那周）". A vague one (:data:`reverie.timewords.words.VAGUE`: "a few
+weeks ago", "lately", 前阵子, 过几天) names no days; it gains the day it was said
+against, on the side it lies: "a few weeks ago (before 2023-05-08)", "lately (as of
+2023-05-08)", "过几天（2023-05-08 后）"; an English one ahead of the day only in a clause
+that surely tells of a time ahead (:func:`reverie.timewords.tense.tells_ahead`). An
+expression already followed by a bracket is left alone, so resolving twice changes
+nothing.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ import re
 from datetime import date, timedelta
 
 from ..timewords import POSSESSIVE, Said, find, relative
-from ..timewords.tense import lean
-from ..timewords.words import named
+from ..timewords.tense import lean, tells_ahead
+from ..timewords.words import clock_start, named, vague
 from ..tokens import is_cjk
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December"]  # fmt: skip
+_BRACKET = re.compile(r"[()（）]")
 _ALREADY = re.compile(r"\s*[(（]|\w{1,4}（\d{4}")  # resolved, or inside words resolved
 
 
@@ -41,17 +47,37 @@ def _days(said: Said, zh: bool) -> str:
     return f"{a.isoformat()} 至 {b.isoformat()}" if zh else f"{a.isoformat()} to {b.isoformat()}"
 
 
+_SIDES = {
+    "en": {"before": "before {}", "now": "as of {}", "after": "after {}"},
+    "zh": {"before": "{} 前", "now": "截至 {}", "after": "{} 后"},
+}
+
+
+def _anchors(text: str, day: date, exact: list[Said]) -> list[tuple[int, int, str, bool]]:
+    """Where each vague time word of ``text`` ends, and the day it was said against
+    written on its side, for those no exact reading overlaps."""
+    out = []
+    for lang in ("en", "zh") if any(is_cjk(ch) for ch in text) else ("en",):
+        for words, at, side in vague(text, lang):
+            end = at + len(words)
+            if any(s.at < end and at < s.end for s in exact):
+                continue
+            if lang == "en" and side == "after" and not tells_ahead(text, at):
+                continue
+            out.append((at, end, _SIDES[lang][side].format(day.isoformat()), lang == "zh"))
+    return out
+
+
 def resolve(text: str, day: date | None) -> str:
     """``text`` with each relative date followed by the days it meant on ``day``."""
     if day is None or not text.strip():
         return text
-    out: list[str] = []
-    pos = 0
     seasons = [Said(w, at, a, b, "span") for w, at, a, b in named(text, day, "en", seasons=True)]
-    for said in sorted(find(text, day) + seasons, key=lambda s: (s.at, -len(s.words))):
-        end = m.end() if (m := POSSESSIVE.match(text, said.end)) else said.end  # after an 's
-        if said.at < pos or _ALREADY.match(text, end):
-            continue
+    exact = find(text, day) + seasons
+    notes: list[tuple[int, int, str, bool]] = []
+    for said in exact:
+        if _BRACKET.search(said.words):
+            continue  # words read across a bracket written before: resolved already
         # a season is named from the day said by construction; a day name that is not
         # relative either way may be placed by its clause's tense
         if said not in seasons and not relative(said, day):
@@ -60,8 +86,20 @@ def resolve(text: str, day: date | None) -> str:
                 continue
             said = leaned
         zh = any(is_cjk(ch) for ch in said.words)
-        note = f"（{_days(said, zh)}）" if zh else f" ({_days(said, zh)})"
-        out += [text[pos:end], note]
+        # the days go after the words that fix them, before a clock time (明天早上|七点)
+        end = said.at + clock_start(said.words, "zh" if zh else "en")
+        if end == said.at:
+            continue  # a clock time alone names no day (三点 after a bracket)
+        notes.append((said.at, end, _days(said, zh), zh))
+    out: list[str] = []
+    pos = 0
+    for at, end, note, zh in sorted(
+        notes + _anchors(text, day, exact), key=lambda n: (n[0], -n[1])
+    ):
+        end = m.end() if (m := POSSESSIVE.match(text, end)) else end  # after an 's
+        if at < pos or _ALREADY.match(text, end):
+            continue
+        out += [text[pos:end], f"（{note}）" if zh else f" ({note})"]
         pos = end
     out.append(text[pos:])
     return "".join(out)

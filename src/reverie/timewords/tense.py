@@ -8,6 +8,8 @@ inflection tables ("was", "sold", "rang"; not a form that is also its own presen
 "read", "put") and none of :data:`reverie.timewords.words.FUTURE`'s words puts it in
 the future; any other clause leans to the future ("I'm on call through Sunday", "the
 review is booked for Wednesday" reads as past: a participle is a past form).
+A vague time word ahead of the day said ("in a few weeks", "soon") is read as ahead
+only in a clause that surely tells of a time ahead (:func:`tells_ahead`).
 ``lemminflect`` is imported on first use: dreaming reads this module, a search never
 does.
 """
@@ -20,11 +22,12 @@ from datetime import date, timedelta
 from functools import lru_cache
 
 from . import Said, find
-from .words import BESIDE, FUTURE
+from .words import BESIDE, FUTURE, NOT_AHEAD
 
 _CLAUSE = re.compile(r"[.;!?\n]+")
 _WORD = re.compile(r"[A-Za-z]+")
 _FUTURE = re.compile(FUTURE["en"], re.IGNORECASE)
+_NOT_AHEAD = re.compile(NOT_AHEAD["en"], re.IGNORECASE)
 _BEFORE, _AFTER = (re.compile(p, re.IGNORECASE) for p in BESIDE["en"])
 
 
@@ -53,6 +56,17 @@ def leans_past(text: str, at: int) -> bool:
     return any(_past_form(w.lower()) for w in _WORD.findall(said))
 
 
+def tells_ahead(text: str, at: int) -> bool:
+    """Whether the clause of ``text`` at ``at`` surely tells of a time ahead: a future
+    word in it, or no past form and none of
+    :data:`reverie.timewords.words.NOT_AHEAD`'s words ("we move in a few weeks"; not
+    "I haven't seen her in a few years")."""
+    said = _clause(text, at)
+    if _FUTURE.search(said):
+        return True
+    return not _NOT_AHEAD.search(said) and not leans_past(text, at)
+
+
 def lean(said: Said, text: str, base: date) -> Said | None:
     """``said`` (as :func:`reverie.timewords.find` read it, leaning to the past) read
     the way its clause's tense leans, when it is a day name that only the tense places:
@@ -79,4 +93,4 @@ def lean(said: Said, text: str, base: date) -> Said | None:
     return replace(ahead[0], at=said.at)
 
 
-__all__ = ["lean", "leans_past"]
+__all__ = ["lean", "leans_past", "tells_ahead"]

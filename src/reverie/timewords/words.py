@@ -15,6 +15,13 @@
   yesterday) and jionlp reads as one day (上周末 as the Sunday): each a pattern and the
   days it names from the Monday of the week said (:func:`named`). Each earned its place
   on ``bench/dates.py``'s held-out set (``bench/README.md``).
+- :data:`CLOCK`: a clock time at the end of a day's words (明天早上七点): the day's
+  bracket goes before it (:func:`clock_start`).
+- :data:`NOT_AHEAD`: the words that keep a clause from telling of a time ahead.
+- :data:`VAGUE`: time words relative to the day said that name no days ("a few weeks
+  ago", "lately", "in the coming months", 前阵子, 最近, 过几天): which side of the day
+  said each lies on (:func:`vague`), so that a promoted line can say which day it was
+  said against.
 """
 
 from __future__ import annotations
@@ -44,6 +51,10 @@ BESIDE = {
     )
 }
 FUTURE = {"en": r"\b(?:will|shall|won['’]t|going to|gonna)\b|['’]ll\b"}
+# the words that keep a clause from telling of a time ahead ("I haven't seen her in a
+# few years"): a :data:`VAGUE` word "after" the day said is read only in a clause free
+# of them and of past forms
+NOT_AHEAD = {"en": r"\b(?:have|has|had|not|never|no)\b|['’](?:ve|d)\b|n['’]t\b"}
 # the spoken northern forms of the day words (明儿 for 明天), which jionlp reads as today:
 # read as the written forms, character for character
 # (昨儿个: the 个 after it belongs to the word)
@@ -139,6 +150,52 @@ NAMED: dict[str, list[tuple[str, Days]]] = {
 }
 
 
+_ZH_NUM = "[零〇一二两三四五六七八九十\\d]{1,3}"
+CLOCK = {
+    "zh": rf"(?:{_ZH_NUM}[点點时](?:{_ZH_NUM}分?|半|一刻|三刻)?钟?|\d{{1,2}}[:：]\d\d)$",
+}
+_CLOCK = {lang: re.compile(p, re.IGNORECASE) for lang, p in CLOCK.items()}
+
+
+def clock_start(words: str, lang: str) -> int:
+    """Where a :data:`CLOCK` time ending ``words`` starts (``len(words)`` when none; 0
+    when ``words`` are a clock time only, no day)."""
+    m = _CLOCK[lang].search(words) if lang in _CLOCK else None
+    if m is None:
+        return len(words)
+    return m.start() if words[: m.start()].strip(" ,") else 0
+
+
+# vague time words, by the side of the day said they lie on: "before" it, "now" (up to
+# it) or "after" it; built from a language's amounts, units and directions
+_FEW = r"(?:a few|few|several|a couple(?: of)?|couple of|some|many|a number of|a handful of|quite a few|a good few)"
+_UNIT = r"(?:days?|nights?|weeks?|months?|years?|decades?)"
+_LONG = r"(?:days|weeks|months|years|decades|ages|a while|a bit|a little while|some time|a long time|long|not long)"
+_ZH_FEW = "(?:几|好几|十几|些|好些)"
+_ZH_UNIT = "(?:天|日|周|个星期|个礼拜|个月|年)"
+VAGUE: dict[str, list[tuple[str, str]]] = {
+    "en": [
+        (rf"{_FEW} {_UNIT} (?:ago|back|earlier)|{_LONG} (?:ago|back)", "before"),
+        (r"the other (?:day|night|week)|(?:just |only )?recently", "before"),
+        (rf"(?:for|over|in|during) the (?:past|last) (?:{_FEW} )?{_UNIT}", "now"),
+        (rf"for (?:{_FEW} {_UNIT}|{_LONG}|a while) now|lately|of late|these days", "now"),
+        (rf"in {_FEW} {_UNIT}(?:['’] time)?|{_FEW} {_UNIT} from now", "after"),
+        (rf"(?:over|in|during|within) the (?:coming|next) (?:{_FEW} )?{_UNIT}", "after"),
+        (r"(?<!as )(?:soon|shortly)(?! after| before)|before long|one of these days|some ?day",
+         "after"),
+    ],
+    "zh": [
+        (rf"{_ZH_FEW}{_ZH_UNIT}(?:以前|之前|前)|前(?:几|些)(?:天|日子|年)", "before"),
+        ("前一?阵子|前一阵|前一段(?:时间|日子)?|前段(?:时间|日子)|不久(?:以)?前|前不久", "before"),
+        ("早(?:前|些年|些时候)", "before"),
+        ("最近(?!的)|近(?:来|期|日|年来|几年来?)|这(?:几|两|些)(?:天|日子|年)", "now"),
+        ("这一阵子?|这阵子|这段(?:时间|日子)", "now"),
+        (rf"{_ZH_FEW}{_ZH_UNIT}(?:以后|之后|后)|过(?:几|两|些)(?:天|日子)", "after"),
+        ("过(?:一)?阵子|过一?段(?:时间|日子)|改(?:天|日)|不久(?:以)?后", "after"),
+    ],
+}  # fmt: skip
+
+
 def _compiled(
     table: dict[str, list[tuple[str, Days]]],
 ) -> dict[str, list[tuple[re.Pattern[str], Days]]]:
@@ -151,6 +208,13 @@ def _compiled(
 
 
 _PATTERNS, _SEASON_PATTERNS = _compiled(NAMED), _compiled(SEASONS)
+_VAGUE = {
+    lang: [
+        (re.compile(rf"\b(?:{p})\b" if lang == "en" else p, re.IGNORECASE), side)
+        for p, side in rows
+    ]
+    for lang, rows in VAGUE.items()
+}
 
 
 def written(text: str, lang: str) -> str:
@@ -179,16 +243,35 @@ def named(
     return out
 
 
+def vague(text: str, lang: str) -> list[tuple[str, int, str]]:
+    """The :data:`VAGUE` words of ``text`` in ``lang``: words, offset, side of the day
+    said ("before", "now" or "after"), in text order, none overlapping one before it."""
+    found = sorted(
+        ((m.start(), -len(m.group(0)), m.group(0), side)
+         for pattern, side in _VAGUE.get(lang, []) for m in pattern.finditer(text)),
+    )  # fmt: skip
+    out: list[tuple[str, int, str]] = []
+    for at, _, words, side in found:
+        if not out or at >= out[-1][1] + len(out[-1][0]):
+            out.append((words, at, side))
+    return out
+
+
 __all__ = [
     "BESIDE",
+    "CLOCK",
     "EARLIER",
     "FIRST",
     "FUTURE",
     "NAMED",
+    "NOT_AHEAD",
     "SEASONS",
     "SHIFTS",
     "SPOKEN",
+    "VAGUE",
+    "clock_start",
     "named",
     "spoken_end",
+    "vague",
     "written",
 ]
