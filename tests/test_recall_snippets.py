@@ -45,10 +45,11 @@ def test_every_hit_says_its_day(run_cli: RunCli, paths: Paths) -> None:
     data = json.loads(run_cli("search", "zqpi pie contest", "--json").stdout)
     [hit] = [h for h in data["hits"] if h["path"] == "memory/2026-03-14.md"]
     assert hit["day"] == "2026-03-14"
-    assert (
-        "memory/2026-03-14.md#L3-L3 2026-03-14 agent"
-        in run_cli("search", "zqpi pie contest").stdout
-    )
+    # the text says it once: the journal's name is its day (a head's tokens are the
+    # budget's, not evidence's)
+    text = run_cli("search", "zqpi pie contest").stdout
+    assert "memory/2026-03-14.md#L3-L3 agent" in text
+    assert text.count("2026-03-14") == 1
 
 
 def test_a_budget_is_never_exceeded_and_no_line_shows_twice(
@@ -147,11 +148,31 @@ def test_pack_respects_the_budget_and_shows_no_line_twice(
     assert len(seen) == len(set(seen))
 
 
+def test_a_budget_is_spent_on_evidence_not_heads(
+    paths: Paths, engine_factory: Callable[..., Reverie]
+) -> None:
+    """A day's short lines in a budget: the heads (path, lines, day, score) cost under
+    a sixth of what the model reads; the day's name and the lines under the file's
+    head say nothing twice (with the day repeated and a score on every line, heads
+    took a fifth: 3 lines fewer in 300 tokens)."""
+    engine = engine_factory(embedder="fake")
+    engine.init()
+    day = "\n".join(f"- zqotter sighting {i} by the river bend" for i in range(40))
+    paths.write("memory/2026-04-10.md", f"# day\n\n{day}\n")
+    engine.index()
+    resp = engine.search("zqotter sighting river", budget_tokens=300, record=False)
+    text = resp.render().split("\n", 1)[1]  # (the first line is the "N result(s)" summary)
+    evidence = sum(count_tokens(h.framed) for h in resp.hits)
+    assert count_tokens(text) <= 300
+    assert count_tokens(text) - evidence < count_tokens(text) / 6
+    assert len(resp.hits) >= 25
+
+
 def test_hits_of_one_file_share_its_head(
     paths: Paths, engine_factory: Callable[..., Reverie]
 ) -> None:
     """Rendered for a model, a file's next hits sit under its first hit's head and say
-    only their lines and score: more evidence fits a budget."""
+    only their lines: more evidence fits a budget."""
     engine = engine_factory(embedder="fake")
     engine.init()
     day = "\n".join(f"- zqotter sighting {i} by the river bend" for i in range(6))
@@ -164,9 +185,9 @@ def test_hits_of_one_file_share_its_head(
     text = resp.render()
     assert text.count("memory/2026-04-10.md#") == 1  # one head for the file
     first, *rest = journal
-    assert f"memory/2026-04-10.md#L{first.start_line}-L{first.end_line} 2026-04-10 agent" in text
-    for h in rest:  # right under it, in rank order, with their own line numbers
-        assert f"\n#L{h.start_line} {h.score:.2f}\n{h.framed}" in text
+    assert f"memory/2026-04-10.md#L{first.start_line}-L{first.end_line} agent" in text
+    for h in rest:  # right under it, in rank order, with their own line numbers only
+        assert f"\n#L{h.start_line}\n{h.framed}" in text
     body = text.split("\n\n")
     assert body[1].startswith("memory/2026-04-10.md#") or body[2].startswith(
         "memory/2026-04-10.md#"

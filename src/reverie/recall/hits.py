@@ -1,8 +1,8 @@
 """Search results as a model reads them: one hit (exact lines, snippet, score, origin,
 day) and a response. The text rendering groups hits by file: the first hit of a file
-names the file, day and origin; the next hits of that file with the same origin say
-only their lines and score (every token of a head is a token of the budget not spent
-on evidence)."""
+names the file, day (unless the file's name says it) and origin and its score; the
+next hits of that file with the same origin say only their lines (every token of a
+head is a token of the budget not spent on evidence)."""
 
 from __future__ import annotations
 
@@ -85,12 +85,15 @@ class Hit:
 
     def render(self, explain: bool = False, *, under_head: bool = False) -> str:
         """Head and framed snippet. ``under_head``: rendered after a hit of the same
-        group, the head says only the lines and the score."""
+        group, the head says only the lines (the group's head has the score). The
+        head names the day unless the file's name does (``memory/2026-03-14.md``):
+        every token of a head is one a budget does not spend on evidence."""
         if under_head:
             end = f"-L{self.end_line}" if self.end_line != self.start_line else ""
-            head = f"#L{self.start_line}{end} {self.score:.2f}"
-        else:
-            day = f" {self.day.isoformat()}" if self.day else ""
+            head = f"#L{self.start_line}{end}"
+        else:  # the day once: a journal's or transcript's file name already says it
+            shown = self.day.isoformat() if self.day else ""
+            day = f" {shown}" if shown and shown not in self.path.rsplit("/", 1)[-1] else ""
             where = f"{self.path}#L{self.start_line}-L{self.end_line}"
             head = f"{where}{day} {self.origin} {self.score:.2f}"
         if self.superseded_by:
