@@ -125,6 +125,9 @@ def test_media_markup_is_stripped() -> None:
         ("He swore he'd fix it soon.", "He swore he'd fix it soon."),
         ("离家最近的超市关了。", "离家最近的超市关了。"),
         ("两个人好好过日子。", "两个人好好过日子。"),
+        ("我们提前几天订了票。", "我们提前几天订了票。"),  # never the end of a longer word
+        ("附近日料店关门了。", "附近日料店关门了。"),
+        ("他修改天数后提交了。", "他修改天数后提交了。"),
         # the days go after the words that fix them, before a clock time
         ("明天下午三点开会。", "明天下午（2023-05-09）三点开会。"),
     ],

@@ -178,20 +178,20 @@ VAGUE: dict[str, list[tuple[str, str]]] = {
         (rf"{_FEW} {_UNIT} (?:ago|back|earlier)|{_LONG} (?:ago|back)", "before"),
         (r"the other (?:day|night|week)|(?:just |only )?recently", "before"),
         (rf"(?:for|over|in|during) the (?:past|last) (?:{_FEW} )?{_UNIT}", "now"),
-        (rf"for (?:{_FEW} {_UNIT}|{_LONG}|a while) now|lately|of late|these days", "now"),
+        (rf"for (?:{_FEW} {_UNIT}|{_LONG}) now|lately|of late|these days", "now"),
         (rf"in {_FEW} {_UNIT}(?:['’] time)?|{_FEW} {_UNIT} from now", "after"),
         (rf"(?:over|in|during|within) the (?:coming|next) (?:{_FEW} )?{_UNIT}", "after"),
         (r"(?<!as )(?:soon|shortly)(?! after| before)|before long|one of these days|some ?day",
          "after"),
     ],
-    "zh": [
-        (rf"{_ZH_FEW}{_ZH_UNIT}(?:以前|之前|前)|前(?:几|些)(?:天|日子|年)", "before"),
-        ("前一?阵子|前一阵|前一段(?:时间|日子)?|前段(?:时间|日子)|不久(?:以)?前|前不久", "before"),
-        ("早(?:前|些年|些时候)", "before"),
-        ("最近(?!的)|近(?:来|期|日|年来|几年来?)|这(?:几|两|些)(?:天|日子|年)", "now"),
-        ("这一阵子?|这阵子|这段(?:时间|日子)", "now"),
+    "zh": [  # (never the end of a longer word: 提前几天, 附近日料, 修改天数)
+        (rf"{_ZH_FEW}{_ZH_UNIT}(?:以前|之前|前)|(?<!提)前(?:几|些)(?:天|日子|年)", "before"),
+        ("(?<!提)(?:前一?阵子|前一阵|前一段(?:时间|日子)?|前段(?:时间|日子))", "before"),
+        ("不久(?:以)?前|前不久|早(?:前|些年|些时候)", "before"),
+        ("最近(?!的)|(?<![附接靠邻将])近(?:来|期|日|年来|几年来?)", "now"),
+        ("这(?:几|两|些)(?:天|日子|年)|这一阵子?|这阵子|这段(?:时间|日子)", "now"),
         (rf"{_ZH_FEW}{_ZH_UNIT}(?:以后|之后|后)|过(?:几|两|些)(?:天|日子)", "after"),
-        ("过(?:一)?阵子|过一?段(?:时间|日子)|改(?:天|日)|不久(?:以)?后", "after"),
+        ("过(?:一)?阵子|过一?段(?:时间|日子)|(?<![修更])改天|不久(?:以)?后", "after"),
     ],
 }  # fmt: skip
 
