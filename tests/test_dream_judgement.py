@@ -144,6 +144,23 @@ def test_resolving_twice_changes_nothing_and_keeps_the_words(text: str, day: dat
     assert resolve(text, None) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dinner tomorrow at 7 with Sam.",  # the library reads on across the bracket
+        "Lunch tomorrow, 12:30 at the cafe.",
+        "后天中午12点到。",  # and a clock time after it alone
+        "最近总是失眠，过几天去医院。",
+    ],
+)
+def test_a_dated_entry_dated_again_is_unchanged(text: str) -> None:
+    """Dreaming resolves a line each time it is promoted or rewritten: a date it wrote
+    is never read again as part of a longer expression and dated a second time."""
+    once = resolve(text, date(2023, 5, 8))
+    assert once != text
+    assert resolve(once, date(2023, 5, 8)) == once
+
+
 def _stats(snippet: str, *, key: str = "memory/2023-05-08.md:5:5", **kw: object) -> RecallStats:
     now = datetime(2026, 3, 10, 3, tzinfo=UTC)
     base: dict[str, object] = dict(
