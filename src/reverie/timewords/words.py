@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date, timedelta
+from functools import cache
 
 EARLIER = {  # a question for the value before the current one
     "en": r"\b(?:before|previously|formerly|used to|earlier|in the past|prior)\s*[?.!]*\s*$"
@@ -154,13 +155,12 @@ _ZH_NUM = "[零〇一二两三四五六七八九十\\d]{1,3}"
 CLOCK = {
     "zh": rf"(?:{_ZH_NUM}[点點时](?:{_ZH_NUM}分?|半|一刻|三刻)?钟?|\d{{1,2}}[:：]\d\d)$",
 }
-_CLOCK = {lang: re.compile(p, re.IGNORECASE) for lang, p in CLOCK.items()}
 
 
 def clock_start(words: str, lang: str) -> int:
     """Where a :data:`CLOCK` time ending ``words`` starts (``len(words)`` when none; 0
     when ``words`` are a clock time only, no day)."""
-    m = _CLOCK[lang].search(words) if lang in _CLOCK else None
+    m = re.search(CLOCK[lang], words) if lang in CLOCK else None
     if m is None:
         return len(words)
     return m.start() if words[: m.start()].strip(" ,") else 0
@@ -208,13 +208,16 @@ def _compiled(
 
 
 _PATTERNS, _SEASON_PATTERNS = _compiled(NAMED), _compiled(SEASONS)
-_VAGUE = {
-    lang: [
+
+
+@cache
+def _vague(lang: str) -> list[tuple[re.Pattern[str], str]]:
+    """:data:`VAGUE`'s patterns, compiled on first use (dreaming reads them, a search
+    never does)."""
+    return [
         (re.compile(rf"\b(?:{p})\b" if lang == "en" else p, re.IGNORECASE), side)
-        for p, side in rows
+        for p, side in VAGUE.get(lang, [])
     ]
-    for lang, rows in VAGUE.items()
-}
 
 
 def written(text: str, lang: str) -> str:
@@ -248,7 +251,7 @@ def vague(text: str, lang: str) -> list[tuple[str, int, str]]:
     said ("before", "now" or "after"), in text order, none overlapping one before it."""
     found = sorted(
         ((m.start(), -len(m.group(0)), m.group(0), side)
-         for pattern, side in _VAGUE.get(lang, []) for m in pattern.finditer(text)),
+         for pattern, side in _vague(lang) for m in pattern.finditer(text)),
     )  # fmt: skip
     out: list[tuple[str, int, str]] = []
     for at, _, words, side in found:
